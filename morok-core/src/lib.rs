@@ -1,0 +1,19 @@
+//! `morok-core`: the device-independent compiler.
+//!
+//! - [`dtype`]: scalar, vector and pointer types and type promotion;
+//! - [`uop`]: the hash-consed IR node and the op set;
+//! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter;
+//!
+//! The `patterns!` macro (from `morok-patterns`) is re-exported here.
+
+extern crate self as morok_core;
+
+pub mod dtype;
+pub mod rewrite;
+pub mod symbolic;
+pub mod uop;
+
+pub use dtype::{AddrSpace, DType, ScalarType};
+pub use morok_patterns::patterns;
+pub use rewrite::{graph_rewrite, PatternMatcher};
+pub use uop::{Arg, AxisType, ConstValue, Op, ReduceOp, Shape, UOp};

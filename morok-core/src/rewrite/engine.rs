@@ -1,0 +1,203 @@
+//! `graph_rewrite`: applies a [`PatternMatcher`] to a whole graph until no
+//! rule matches anywhere (a fixpoint).
+//!
+//! The traversal uses an explicit stack, so deep graphs cannot overflow
+//! the call stack, and memoizes every node's final form within one call,
+//! so shared subgraphs are rewritten once. Each node goes through:
+//!
+//! - stage 0: in [`Direction::TopDown`] the rules are tried on the node
+//!   before its operands; a match replaces the node and the replacement is
+//!   processed from stage 0. Otherwise (or in [`Direction::BottomUp`]) the
+//!   operands are scheduled first;
+//! - stage 1: the node is rebuilt from its rewritten operands and the
+//!   rules are tried again; a match is processed from stage 0;
+//! - stage 2: the node's result is the result of its replacement.
+//!
+//! A rule set that keeps producing new nodes is stopped after a budget of
+//! rewrites and reported as a [`RewriteError`] naming the matcher and
+//! printing the node it was working on.
+
+use super::PatternMatcher;
+use crate::uop::UOp;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// Traversal order of [`graph_rewrite`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Try rules on a node before and after its operands are rewritten.
+    TopDown,
+    /// Try rules on a node only after its operands are rewritten.
+    BottomUp,
+}
+
+/// Rewriting did not converge within the rewrite budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RewriteError {
+    /// The matcher's name.
+    pub matcher: String,
+    /// How many rewrites were applied before giving up.
+    pub rewrites: usize,
+    /// Dump of the node being rewritten when the budget ran out.
+    pub node: String,
+}
+
+impl fmt::Display for RewriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "pattern set `{}` did not converge after {} rewrites; last node:\n{}",
+            self.matcher, self.rewrites, self.node
+        )
+    }
+}
+
+impl std::error::Error for RewriteError {}
+
+/// Options for [`graph_rewrite_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct RewriteOptions {
+    /// Traversal order.
+    pub direction: Direction,
+    /// Maximum number of successful rule applications; `None` picks
+    /// `100_000 + 64 × graph size`.
+    pub max_rewrites: Option<usize>,
+}
+
+impl Default for RewriteOptions {
+    fn default() -> Self {
+        RewriteOptions {
+            direction: Direction::TopDown,
+            max_rewrites: None,
+        }
+    }
+}
+
+/// Rewrites `root` with `pm` to a fixpoint, top-down (see module docs).
+pub fn graph_rewrite<C>(
+    pm: &PatternMatcher<C>,
+    root: &Arc<UOp>,
+    ctx: &mut C,
+) -> Result<Arc<UOp>, RewriteError> {
+    graph_rewrite_with(pm, root, ctx, RewriteOptions::default())
+}
+
+/// Rewrites `root` with `pm` to a fixpoint, bottom-up (see module docs).
+pub fn graph_rewrite_bottom_up<C>(
+    pm: &PatternMatcher<C>,
+    root: &Arc<UOp>,
+    ctx: &mut C,
+) -> Result<Arc<UOp>, RewriteError> {
+    let opts = RewriteOptions {
+        direction: Direction::BottomUp,
+        max_rewrites: None,
+    };
+    graph_rewrite_with(pm, root, ctx, opts)
+}
+
+enum Stage {
+    /// Visit: maybe rewrite before operands, then schedule operands.
+    Enter,
+    /// Operands done: rebuild and try the rules again.
+    Rebuild,
+    /// The node was replaced by the attached node: copy its result.
+    Link,
+}
+
+/// Rewrites `root` with explicit options.
+pub fn graph_rewrite_with<C>(
+    pm: &PatternMatcher<C>,
+    root: &Arc<UOp>,
+    ctx: &mut C,
+    opts: RewriteOptions,
+) -> Result<Arc<UOp>, RewriteError> {
+    let budget = match opts.max_rewrites {
+        Some(b) => b,
+        None => 100_000 + 64 * root.node_count(),
+    };
+    let mut rewrites = 0usize;
+    let mut done: HashMap<u64, Arc<UOp>> = HashMap::new();
+    let mut stack: Vec<(Arc<UOp>, Stage, Arc<UOp>)> =
+        vec![(root.clone(), Stage::Enter, root.clone())];
+
+    let mut replaced = |node: &Arc<UOp>, new: Arc<UOp>, stack: &mut Vec<_>| {
+        rewrites += 1;
+        if rewrites > budget {
+            return Err(RewriteError {
+                matcher: pm.name().to_string(),
+                rewrites: rewrites - 1,
+                node: truncate(node.tree()),
+            });
+        }
+        stack.push((node.clone(), Stage::Link, new.clone()));
+        stack.push((new.clone(), Stage::Enter, new));
+        Ok(())
+    };
+
+    while let Some((node, stage, cur)) = stack.pop() {
+        if done.contains_key(&node.id()) {
+            continue;
+        }
+        match stage {
+            Stage::Enter => {
+                if opts.direction == Direction::TopDown {
+                    if let Some(new) = pm.rewrite(&cur, ctx) {
+                        replaced(&node, new, &mut stack)?;
+                        continue;
+                    }
+                }
+                stack.push((node, Stage::Rebuild, cur.clone()));
+                for s in cur.src().iter().rev() {
+                    if !done.contains_key(&s.id()) {
+                        stack.push((s.clone(), Stage::Enter, s.clone()));
+                    }
+                }
+            }
+            Stage::Rebuild => {
+                // Operands are processed before this entry pops (LIFO); one
+                // can only be missing if a rule re-created an ancestor, in
+                // which case it is processed first.
+                if let Some(missing) = cur.src().iter().find(|s| !done.contains_key(&s.id())) {
+                    let missing = missing.clone();
+                    stack.push((node, Stage::Rebuild, cur));
+                    stack.push((missing.clone(), Stage::Enter, missing));
+                    continue;
+                }
+                let src = cur.src().iter().map(|s| done[&s.id()].clone()).collect();
+                let rebuilt = cur.with_sources(src);
+                if !Arc::ptr_eq(&rebuilt, &cur) && opts.direction == Direction::TopDown {
+                    replaced(&node, rebuilt, &mut stack)?;
+                    continue;
+                }
+                match pm.rewrite(&rebuilt, ctx) {
+                    Some(new) => replaced(&node, new, &mut stack)?,
+                    None => {
+                        // A fixpoint maps to itself, so revisiting it is free.
+                        done.insert(rebuilt.id(), rebuilt.clone());
+                        done.insert(node.id(), rebuilt);
+                    }
+                }
+            }
+            Stage::Link => {
+                let result = done[&cur.id()].clone();
+                done.insert(node.id(), result);
+            }
+        }
+    }
+    Ok(done[&root.id()].clone())
+}
+
+fn truncate(s: String) -> String {
+    const MAX_LINES: usize = 40;
+    let lines: Vec<&str> = s.lines().collect();
+    if lines.len() <= MAX_LINES {
+        s
+    } else {
+        format!(
+            "{}\n... ({} more lines)",
+            lines[..MAX_LINES].join("\n"),
+            lines.len() - MAX_LINES
+        )
+    }
+}

@@ -1,0 +1,147 @@
+//! [`PatternMatcher`]: an ordered set of rewrite rules indexed by op.
+//!
+//! A rule is a closure `(&Arc<UOp>, &mut C) -> Option<Arc<UOp>>` registered
+//! for one or more ops (or for any op). Matching a node looks up the rules
+//! of its op in a table (O(1)), tries them in registration order, then
+//! tries the wildcard rules. The `patterns!` macro builds matchers; code
+//! can also register closures directly with [`PatternMatcher::rule`].
+
+use crate::uop::{Op, UOp};
+use std::sync::Arc;
+
+/// A rewrite rule: returns the replacement, or `None` if it does not apply.
+pub type RuleFn<C> = dyn Fn(&Arc<UOp>, &mut C) -> Option<Arc<UOp>> + Send + Sync;
+
+struct Rule<C> {
+    /// Position in registration order (keeps the order across the per-op
+    /// table and the wildcard list).
+    order: usize,
+    f: Arc<RuleFn<C>>,
+}
+
+impl<C> Clone for Rule<C> {
+    fn clone(&self) -> Self {
+        Rule {
+            order: self.order,
+            f: self.f.clone(),
+        }
+    }
+}
+
+/// An op-indexed set of rewrite rules with context type `C`.
+pub struct PatternMatcher<C = ()> {
+    name: String,
+    by_op: Vec<Vec<Rule<C>>>,
+    wildcards: Vec<Rule<C>>,
+    len: usize,
+}
+
+impl<C> Clone for PatternMatcher<C> {
+    fn clone(&self) -> Self {
+        PatternMatcher {
+            name: self.name.clone(),
+            by_op: self.by_op.clone(),
+            wildcards: self.wildcards.clone(),
+            len: self.len,
+        }
+    }
+}
+
+impl<C> PatternMatcher<C> {
+    /// An empty matcher; `name` appears in error messages and debug dumps.
+    pub fn new(name: impl Into<String>) -> Self {
+        PatternMatcher {
+            name: name.into(),
+            by_op: (0..Op::COUNT).map(|_| Vec::new()).collect(),
+            wildcards: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// The matcher's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of rules (a rule registered for several ops counts once).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Registers a rule for the given ops; an empty list means any op.
+    pub fn rule(
+        &mut self,
+        ops: &[Op],
+        f: impl Fn(&Arc<UOp>, &mut C) -> Option<Arc<UOp>> + Send + Sync + 'static,
+    ) -> &mut Self {
+        let rule = Rule {
+            order: self.len,
+            f: Arc::new(f),
+        };
+        if ops.is_empty() {
+            self.wildcards.push(rule);
+        } else {
+            for op in ops {
+                self.by_op[*op as usize].push(rule.clone());
+            }
+        }
+        self.len += 1;
+        self
+    }
+
+    /// Appends every rule of `other` after this matcher's rules.
+    pub fn extend(&mut self, other: &PatternMatcher<C>) -> &mut Self {
+        let base = self.len;
+        for (op, rules) in other.by_op.iter().enumerate() {
+            self.by_op[op].extend(rules.iter().map(|r| Rule {
+                order: base + r.order,
+                f: r.f.clone(),
+            }));
+        }
+        self.wildcards.extend(other.wildcards.iter().map(|r| Rule {
+            order: base + r.order,
+            f: r.f.clone(),
+        }));
+        self.len += other.len;
+        self
+    }
+
+    /// This matcher followed by `other`, under a new name.
+    pub fn combined(&self, other: &PatternMatcher<C>, name: impl Into<String>) -> Self {
+        let mut m = self.clone();
+        m.name = name.into();
+        m.extend(other);
+        m
+    }
+
+    /// Tries the rules that can match `node`'s op, in registration order,
+    /// then the wildcard rules; returns the first replacement. A rule that
+    /// returns the node itself counts as no match.
+    pub fn rewrite(&self, node: &Arc<UOp>, ctx: &mut C) -> Option<Arc<UOp>> {
+        let specific = &self.by_op[node.op() as usize];
+        let (mut i, mut j) = (0, 0);
+        // Merge the two ordered lists so registration order is respected.
+        while i < specific.len() || j < self.wildcards.len() {
+            let take_specific = j >= self.wildcards.len()
+                || (i < specific.len() && specific[i].order < self.wildcards[j].order);
+            let rule = if take_specific {
+                i += 1;
+                &specific[i - 1]
+            } else {
+                j += 1;
+                &self.wildcards[j - 1]
+            };
+            if let Some(new) = (rule.f)(node, ctx) {
+                if !Arc::ptr_eq(&new, node) {
+                    return Some(new);
+                }
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,14 @@
+//! The rewrite engine: op-indexed pattern matchers and the fixpoint graph
+//! traversal every compiler stage is built on.
+
+mod engine;
+mod matcher;
+
+pub use engine::{
+    graph_rewrite, graph_rewrite_bottom_up, graph_rewrite_with, Direction, RewriteError,
+    RewriteOptions,
+};
+pub use matcher::{PatternMatcher, RuleFn};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,114 @@
+use super::*;
+use crate::dtype::DType;
+use crate::uop::{Arg, Op, Srcs, UOp};
+use std::sync::Arc;
+
+fn var(name: &str) -> Arc<UOp> {
+    UOp::new(
+        Op::DefineVar,
+        DType::INDEX,
+        Srcs::new(),
+        Arg::Var {
+            name: name.into(),
+            min: 0,
+            max: 9,
+        },
+    )
+}
+
+/// `x + 0 → x` and `x * 1 → x`, written as plain closures.
+fn identities() -> PatternMatcher {
+    let mut pm = PatternMatcher::new("identities");
+    pm.rule(&[Op::Add], |n, _| {
+        n.s(1).is_zero_const().then(|| n.s(0).clone())
+    });
+    pm.rule(&[Op::Mul], |n, _| {
+        n.s(1).is_one_const().then(|| n.s(0).clone())
+    });
+    pm
+}
+
+#[test]
+fn rewrites_nested_identities_to_fixpoint() {
+    let x = var("x");
+    let e = x
+        .mul(&UOp::index(1))
+        .add(&UOp::index(0))
+        .mul(&UOp::index(1));
+    let out = graph_rewrite(&identities(), &e, &mut ()).unwrap();
+    assert!(Arc::ptr_eq(&out, &x));
+    let out = graph_rewrite_bottom_up(&identities(), &e, &mut ()).unwrap();
+    assert!(Arc::ptr_eq(&out, &x));
+}
+
+#[test]
+fn cascades_after_children_change() {
+    // (x*1 < x*1+0) has no match at the top until its operands are rewritten.
+    let mut pm = identities();
+    pm.rule(&[Op::CmpLt], |n, _| {
+        Arc::ptr_eq(n.s(0), n.s(1)).then(|| UOp::bool_(false))
+    });
+    let x = var("y");
+    let a = x.mul(&UOp::index(1));
+    let e = a.bin(Op::CmpLt, &a.add(&UOp::index(0)));
+    let out = graph_rewrite(&pm, &e, &mut ()).unwrap();
+    assert_eq!(out.const_value(), Some(crate::ConstValue::Bool(false)));
+}
+
+#[test]
+fn context_is_threaded_through_rules() {
+    let mut pm: PatternMatcher<usize> = PatternMatcher::new("count");
+    pm.rule(&[Op::Add], |n, hits: &mut usize| {
+        *hits += 1;
+        n.s(1).is_zero_const().then(|| n.s(0).clone())
+    });
+    let x = var("z");
+    let e = x.add(&UOp::index(0)).add(&UOp::index(0));
+    let mut hits = 0;
+    let out = graph_rewrite(&pm, &e, &mut hits).unwrap();
+    assert!(Arc::ptr_eq(&out, &x));
+    assert!(hits >= 2);
+}
+
+#[test]
+fn runaway_rules_stop_with_an_error() {
+    let mut pm = PatternMatcher::new("grows-forever");
+    pm.rule(&[Op::DefineVar], |n, _| Some(n.add_const(1)));
+    let x = var("w");
+    let opts = RewriteOptions {
+        direction: Direction::TopDown,
+        max_rewrites: Some(1000),
+    };
+    let err = graph_rewrite_with(&pm, &x, &mut (), opts).unwrap_err();
+    assert_eq!(err.matcher, "grows-forever");
+    assert!(err.to_string().contains("did not converge"), "{err}");
+    assert!(err.node.contains("DEFINE_VAR"), "{}", err.node);
+}
+
+#[test]
+fn shared_subgraphs_are_rewritten_once() {
+    let mut pm: PatternMatcher<usize> = PatternMatcher::new("visits");
+    pm.rule(&[Op::Mul], |_, visits: &mut usize| {
+        *visits += 1;
+        None
+    });
+    let x = var("s");
+    let m = x.mul(&x);
+    let mut e = m.clone();
+    for _ in 0..50 {
+        e = e.add(&m);
+    }
+    let mut visits = 0;
+    graph_rewrite_bottom_up(&pm, &e, &mut visits).unwrap();
+    assert_eq!(visits, 1);
+}
+
+#[test]
+fn rule_order_is_registration_order_across_wildcards() {
+    let mut pm = PatternMatcher::new("order");
+    pm.rule(&[], |n, _| (n.op() == Op::Add).then(|| UOp::index(1)));
+    pm.rule(&[Op::Add], |_, _| Some(UOp::index(2)));
+    let e = var("o").add_const(5);
+    let out = graph_rewrite(&pm, &e, &mut ()).unwrap();
+    assert_eq!(out.const_value().and_then(|c| c.as_i64()), Some(1));
+}

@@ -1,0 +1,10 @@
+//! Compile-time front ends for Morok (kernel!, model!, #[kernel]).
+//! The macros arrive with the macro-DSL issue; the crate exists so the
+//! workspace has its final shape.
+use proc_macro::TokenStream;
+
+/// Identity attribute until the `#[morok::kernel]` front end lands.
+#[proc_macro_attribute]
+pub fn kernel(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    item
+}
