@@ -10,6 +10,7 @@ extern crate self as morok_core;
 
 pub mod dtype;
 pub mod rewrite;
+pub mod shape;
 pub mod symbolic;
 pub mod uop;
 

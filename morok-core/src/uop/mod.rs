@@ -34,7 +34,7 @@ pub struct NodeCache {
     /// Inclusive value bounds `(vmin, vmax)` (see `symbolic::bounds`).
     pub bounds: OnceLock<(ConstValue, ConstValue)>,
     /// Tensor shape, or the error that makes the node ill-shaped.
-    pub shape: OnceLock<Result<Option<Shape>, String>>,
+    pub shape: OnceLock<Result<Option<Shape>, crate::shape::ShapeError>>,
 }
 
 /// A node of the IR. Always handled as `Arc<UOp>`.
