@@ -17,4 +17,4 @@ pub mod uop;
 pub use dtype::{AddrSpace, DType, ScalarType};
 pub use morok_patterns::patterns;
 pub use rewrite::{graph_rewrite, PatternMatcher};
-pub use uop::{Arg, AxisType, ConstValue, Op, ReduceOp, Shape, UOp};
+pub use uop::{new_buffer_id, Arg, AxisType, ConstValue, Op, ReduceOp, Shape, UOp};

@@ -225,5 +225,12 @@ impl fmt::Debug for UOp {
     }
 }
 
+
+/// A fresh, process-unique buffer id for a BUFFER node (`Arg::Buffer`).
+pub fn new_buffer_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 #[cfg(test)]
 mod tests;
