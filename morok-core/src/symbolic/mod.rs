@@ -1,5 +1,6 @@
 //! Symbolic simplification: constant folding, identities, index algebra.
-//! (Rule sets land with the foundation issue's symbolic work.)
+
+pub mod eval;
 
 use crate::rewrite::PatternMatcher;
 
