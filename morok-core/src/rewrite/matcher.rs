@@ -145,3 +145,29 @@ impl<C> PatternMatcher<C> {
         None
     }
 }
+
+impl<C> PatternMatcher<C> {
+    /// One single-rule matcher per rule, in registration order, named
+    /// `"{name}#{i}"` after this matcher and the rule's position. Each keeps
+    /// the ops its rule was registered for. Used to check rules one at a
+    /// time (the symbolic verification proves every rule on its own).
+    pub fn split(&self) -> Vec<PatternMatcher<C>> {
+        (0..self.len)
+            .map(|i| {
+                let mut single = PatternMatcher::new(format!("{}#{i}", self.name));
+                let only = |r: &Rule<C>| {
+                    (r.order == i).then(|| Rule {
+                        order: 0,
+                        f: r.f.clone(),
+                    })
+                };
+                for (op, rules) in self.by_op.iter().enumerate() {
+                    single.by_op[op].extend(rules.iter().filter_map(only));
+                }
+                single.wildcards.extend(self.wildcards.iter().filter_map(only));
+                single.len = 1;
+                single
+            })
+            .collect()
+    }
+}

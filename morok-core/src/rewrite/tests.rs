@@ -112,3 +112,22 @@ fn rule_order_is_registration_order_across_wildcards() {
     let out = graph_rewrite(&pm, &e, &mut ()).unwrap();
     assert_eq!(out.const_value().and_then(|c| c.as_i64()), Some(1));
 }
+
+#[test]
+fn split_gives_one_matcher_per_rule_with_its_ops() {
+    let mut pm = identities();
+    pm.rule(&[], |n, _| (n.op() == Op::Sub).then(|| UOp::index(7)));
+    let parts = pm.split();
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[1].name(), "identities#1");
+    let x = var("split");
+    let add = x.add(&UOp::index(0));
+    let mul = x.mul(&UOp::index(1));
+    let sub = x.bin(Op::Sub, &x);
+    assert!(parts[0].rewrite(&add, &mut ()).is_some());
+    assert!(parts[0].rewrite(&mul, &mut ()).is_none());
+    assert!(parts[1].rewrite(&mul, &mut ()).is_some());
+    assert!(parts[1].rewrite(&sub, &mut ()).is_none());
+    assert!(parts[2].rewrite(&sub, &mut ()).is_some());
+    assert!(parts.iter().all(|p| p.len() == 1));
+}

@@ -1,5 +1,6 @@
 //! Symbolic simplification: constant folding, identities, index algebra.
 
+pub mod bounds;
 pub mod eval;
 
 use crate::rewrite::PatternMatcher;
