@@ -24,24 +24,50 @@ pub type Lanes = SmallVec<[ConstValue; 4]>;
 /// scalar leaves broadcast to every lane), or `None` if some operation on
 /// the way is undefined or some leaf has no value.
 pub fn evaluate(root: &Arc<UOp>, leaves: &HashMap<u64, ConstValue>) -> Option<Lanes> {
-    let mut memo: HashMap<u64, Lanes> = HashMap::new();
-    for n in root.toposort() {
-        let v = eval_node(&n, leaves, &memo)?;
-        memo.insert(n.id(), v);
-    }
-    memo.remove(&root.id())
+    Program::new(root).run(leaves)
 }
 
-fn eval_node(
-    n: &Arc<UOp>,
-    leaves: &HashMap<u64, ConstValue>,
-    memo: &HashMap<u64, Lanes>,
-) -> Option<Lanes> {
+/// A graph prepared for repeated evaluation (the topological order and
+/// operand positions are computed once).
+pub struct Program {
+    order: Vec<Arc<UOp>>,
+    operands: Vec<Vec<usize>>,
+}
+
+impl Program {
+    /// Prepares `root` for evaluation.
+    pub fn new(root: &Arc<UOp>) -> Program {
+        let order = root.toposort();
+        let pos: HashMap<u64, usize> = order.iter().enumerate().map(|(i, n)| (n.id(), i)).collect();
+        let operands = order
+            .iter()
+            .map(|n| n.src().iter().map(|s| pos[&s.id()]).collect())
+            .collect();
+        Program { order, operands }
+    }
+
+    /// The nodes of the graph, operands first.
+    pub fn nodes(&self) -> &[Arc<UOp>] {
+        &self.order
+    }
+
+    /// Evaluates the graph (see [`evaluate`]).
+    pub fn run(&self, leaves: &HashMap<u64, ConstValue>) -> Option<Lanes> {
+        let mut vals: Vec<Lanes> = Vec::with_capacity(self.order.len());
+        for (n, ops) in self.order.iter().zip(&self.operands) {
+            let src: Vec<&Lanes> = ops.iter().map(|&i| &vals[i]).collect();
+            let v = eval_node(n, leaves, &src)?;
+            vals.push(v);
+        }
+        vals.pop()
+    }
+}
+
+fn eval_node(n: &Arc<UOp>, leaves: &HashMap<u64, ConstValue>, src: &[&Lanes]) -> Option<Lanes> {
     let lanes = n.dtype().count() as usize;
     if let Some(v) = leaves.get(&n.id()) {
         return Some(SmallVec::from_elem(*v, lanes));
     }
-    let src: Vec<&Lanes> = n.src().iter().map(|s| memo.get(&s.id())).collect::<Option<_>>()?;
     // Lane `i` of operand `k` (scalars broadcast).
     let lane = |k: usize, i: usize| -> ConstValue {
         let v = src[k];
