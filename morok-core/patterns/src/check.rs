@@ -19,19 +19,20 @@ pub struct Scope<'a> {
 /// Checks a template's header: the group word is `unary`, `binary`,
 /// `ternary` or `any`, and every listed op exists and is in that group.
 pub fn template(t: &Template) -> Result<()> {
-    let wanted =
-        match t.group.to_string().as_str() {
-            "unary" => Some(Group::Unary),
-            "binary" => Some(Group::Binary),
-            "ternary" => Some(Group::Ternary),
-            "any" => None,
-            other => return Err(Error::new(
+    let wanted = match t.group.to_string().as_str() {
+        "unary" => Some(Group::Unary),
+        "binary" => Some(Group::Binary),
+        "ternary" => Some(Group::Ternary),
+        "any" => None,
+        other => {
+            return Err(Error::new(
                 t.group.span(),
                 format!(
                     "unknown op group `{other}`: expected `unary`, `binary`, `ternary` or `any`"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     if t.ops.is_empty() {
         return Err(Error::new(t.var.span(), "this `for` lists no ops"));
     }

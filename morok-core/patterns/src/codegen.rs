@@ -133,9 +133,10 @@ fn rule(r: &Concrete, ctx_ty: &TokenStream, pm: &Ident) -> TokenStream {
 
     let finish = |env: &Env| {
         let rhs_call = call(&rhs_fn, &rhs_params, env, &ctx_in);
+        let new = internal("new");
         let success = quote! {
-            if let ::core::option::Option::Some(new) = #rhs_call {
-                return ::core::option::Option::Some(new);
+            if let ::core::option::Option::Some(#new) = #rhs_call {
+                return ::core::option::Option::Some(#new);
             }
         };
         match &guard {

@@ -58,6 +58,16 @@ pub fn patterns(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as ast::Input);
     match expand::expand(&input) {
         Ok(rules) => codegen::matcher(&input, &rules).into(),
-        Err(e) => e.to_compile_error().into(),
+        Err(e) => errors(e).into(),
     }
+}
+
+/// The errors as an expression: one `compile_error!` statement each, in a
+/// block of type `!` so no follow-up type errors are reported.
+fn errors(e: syn::Error) -> proc_macro2::TokenStream {
+    let errors = e.into_iter().map(|e| e.to_compile_error());
+    quote::quote!({
+        #(#errors;)*
+        ::core::unreachable!()
+    })
 }
