@@ -17,7 +17,7 @@ pub struct Input {
 /// One entry of the rule list.
 pub enum Item {
     /// `pattern [if guard] ~> rhs` or `pattern [if guard] => rhs`.
-    Rule(Rule),
+    Rule(Box<Rule>),
     /// `for op in group [Op, ...] { items }`.
     Template(Template),
 }

@@ -101,7 +101,7 @@ impl Walk<'_> {
                 "`ctx` is reserved for the matcher context and cannot be bound by a pattern",
             ));
         }
-        if self.template_vars.iter().any(|v| *v == name) {
+        if self.template_vars.contains(&name) {
             return Err(Error::new(
                 name.span(),
                 format!("`{name}` is the op variable of an enclosing `for`; pick another name"),
