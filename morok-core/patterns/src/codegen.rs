@@ -189,14 +189,21 @@ fn mentioned(all: &[(Ident, Kind)], tokens: TokenStream) -> Params {
     }
 }
 
-/// True if the identifier `name` occurs anywhere in `tokens`. Bindings a
-/// guard or rhs never mentions are not passed to it, so they cost nothing
-/// and raise no unused-variable warnings.
+/// True if the identifier `name` occurs anywhere in `tokens`, including as
+/// an inline format argument (`"{name}"`, `"{name:?}"`). Bindings a guard
+/// or rhs never mentions are not passed to it, so they cost nothing and
+/// raise no unused-variable warnings.
 fn mentions(tokens: TokenStream, name: &str) -> bool {
     tokens.into_iter().any(|t| match t {
         TokenTree::Ident(i) => i == name,
         TokenTree::Group(g) => mentions(g.stream(), name),
-        _ => false,
+        TokenTree::Literal(lit) => {
+            let text = lit.to_string();
+            let open = format!("{{{name}");
+            text.match_indices(&open)
+                .any(|(at, _)| matches!(text[at + open.len()..].chars().next(), Some('}' | ':')))
+        }
+        TokenTree::Punct(_) => false,
     })
 }
 
@@ -391,5 +398,15 @@ mod tests {
         assert!(mentions(tokens.clone(), "baz"));
         assert!(mentions(tokens.clone(), "foo"));
         assert!(!mentions(tokens, "ba"));
+    }
+
+    #[test]
+    fn mentions_sees_inline_format_arguments() {
+        let tokens = quote!(println!("{x} and {yy:?}", w));
+        assert!(mentions(tokens.clone(), "x"));
+        assert!(mentions(tokens.clone(), "yy"));
+        assert!(mentions(tokens.clone(), "w"));
+        assert!(!mentions(tokens.clone(), "y"));
+        assert!(!mentions(tokens, "q"));
     }
 }
