@@ -402,3 +402,46 @@ fn a_small_rule_set_simplifies_a_graph() {
     let out = graph_rewrite(&pm, &e, &mut ()).unwrap();
     assert_eq!(out.const_value(), Some(ConstValue::Int(5)));
 }
+
+#[test]
+fn constant_patterns_at_the_root_dispatch_on_const() {
+    let pm = patterns! {
+        @zero ~> UOp::index(100),
+        c @const(v) if v == ConstValue::Int(7) ~> UOp::index(v.as_i64().unwrap_or(0) * 2 + c.dtype().count() as i64),
+        @true ~> UOp::bool_(false),
+    };
+    let out = |n: &Arc<UOp>| rewrite(&pm, n, &mut ()).and_then(|n| n.const_value());
+    assert_eq!(out(&UOp::index(0)), Some(ConstValue::Int(100)));
+    assert_eq!(out(&UOp::index(7)), Some(ConstValue::Int(15)));
+    assert_eq!(out(&UOp::bool_(true)), Some(ConstValue::Bool(false)));
+    assert_eq!(out(&UOp::index(3)), None);
+    assert_eq!(rewrite(&pm, &var("root_c"), &mut ()), None);
+}
+
+#[test]
+fn a_variable_root_matches_every_op() {
+    let pm = patterns! {
+        @context usize;
+        x if x.src().is_empty() => {
+            *ctx += 1;
+            None::<Arc<UOp>>
+        },
+    };
+    let mut leaves = 0;
+    let e = var("vr_x").add(&UOp::index(1)).un(Op::Neg);
+    graph_rewrite(&pm, &e, &mut leaves).unwrap();
+    assert!(leaves >= 2, "{leaves}");
+}
+
+#[test]
+fn bindings_used_only_in_format_strings_are_passed() {
+    // `x` appears only inside the format string: it must still be bound.
+    let pm = patterns! { Neg(x) ~> UOp::index(format!("{x:?}").len() as i64) };
+    let x = var("fmt_x");
+    let out = rewrite(&pm, &x.un(Op::Neg), &mut ());
+    let want = format!("{x:?}").len() as i64;
+    assert_eq!(
+        out.and_then(|n| n.const_value()),
+        Some(ConstValue::Int(want))
+    );
+}

@@ -73,80 +73,8 @@ struct Params {
 fn rule(r: &Concrete, ctx_ty: &TokenStream, pm: &Ident) -> TokenStream {
     let node = internal("node");
     let ctx_in = internal("ctx");
-    let guard_fn = internal("guard");
-    let rhs_fn = internal("rhs");
-    let all: Vec<(Ident, Kind)> = r
-        .bindings
-        .nodes
-        .iter()
-        .map(|n| (n.clone(), Kind::Node))
-        .chain(r.bindings.values.iter().map(|v| (v.clone(), Kind::Value)))
-        .collect();
-
-    let body = r.rule.rhs.body();
-    let rhs_params = match &r.rule.rhs {
-        Rhs::Expr(e) => mentioned(&all, e.to_token_stream()),
-        Rhs::Closure { params, body } => Params {
-            bindings: all
-                .iter()
-                .filter(|(n, _)| params.contains(n))
-                .cloned()
-                .collect(),
-            ctx: params.iter().any(|p| p == CTX) || mentions(body.to_token_stream(), CTX),
-        },
-    };
-    let op_lets = |tokens: TokenStream| {
-        let lets = r
-            .op_vars
-            .iter()
-            .filter(|(var, _)| mentions(tokens.clone(), &var.to_string()))
-            .map(|(var, op)| quote!(let #var: ::morok_core::Op = ::morok_core::Op::#op;));
-        quote!(#(#lets)*)
-    };
-
-    let result = match r.rule.arrow {
-        Arrow::Rewrite => quote_spanned!(body.span()=>
-            ::core::option::Option::Some(::morok_core::rewrite::IntoUOp::into_uop(#body))),
-        Arrow::Fallible => quote_spanned!(body.span()=>
-            ::core::option::Option::map(#body, ::morok_core::rewrite::IntoUOp::into_uop)),
-    };
-    let rhs_decl = closure_params(&rhs_params, ctx_ty);
-    let rhs_lets = op_lets(body.to_token_stream());
-    let mut defs = quote! {
-        let #rhs_fn = |#rhs_decl| -> ::core::option::Option<::std::sync::Arc<::morok_core::UOp>> {
-            #rhs_lets
-            #result
-        };
-    };
-    let guard = r.rule.guard.as_ref().map(|g| {
-        let params = mentioned(&all, g.to_token_stream());
-        let decl = closure_params(&params, ctx_ty);
-        let lets = op_lets(g.to_token_stream());
-        defs.extend(quote! {
-            let #guard_fn = |#decl| -> bool {
-                #lets
-                #g
-            };
-        });
-        params
-    });
-
-    let finish = |env: &Env| {
-        let rhs_call = call(&rhs_fn, &rhs_params, env, &ctx_in);
-        let new = internal("new");
-        let success = quote! {
-            if let ::core::option::Option::Some(#new) = #rhs_call {
-                return ::core::option::Option::Some(#new);
-            }
-        };
-        match &guard {
-            Some(params) => {
-                let guard_call = call(&guard_fn, params, env, &ctx_in);
-                quote!(if #guard_call { #success })
-            }
-            None => success,
-        }
-    };
+    let bodies = Bodies::new(r, ctx_ty);
+    let finish = |env: &Env| bodies.on_match(env, &ctx_in);
     let mut emit = Emit {
         finish: &finish,
         fresh: 0,
@@ -158,8 +86,12 @@ fn rule(r: &Concrete, ctx_ty: &TokenStream, pm: &Ident) -> TokenStream {
     };
     let matching = emit.tasks(vec![root], Vec::new());
 
-    let uses_ctx = rhs_params.ctx || guard.as_ref().is_some_and(|g| g.ctx);
-    let ctx_pat = if uses_ctx { quote!(#ctx_in) } else { quote!(_) };
+    let defs = &bodies.defs;
+    let ctx_pat = if bodies.uses_ctx() {
+        quote!(#ctx_in)
+    } else {
+        quote!(_)
+    };
     let ops = match &r.dispatch {
         Some(op) => quote!(::morok_core::Op::#op),
         None => quote!(),
@@ -177,6 +109,102 @@ fn rule(r: &Concrete, ctx_ty: &TokenStream, pm: &Ident) -> TokenStream {
     }
 }
 
+/// A rule's guard and right-hand side, as closures defined once at the
+/// top of the rule and called wherever the pattern matches.
+struct Bodies {
+    /// The closure definitions.
+    defs: TokenStream,
+    /// What the rhs closure takes.
+    rhs: Params,
+    /// What the guard closure takes, if there is a guard.
+    guard: Option<Params>,
+}
+
+impl Bodies {
+    fn new(r: &Concrete, ctx_ty: &TokenStream) -> Bodies {
+        let all: Vec<(Ident, Kind)> = r
+            .bindings
+            .nodes
+            .iter()
+            .map(|n| (n.clone(), Kind::Node))
+            .chain(r.bindings.values.iter().map(|v| (v.clone(), Kind::Value)))
+            .collect();
+        let op_lets = |tokens: TokenStream| {
+            let lets = r
+                .op_vars
+                .iter()
+                .filter(|(var, _)| mentions(tokens.clone(), &var.to_string()))
+                .map(|(var, op)| quote!(let #var: ::morok_core::Op = ::morok_core::Op::#op;));
+            quote!(#(#lets)*)
+        };
+
+        let body = r.rule.rhs.body();
+        let rhs = match &r.rule.rhs {
+            Rhs::Expr(e) => mentioned(&all, e.to_token_stream()),
+            Rhs::Closure { params, body } => Params {
+                bindings: all
+                    .iter()
+                    .filter(|(n, _)| params.contains(n))
+                    .cloned()
+                    .collect(),
+                ctx: params.iter().any(|p| p == CTX) || mentions(body.to_token_stream(), CTX),
+            },
+        };
+        let result = match r.rule.arrow {
+            Arrow::Rewrite => quote_spanned!(body.span()=>
+                ::core::option::Option::Some(::morok_core::rewrite::IntoUOp::into_uop(#body))),
+            Arrow::Fallible => quote_spanned!(body.span()=>
+                ::core::option::Option::map(#body, ::morok_core::rewrite::IntoUOp::into_uop)),
+        };
+        let (rhs_fn, decl) = (internal("rhs"), closure_params(&rhs, ctx_ty));
+        let lets = op_lets(body.to_token_stream());
+        let mut defs = quote! {
+            let #rhs_fn = |#decl| -> ::core::option::Option<::std::sync::Arc<::morok_core::UOp>> {
+                #lets
+                #result
+            };
+        };
+
+        let guard = r.rule.guard.as_ref().map(|g| {
+            let params = mentioned(&all, g.to_token_stream());
+            let (guard_fn, decl) = (internal("guard"), closure_params(&params, ctx_ty));
+            let lets = op_lets(g.to_token_stream());
+            defs.extend(quote! {
+                let #guard_fn = |#decl| -> bool {
+                    #lets
+                    #g
+                };
+            });
+            params
+        });
+        Bodies { defs, rhs, guard }
+    }
+
+    /// Whether either closure takes `ctx`.
+    fn uses_ctx(&self) -> bool {
+        self.rhs.ctx || self.guard.as_ref().is_some_and(|g| g.ctx)
+    }
+
+    /// The code run when the pattern matched with bindings `env`: the guard
+    /// (if any), then the rhs; a replacement is returned from the rule.
+    fn on_match(&self, env: &Env, ctx_in: &Ident) -> TokenStream {
+        let rhs_call = call(&internal("rhs"), &self.rhs, env, ctx_in);
+        let new = internal("new");
+        let success = quote! {
+            if let ::core::option::Option::Some(#new) = #rhs_call {
+                return ::core::option::Option::Some(#new);
+            }
+        };
+        match &self.guard {
+            Some(params) => {
+                let guard_call = call(&internal("guard"), params, env, ctx_in);
+                quote!(if #guard_call { #success })
+            }
+            None => success,
+        }
+    }
+}
+
 /// The bindings (and `ctx`) that `tokens` mentions.
 fn mentioned(all: &[(Ident, Kind)], tokens: TokenStream) -> Params {
     Params {
@@ -189,14 +217,21 @@ fn mentioned(all: &[(Ident, Kind)], tokens: TokenStream) -> Params {
     }
 }
 
-/// True if the identifier `name` occurs anywhere in `tokens`. Bindings a
-/// guard or rhs never mentions are not passed to it, so they cost nothing
-/// and raise no unused-variable warnings.
+/// True if the identifier `name` occurs anywhere in `tokens`, including as
+/// an inline format argument (`"{name}"`, `"{name:?}"`). Bindings a guard
+/// or rhs never mentions are not passed to it, so they cost nothing and
+/// raise no unused-variable warnings.
 fn mentions(tokens: TokenStream, name: &str) -> bool {
     tokens.into_iter().any(|t| match t {
         TokenTree::Ident(i) => i == name,
         TokenTree::Group(g) => mentions(g.stream(), name),
-        _ => false,
+        TokenTree::Literal(lit) => {
+            let text = lit.to_string();
+            let open = format!("{{{name}");
+            text.match_indices(&open)
+                .any(|(at, _)| matches!(text[at + open.len()..].chars().next(), Some('}' | ':')))
+        }
+        TokenTree::Punct(_) => false,
     })
 }
 
@@ -391,5 +426,15 @@ mod tests {
         assert!(mentions(tokens.clone(), "baz"));
         assert!(mentions(tokens.clone(), "foo"));
         assert!(!mentions(tokens, "ba"));
+    }
+
+    #[test]
+    fn mentions_sees_inline_format_arguments() {
+        let tokens = quote!(println!("{x} and {yy:?}", w));
+        assert!(mentions(tokens.clone(), "x"));
+        assert!(mentions(tokens.clone(), "yy"));
+        assert!(mentions(tokens.clone(), "w"));
+        assert!(!mentions(tokens.clone(), "y"));
+        assert!(!mentions(tokens, "q"));
     }
 }

@@ -112,7 +112,9 @@ fn substitute(pattern: &Pattern, op_vars: &[(Ident, Ident)]) -> Pattern {
                 .iter()
                 .map(|p| substitute(p, op_vars))
                 .collect(),
-            ..node.clone()
+            rest: node.rest,
+            commutative: node.commutative,
+            span: node.span,
         }),
         other => other.clone(),
     }

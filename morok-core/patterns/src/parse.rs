@@ -264,3 +264,95 @@ fn parse_node(op: Ident, input: ParseStream) -> Result<Node> {
         span,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn rules(tokens: proc_macro2::TokenStream) -> Vec<Rule> {
+        let input: Input = syn::parse2(tokens).unwrap();
+        input
+            .items
+            .into_iter()
+            .map(|item| match item {
+                Item::Rule(rule) => *rule,
+                Item::Template(_) => panic!("expected a rule"),
+            })
+            .collect()
+    }
+
+    fn operands(pattern: &Pattern) -> &[Pattern] {
+        match pattern {
+            Pattern::Node(node) => &node.operands,
+            _ => panic!("expected an op pattern"),
+        }
+    }
+
+    #[test]
+    fn at_words_bind_with_or_without_a_second_at() {
+        let r = rules(quote!(Add(a @const(av), z @ @zero) ~> a));
+        let ops = operands(&r[0].pattern);
+        assert!(matches!(&ops[0], Pattern::Bind(a, c)
+            if a == "a" && matches!(&**c, Pattern::Const(Some(v)) if v == "av")));
+        assert!(matches!(&ops[1], Pattern::Bind(z, l)
+            if z == "z" && matches!(**l, Pattern::Literal(Literal::Zero))));
+    }
+
+    #[test]
+    fn brackets_mark_commutative_nodes_and_dots_the_rest() {
+        let r = rules(quote!(Add[x, y] ~> x, End(x, ..,) ~> x, Sink() ~> x,));
+        let node = |i: usize| match &r[i].pattern {
+            Pattern::Node(n) => (n.commutative, n.rest, n.operands.len()),
+            _ => panic!("expected an op pattern"),
+        };
+        assert_eq!(node(0), (true, false, 2));
+        assert_eq!(node(1), (false, true, 1));
+        assert_eq!(node(2), (false, false, 0));
+    }
+
+    #[test]
+    fn arrows_guards_and_closures() {
+        let r = rules(quote!(
+            Add(x, _) if x.op() == Op::Const ~> x,
+            Mul(x, y) => |y, x| Some(x),
+        ));
+        assert!(r[0].guard.is_some() && r[0].arrow == Arrow::Rewrite);
+        assert!(matches!(r[0].rhs, Rhs::Expr(_)));
+        assert!(r[1].guard.is_none() && r[1].arrow == Arrow::Fallible);
+        assert!(matches!(&r[1].rhs, Rhs::Closure { params, .. }
+            if params.len() == 2 && params[0] == "y" && params[1] == "x"));
+    }
+
+    #[test]
+    fn header_and_templates() {
+        let input: Input = syn::parse2(quote!(
+            @name "n";
+            @context Vec<u8>;
+            @const(v) => None,
+            for op in binary [Add, Mul] { op(x, _) ~> x, op(_, x) ~> x }
+            Neg(x) ~> x,
+        ))
+        .unwrap();
+        assert_eq!(input.name.unwrap().value(), "n");
+        assert!(input.context.is_some());
+        assert_eq!(input.items.len(), 3);
+        let Item::Template(t) = &input.items[1] else {
+            panic!("expected a template");
+        };
+        assert_eq!(
+            (t.var.to_string(), t.group.to_string()),
+            ("op".into(), "binary".into())
+        );
+        assert_eq!(t.ops.len(), 2);
+        assert_eq!(t.items.len(), 2);
+    }
+
+    #[test]
+    fn a_header_may_not_repeat() {
+        let err = syn::parse2::<Input>(quote!(@name "a"; @name "b";))
+            .err()
+            .unwrap();
+        assert_eq!(err.to_string(), "`@name` is given twice");
+    }
+}
