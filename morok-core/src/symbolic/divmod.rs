@@ -47,10 +47,9 @@ impl Sum {
             } else if x.op() == Op::Add {
                 stack.extend(x.src().iter().cloned());
             } else {
-                let (t, c) = match (x.op(), int_const(x.s(0)), x.src().get(1).and_then(int_const)) {
-                    (Op::Mul, _, Some(c)) => (x.s(0).clone(), c),
-                    (Op::Mul, Some(c), _) => (x.s(1).clone(), c),
-                    _ => (x, 1),
+                let (t, c) = match with_factor(&x) {
+                    Some((t, c)) => (t.clone(), c),
+                    None => (x, 1),
                 };
                 sum.terms.push((t, c));
                 if sum.terms.len() > MAX_TERMS {
@@ -143,9 +142,12 @@ fn by_const(n: &Arc<UOp>, op: Op) -> Option<(&Arc<UOp>, i128)> {
 
 /// When every value of `x` has the same quotient by `c`, that quotient.
 fn constant_quotient(x: &Arc<UOp>, c: i128) -> Option<i128> {
+    if c == 0 {
+        return None;
+    }
     let (lo, hi) = int_bounds(x)?;
     // Truncating division by a constant is monotone in the dividend.
-    (c != 0 && lo / c == hi / c).then_some(lo / c)
+    (lo / c == hi / c).then_some(lo / c)
 }
 
 /// Division and modulo rules.

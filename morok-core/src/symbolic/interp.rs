@@ -53,21 +53,27 @@ impl Program {
 
     /// Evaluates the graph (see [`evaluate`]).
     pub fn run(&self, leaves: &HashMap<u64, ConstValue>) -> Option<Lanes> {
-        let mut vals: Vec<Lanes> = Vec::with_capacity(self.order.len());
+        // Nodes below a leaf (a LOAD's address, say) need no value, so a node
+        // without one only matters when something evaluates it.
+        let mut vals: Vec<Option<Lanes>> = Vec::with_capacity(self.order.len());
         for (n, ops) in self.order.iter().zip(&self.operands) {
-            let src: Vec<&Lanes> = ops.iter().map(|&i| &vals[i]).collect();
-            let v = eval_node(n, leaves, &src)?;
+            let v = match leaves.get(&n.id()) {
+                Some(v) => Some(SmallVec::from_elem(*v, n.dtype().count() as usize)),
+                None => ops
+                    .iter()
+                    .map(|&i| vals[i].as_ref())
+                    .collect::<Option<Vec<&Lanes>>>()
+                    .and_then(|src| eval_node(n, &src)),
+            };
             vals.push(v);
         }
-        vals.pop()
+        vals.pop().flatten()
     }
 }
 
-fn eval_node(n: &Arc<UOp>, leaves: &HashMap<u64, ConstValue>, src: &[&Lanes]) -> Option<Lanes> {
+/// The value of a non-leaf node from its operands' values.
+fn eval_node(n: &Arc<UOp>, src: &[&Lanes]) -> Option<Lanes> {
     let lanes = n.dtype().count() as usize;
-    if let Some(v) = leaves.get(&n.id()) {
-        return Some(SmallVec::from_elem(*v, lanes));
-    }
     // Lane `i` of operand `k` (scalars broadcast).
     let lane = |k: usize, i: usize| -> ConstValue {
         let v = src[k];
@@ -138,7 +144,7 @@ mod tests {
             Srcs::from_vec(vec![x.clone(), e.clone()]),
             Arg::None,
         );
-        let g = UOp::new(Op::Gep, DType::INDEX, Srcs::from_vec(vec![v]), Arg::Axes([1].into()));
+        let g = UOp::new(Op::Gep, DType::INDEX, Srcs::from_vec(vec![v]), Arg::Axes(smallvec::smallvec![1]));
         assert_eq!(evaluate(&g, &env(4)).unwrap()[0], ConstValue::Int(3));
         assert_eq!(evaluate(&g, &HashMap::new()), None);
     }
