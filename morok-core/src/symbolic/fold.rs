@@ -1,30 +1,32 @@
 //! Constant folding: an ALU op whose operands are all constants becomes
 //! the constant [`exec_alu`] computes (never folded when the C result
-//! would be undefined, see [`eval`](super::eval)).
+//! would be undefined, see [`eval`](super::eval)). One rule per op;
+//! `Threefry` is left to the device.
 
 use super::compute_dtype;
 use super::eval::exec_alu;
 use crate::rewrite::PatternMatcher;
-use crate::uop::{ConstValue, Op, OpGroup, UOp};
+use crate::uop::{ConstValue, UOp};
+use crate::patterns;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
-/// The ALU ops that constant folding evaluates: every unary, binary and
-/// ternary op except `Threefry`, whose bits belong to the device.
-pub fn foldable_ops() -> impl Iterator<Item = Op> {
-    Op::ALL.iter().copied().filter(|op| {
-        matches!(op.group(), OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary)
-            && *op != Op::Threefry
-    })
-}
-
 /// Constant folding, one rule per ALU op: `op(c1, ..., cn) → c`.
 pub fn fold() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("fold");
-    for op in foldable_ops() {
-        pm.rule(&[op], |n, _| fold_node(n));
+    patterns! {
+        @name "fold";
+        for op in unary [Neg, Not, Abs, Sqrt, Rsqrt, Recip, Exp, Exp2, Log, Log2, Sin, Cos,
+                         Tan, Tanh, Erf, Floor, Ceil, Round, Trunc, IsNan] {
+            n @ op(@const) => fold_node(n),
+        }
+        for op in binary [Add, Sub, Mul, Idiv, Fdiv, Mod, Max, Min, Pow, CmpLt, CmpLe, CmpEq,
+                          CmpNe, And, Or, Xor, Shl, Shr] {
+            n @ op(@const, @const) => fold_node(n),
+        }
+        for op in ternary [Where, MulAcc] {
+            n @ op(@const, @const, @const) => fold_node(n),
+        }
     }
-    pm
 }
 
 /// Folds an ALU node whose operands are all CONSTs (a vector CONST is one

@@ -283,10 +283,10 @@ impl Default for Prover {
 }
 
 impl Prover {
-    /// A prover whose queries give up after ten seconds each.
+    /// A prover whose queries give up after two seconds each.
     pub fn new() -> Prover {
         let mut cfg = Config::new();
-        cfg.set_timeout_msec(10_000);
+        cfg.set_timeout_msec(2_000);
         Prover {
             ctx: Context::new(&cfg),
         }

@@ -325,6 +325,16 @@ struct Kit {
     q: Arc<UOp>,
 }
 
+/// The ALU ops constant folding evaluates (all but `Threefry`).
+fn foldable_ops() -> impl Iterator<Item = Op> {
+    Op::ALL.iter().copied().filter(|op| {
+        matches!(
+            op.group(),
+            crate::uop::OpGroup::Unary | crate::uop::OpGroup::Binary | crate::uop::OpGroup::Ternary
+        ) && *op != Op::Threefry
+    })
+}
+
 /// Every foldable op on constants of every type it is defined on.
 fn fold_corpus(out: &mut Vec<Arc<UOp>>) {
     let mut types: Vec<ScalarType> = ScalarType::ALL_DATA.to_vec();
@@ -337,7 +347,7 @@ fn fold_corpus(out: &mut Vec<Arc<UOp>>) {
             [-7i128, -1, 0, 2, 3].map(|v| ConstValue::from_i128(v, t)).to_vec()
         };
         let k = |v: ConstValue| UOp::const_(dt, v);
-        for op in super::fold::foldable_ops() {
+        for op in foldable_ops() {
             match op.group() {
                 crate::uop::OpGroup::Unary => {
                     out.extend(vals.iter().map(|v| k(*v).un(op)));
@@ -396,6 +406,8 @@ fn int_templates(out: &mut Vec<Arc<UOp>>, k: &Kit) {
         b(&c(0), Shr, z),
         w.un(Abs).un(Abs),
         w.un(Floor),
+        x.un(Ceil),
+        w.un(Round),
         x.un(Trunc),
         w.un(IsNan),
         raw(MulAcc, vec![w.clone(), c(1), x.clone()]),
@@ -569,6 +581,7 @@ fn float_templates(out: &mut Vec<Arc<UOp>>, f: &Arc<UOp>, g: &Arc<UOp>, p: &Arc<
         f.un(Floor).un(Floor),
         f.un(Ceil).un(Round),
         f.un(Trunc).un(Ceil),
+        f.un(Round).un(Trunc),
         raw(MulAcc, vec![f.clone(), c(1.0), g.clone()]),
         raw(MulAcc, vec![c(1.0), f.clone(), g.clone()]),
         raw(MulAcc, vec![f.clone(), g.clone(), c(0.0)]),
