@@ -3,8 +3,10 @@
 
 use super::eval::{bitcast_const, cast_const};
 use crate::dtype::ScalarType;
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
-use crate::uop::{Op, UOp};
+use crate::uop::{ConstValue, UOp};
+use std::sync::Arc;
 
 /// True if every value of `from` converts to `to` exactly (so converting
 /// from `to` afterwards equals converting from `from` directly).
@@ -29,45 +31,30 @@ pub fn lossless(from: ScalarType, to: ScalarType) -> bool {
     matches!((from, to), (F16 | BF16, F32 | F64) | (F32, F64))
 }
 
+/// The constant `c` (of `x`'s type) bitcast to `n`'s type.
+fn bitcast_of(n: &Arc<UOp>, x: &Arc<UOp>, c: ConstValue) -> Option<Arc<UOp>> {
+    let v = bitcast_const(c, x.dtype().scalar_type(), n.dtype().scalar_type())?;
+    Some(UOp::const_(n.dtype(), v))
+}
+
 /// Cast rules.
 pub fn cast() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("cast");
-
-    // cast(c) → the converted constant (not when C's conversion is undefined).
-    pm.rule(&[Op::Cast], |n, _| {
-        Some(UOp::const_(n.dtype(), cast_const(n.s(0).const_value()?, n.dtype())?))
-    });
-    // A cast or bitcast to the operand's own type is the operand.
-    pm.rule(&[Op::Cast, Op::Bitcast], |n, _| {
-        (n.s(0).dtype() == n.dtype()).then(|| n.s(0).clone())
-    });
-    // cast(cast(x, mid), to) → cast(x, to) when x → mid is lossless.
-    pm.rule(&[Op::Cast], |n, _| {
-        let inner = n.s(0);
-        if inner.op() != Op::Cast {
-            return None;
+    patterns! {
+        @name "cast";
+        // cast(c) → the converted constant (not when C's conversion is undefined).
+        n @ Cast(@const(c)) => Some(UOp::const_(n.dtype(), cast_const(c, n.dtype())?)),
+        // A cast or bitcast to the operand's own type is the operand.
+        for op in any [Cast, Bitcast] {
+            n @ op(x) if x.dtype() == n.dtype() ~> x,
         }
-        let x = inner.s(0);
-        lossless(x.dtype().scalar_type(), inner.dtype().scalar_type()).then(|| x.cast(n.dtype()))
-    });
-    // bitcast(c) → the reinterpreted constant.
-    pm.rule(&[Op::Bitcast], |n, _| {
-        let c = n.s(0).const_value()?;
-        let v = bitcast_const(c, n.s(0).dtype().scalar_type(), n.dtype().scalar_type())?;
-        Some(UOp::const_(n.dtype(), v))
-    });
-    // bitcast(bitcast(x)) → bitcast(x) (or x): the bits pass through unchanged.
-    pm.rule(&[Op::Bitcast], |n, _| {
-        let inner = n.s(0);
-        (inner.op() == Op::Bitcast).then(|| {
-            let x = inner.s(0);
-            if x.dtype() == n.dtype() {
-                x.clone()
-            } else {
-                x.bitcast(n.dtype())
-            }
-        })
-    });
-
-    pm
+        // cast(cast(x, mid), to) → cast(x, to) when x → mid is lossless.
+        n @ Cast(mid @ Cast(x)) if lossless(x.dtype().scalar_type(), mid.dtype().scalar_type())
+            ~> x.cast(n.dtype()),
+        // bitcast(c) → the reinterpreted constant.
+        n @ Bitcast(x @ @const(c)) => bitcast_of(n, x, c),
+        // bitcast(bitcast(x)) → bitcast(x) (or x): the bits pass through.
+        n @ Bitcast(Bitcast(x)) ~> {
+            if x.dtype() == n.dtype() { x.clone() } else { x.bitcast(n.dtype()) }
+        },
+    }
 }
