@@ -15,7 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 fn var(name: String, min: i64, max: i64) -> Arc<UOp> {
-    UOp::new(Op::DefineVar, DType::INDEX, Vec::new(), Arg::Var { name, min, max })
+    UOp::new(
+        Op::DefineVar,
+        DType::INDEX,
+        Vec::new(),
+        Arg::Var { name, min, max },
+    )
 }
 
 /// Builds the benchmark expression; `tag` makes its variables unique.

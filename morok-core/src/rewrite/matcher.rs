@@ -164,7 +164,9 @@ impl<C> PatternMatcher<C> {
                 for (op, rules) in self.by_op.iter().enumerate() {
                     single.by_op[op].extend(rules.iter().filter_map(only));
                 }
-                single.wildcards.extend(self.wildcards.iter().filter_map(only));
+                single
+                    .wildcards
+                    .extend(self.wildcards.iter().filter_map(only));
                 single.len = 1;
                 single
             })

@@ -15,12 +15,20 @@ use std::sync::Arc;
 /// True if `n` is the all-ones constant of its (integer or bool) type.
 fn is_ones(n: &Arc<UOp>) -> bool {
     is_int_or_bool(n)
-        && n.const_value().and_then(|c| c.as_i128()).is_some_and(|v| v == all_ones(n.dtype()))
+        && n.const_value()
+            .and_then(|c| c.as_i128())
+            .is_some_and(|v| v == all_ones(n.dtype()))
 }
 
 /// Of `x < c1` and `x < c2`, the one with the smaller constant (`keep_min`)
 /// or the larger; `None` for NaN constants.
-fn tighter(l: &Arc<UOp>, r: &Arc<UOp>, c1: ConstValue, c2: ConstValue, keep_min: bool) -> Option<Arc<UOp>> {
+fn tighter(
+    l: &Arc<UOp>,
+    r: &Arc<UOp>,
+    c1: ConstValue,
+    c2: ConstValue,
+    keep_min: bool,
+) -> Option<Arc<UOp>> {
     if c1.as_f64().is_nan() || c2.as_f64().is_nan() {
         return None;
     }

@@ -45,7 +45,11 @@ pub fn bounds(node: &Arc<UOp>) -> (ConstValue, ConstValue) {
             }
         }
     }
-    *node.cache().bounds.get().expect("bounds were just computed")
+    *node
+        .cache()
+        .bounds
+        .get()
+        .expect("bounds were just computed")
 }
 
 /// The smallest value `node` can take.
@@ -112,12 +116,7 @@ fn corners(
     b: (i128, i128),
     f: impl Fn(i128, i128) -> Option<i128>,
 ) -> Option<(i128, i128)> {
-    let vals = [
-        f(a.0, b.0)?,
-        f(a.0, b.1)?,
-        f(a.1, b.0)?,
-        f(a.1, b.1)?,
-    ];
+    let vals = [f(a.0, b.0)?, f(a.0, b.1)?, f(a.1, b.0)?, f(a.1, b.1)?];
     Some((*vals.iter().min()?, *vals.iter().max()?))
 }
 

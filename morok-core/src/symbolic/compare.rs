@@ -47,7 +47,8 @@ fn scaled_lt(x: &Arc<UOp>, c: ConstValue, d: ConstValue) -> Option<Arc<UOp>> {
 fn quotient_lt(x: &Arc<UOp>, c: ConstValue, d: ConstValue) -> Option<Arc<UOp>> {
     let (c, d) = (int(x, c)?, int(x, d)?);
     let dc = d.checked_mul(c)?;
-    (c > 0 && d > 0 && fits(x.dtype(), (dc, dc))).then(|| x.bin(Op::CmpLt, &int_node(x.dtype(), dc)))
+    (c > 0 && d > 0 && fits(x.dtype(), (dc, dc)))
+        .then(|| x.bin(Op::CmpLt, &int_node(x.dtype(), dc)))
 }
 
 /// `-x < c  ⇔  -c < x` for signed integers when neither negation wraps.

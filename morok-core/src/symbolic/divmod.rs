@@ -10,10 +10,11 @@
 //! needs this checks it, so the rules hold for narrow types too.
 
 use super::bounds::int_bounds;
-use super::{fits, int_const, int_node, is_int, same};
+use super::{fits, int_const, int_node, is_int};
 use crate::dtype::DType;
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
-use crate::uop::{Op, UOp};
+use crate::uop::{ConstValue, Op, UOp};
 use std::sync::Arc;
 
 /// Sums with more terms than this are left alone (keeps rules linear-time).
@@ -100,7 +101,11 @@ impl Sum {
     fn split(&self, c: i128) -> (Sum, Sum) {
         let part = |f: fn(i128, i128) -> i128| Sum {
             dtype: self.dtype,
-            terms: self.terms.iter().map(|(t, k)| (t.clone(), f(*k, c))).collect(),
+            terms: self
+                .terms
+                .iter()
+                .map(|(t, k)| (t.clone(), f(*k, c)))
+                .collect(),
             konst: f(self.konst, c),
         };
         (part(i128::div_euclid), part(i128::rem_euclid))
@@ -113,7 +118,9 @@ impl Sum {
 
     /// The gcd of every factor and the constant (0 for the zero sum).
     fn gcd(&self) -> i128 {
-        self.terms.iter().fold(self.konst.abs(), |g, (_, c)| gcd(g, c.abs()))
+        self.terms
+            .iter()
+            .fold(self.konst.abs(), |g, (_, c)| gcd(g, c.abs()))
     }
 
     /// The sum with every factor and the constant divided by `g`.
@@ -134,167 +141,128 @@ fn gcd(a: i128, b: i128) -> i128 {
     }
 }
 
-/// `(x, c)` if `n` is the integer op `op` with constant right operand `c`.
-fn by_const(n: &Arc<UOp>, op: Op) -> Option<(&Arc<UOp>, i128)> {
-    (n.op() == op && is_int(n)).then_some(())?;
-    Some((n.s(0), int_const(n.s(1))?))
-}
-
 /// When every value of `x` has the same quotient by `c`, that quotient.
-fn constant_quotient(x: &Arc<UOp>, c: i128) -> Option<i128> {
-    if c == 0 {
-        return None;
-    }
+fn constant_quotient(x: &Arc<UOp>, c: ConstValue) -> Option<i128> {
+    let c = c.as_i128().filter(|c| *c != 0 && is_int(x))?;
     let (lo, hi) = int_bounds(x)?;
     // Truncating division by a constant is monotone in the dividend.
     (lo / c == hi / c).then_some(lo / c)
 }
 
+/// The integer value of constant `c` if it is positive (and `n` an integer).
+fn positive(n: &Arc<UOp>, c: ConstValue) -> Option<i128> {
+    c.as_i128().filter(|c| *c > 0 && is_int(n))
+}
+
+/// A negative divisor other than `-1` and `MIN` (whose negation wraps).
+fn negative_divisor(n: &Arc<UOp>, c: ConstValue) -> Option<i128> {
+    let min = n.dtype().scalar_type().min_int();
+    c.as_i128().filter(|c| is_int(n) && *c < -1 && *c != min)
+}
+
+/// `S // c` by splitting `S = c*Q + R` (R's factors in `[0, c)`): `Q + R // c`
+/// when S and R are both ≥ 0 or both ≤ 0 (where truncation mirrors the same
+/// identity) and both are computed exactly; `Q` when R is always in
+/// `[0, c)`. For modulo the result is `R % c`, or `R`.
+fn split_sum(n: &Arc<UOp>, s: &Arc<UOp>, divisor: &Arc<UOp>, c: i128) -> Option<Arc<UOp>> {
+    let sum = Sum::of(s)?;
+    let (q, r) = sum.split(c);
+    let (sr, rr) = (sum.exact()?, r.exact()?);
+    let same_sign = (sr.0 >= 0 && rr.0 >= 0) || (sr.1 <= 0 && rr.1 <= 0);
+    if q.is_zero() || !same_sign {
+        return None;
+    }
+    let r_is_remainder = rr.0 >= 0 && rr.1 < c;
+    Some(match (n.op(), r_is_remainder) {
+        (Op::Idiv, true) => q.build(),
+        (Op::Idiv, false) => q.build().add(&r.build().bin(Op::Idiv, divisor)),
+        (_, true) => r.build(),
+        (_, false) => r.build().bin(Op::Mod, divisor),
+    })
+}
+
+/// Common factors: `S // d → (S/g) // (d/g)` and `S % d → ((S/g) % (d/g)) * g`
+/// with `g` the gcd of every factor, the constant and `d`, when S is
+/// computed exactly (exact rational division: truncation of the same
+/// quotient, and C's remainder scales with both operands).
+fn cancel_gcd(n: &Arc<UOp>, s: &Arc<UOp>, d: i128) -> Option<Arc<UOp>> {
+    let sum = Sum::of(s)?;
+    let g = gcd(sum.gcd(), d);
+    if g <= 1 || sum.terms.is_empty() {
+        return None;
+    }
+    sum.exact()?;
+    let t = sum.divided(g).build();
+    let dt = n.dtype();
+    Some(match (n.op(), g == d) {
+        (Op::Idiv, true) => t,
+        (Op::Idiv, false) => t.bin(Op::Idiv, &int_node(dt, d / g)),
+        (_, true) => int_node(dt, 0),
+        (_, false) => t.bin(Op::Mod, &int_node(dt, d / g)).mul(&int_node(dt, g)),
+    })
+}
+
 /// Division and modulo rules.
 pub fn divmod() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("divmod");
-
-    // x % c → x when |x| < |c| for every value of x.
-    pm.rule(&[Op::Mod], |n, _| {
-        let (x, c) = by_const(n, Op::Mod)?;
-        (constant_quotient(x, c)? == 0).then(|| x.clone())
-    });
-    // x % c → x - q*c when every x has the same quotient q ≠ 0 (x is then a
-    // bounded window that does not straddle a multiple of c or zero).
-    pm.rule(&[Op::Mod], |n, _| {
-        let (x, c) = by_const(n, Op::Mod)?;
-        let q = constant_quotient(x, c)?;
-        (q != 0).then(|| x.add(&int_node(n.dtype(), -q * c)))
-    });
-    // x // -c → -(x // c) and x % -c → x % c: truncation is symmetric, and
-    // the remainder ignores the divisor's sign (c ≠ MIN, whose negation wraps).
-    pm.rule(&[Op::Idiv], |n, _| {
-        let (x, c) = by_const(n, Op::Idiv)?;
-        let min = n.dtype().scalar_type().min_int();
-        (c < 0 && c != -1 && c != min).then(|| x.bin(Op::Idiv, &int_node(n.dtype(), -c)).un(Op::Neg))
-    });
-    pm.rule(&[Op::Mod], |n, _| {
-        let (x, c) = by_const(n, Op::Mod)?;
-        let min = n.dtype().scalar_type().min_int();
-        (c < 0 && c != min).then(|| x.bin(Op::Mod, &int_node(n.dtype(), -c)))
-    });
-    // (x // a) // b → x // (a*b) for a, b > 0 when a*b is representable
-    // (nested truncating divisions compose, as floor divisions do).
-    pm.rule(&[Op::Idiv], |n, _| {
-        let (inner, b) = by_const(n, Op::Idiv)?;
-        let (x, a) = by_const(inner, Op::Idiv)?;
-        let ab = a.checked_mul(b)?;
-        (a > 0 && b > 0 && fits(n.dtype(), (ab, ab)))
-            .then(|| x.bin(Op::Idiv, &int_node(n.dtype(), ab)))
-    });
-    // (x % a) % b → x % b when b divides a (a, b > 0): x % a differs from x
-    // by a multiple of b and has x's sign.
-    pm.rule(&[Op::Mod], |n, _| {
-        let (inner, b) = by_const(n, Op::Mod)?;
-        let (x, a) = by_const(inner, Op::Mod)?;
-        (a > 0 && b > 0 && a % b == 0).then(|| x.bin(Op::Mod, n.s(1)))
-    });
-    // (x % (b*k)) // b → (x // b) % k for b, k > 0: true for x ≥ 0 by the
-    // floor identities, and both sides are odd functions of x.
-    pm.rule(&[Op::Idiv], |n, _| {
-        let (inner, b) = by_const(n, Op::Idiv)?;
-        let (x, a) = by_const(inner, Op::Mod)?;
-        (a > 0 && b > 0 && a % b == 0 && a != b)
-            .then(|| x.bin(Op::Idiv, n.s(1)).bin(Op::Mod, &int_node(n.dtype(), a / b)))
-    });
-    // Div-mod recombination: (x // c) * c + x % c → x, the definition of C's
-    // remainder (exact in wrapping arithmetic, whatever the signs).
-    pm.rule(&[Op::Add], |n, _| {
-        super::either(n, |m, r| {
-            let (x, c) = by_const(r, Op::Mod)?;
-            let (q, c2) = with_factor(m)?;
-            let (x2, c3) = by_const(q, Op::Idiv)?;
-            (same(x, x2) && c == c2 && c == c3).then(|| x.clone())
-        })
-    });
-    // ((x // c) % k) * c + x % c → x % (c*k) for c, k > 0 when c*k is
-    // representable: the digits of x below c*k (odd in x, like both sides).
-    pm.rule(&[Op::Add], |n, _| {
-        super::either(n, |m, r| {
-            let (x, c) = by_const(r, Op::Mod)?;
-            let (qm, c2) = with_factor(m)?;
-            let (q, k) = by_const(qm, Op::Mod)?;
-            let (x2, c3) = by_const(q, Op::Idiv)?;
-            let ck = c.checked_mul(k)?;
-            (same(x, x2) && c == c2 && c == c3 && c > 0 && k > 0 && fits(n.dtype(), (ck, ck)))
-                .then(|| x.bin(Op::Mod, &int_node(n.dtype(), ck)))
-        })
-    });
-    // Sum splitting for division: with S = c*Q + R (R's factors in [0, c)),
-    // S // c → Q + R // c when S and R are both ≥ 0 (or both ≤ 0, where
-    // truncation mirrors the same identity), S and R computed exactly; and
-    // → Q when R is always in [0, c).
-    pm.rule(&[Op::Idiv], |n, _| {
-        let c = int_const(n.s(1)).filter(|c| *c > 1)?;
-        let s = Sum::of(n.s(0))?;
-        let (q, r) = s.split(c);
-        let (sr, rr) = (s.exact()?, r.exact()?);
-        let same_sign = (sr.0 >= 0 && rr.0 >= 0) || (sr.1 <= 0 && rr.1 <= 0);
-        if q.is_zero() || !same_sign {
-            return None;
+    patterns! {
+        @name "divmod";
+        // x % c → x when |x| < |c| for every value of x.
+        Mod(x, @const(c)) if constant_quotient(x, c) == Some(0) ~> x,
+        // x % c → x - q*c when every x has the same quotient q ≠ 0 (x is then
+        // a bounded window that does not straddle a multiple of c or zero).
+        n @ Mod(x, @const(c)) => {
+            let q = constant_quotient(x, c).filter(|q| *q != 0)?;
+            Some(x.add(&int_node(n.dtype(), -q * c.as_i128()?)))
+        },
+        // x // -c → -(x // c) and x % -c → x % c: truncation is symmetric,
+        // and the remainder ignores the divisor's sign.
+        n @ Idiv(x, @const(c)) => {
+            let c = negative_divisor(n, c)?;
+            Some(x.bin(Op::Idiv, &int_node(n.dtype(), -c)).un(Op::Neg))
+        },
+        n @ Mod(x, @const(c)) => {
+            let c = negative_divisor(n, c)?;
+            Some(x.bin(Op::Mod, &int_node(n.dtype(), -c)))
+        },
+        // (x // a) // b → x // (a*b) for a, b > 0 when a*b is representable
+        // (nested truncating divisions compose, as floor divisions do).
+        n @ Idiv(Idiv(x, @const(a)), @const(b)) => {
+            let ab = positive(n, a)?.checked_mul(positive(n, b)?)?;
+            fits(n.dtype(), (ab, ab)).then(|| x.bin(Op::Idiv, &int_node(n.dtype(), ab)))
+        },
+        // (x % a) % b → x % b when b divides a (a, b > 0): x % a differs
+        // from x by a multiple of b and has x's sign.
+        n @ Mod(Mod(x, @const(a)), k @ @const(b)) => {
+            let (a, b) = (positive(n, a)?, positive(n, b)?);
+            (a % b == 0).then(|| x.bin(Op::Mod, k))
+        },
+        // (x % (b*k)) // b → (x // b) % k for b, k > 0: true for x ≥ 0 by
+        // the floor identities, and both sides are odd functions of x.
+        n @ Idiv(Mod(x, @const(a)), d @ @const(b)) => {
+            let (a, b) = (positive(n, a)?, positive(n, b)?);
+            (a % b == 0 && a != b)
+                .then(|| x.bin(Op::Idiv, d).bin(Op::Mod, &int_node(n.dtype(), a / b)))
+        },
+        // Div-mod recombination: (x // c) * c + x % c → x, the definition of
+        // C's remainder (exact in wrapping arithmetic, whatever the signs).
+        n @ Add[Mul[Idiv(x, @const(c1)), @const(c2)], Mod(x, @const(c3))]
+            if is_int(n) && c1 == c2 && c2 == c3 ~> x,
+        // ((x // c) % k) * c + x % c → x % (c*k) for c, k > 0 when c*k is
+        // representable: the digits of x below c*k (odd in x, like both sides).
+        n @ Add[Mul[Mod(Idiv(x, @const(c1)), @const(k)), @const(c2)], Mod(x, @const(c3))]
+            if c1 == c2 && c2 == c3 => {
+            let ck = positive(n, c1)?.checked_mul(positive(n, k)?)?;
+            fits(n.dtype(), (ck, ck)).then(|| x.bin(Op::Mod, &int_node(n.dtype(), ck)))
+        },
+        // Sum splitting (see `split_sum`).
+        for op in binary [Idiv, Mod] {
+            n @ op(s, d @ @const(c)) => split_sum(n, s, d, positive(n, c).filter(|c| *c > 1)?),
         }
-        let quotient = q.build();
-        Some(if rr.0 >= 0 && rr.1 < c {
-            quotient
-        } else {
-            quotient.add(&r.build().bin(Op::Idiv, n.s(1)))
-        })
-    });
-    // Sum splitting for modulo: S % c → R % c under the same conditions,
-    // and → R when R is always in [0, c).
-    pm.rule(&[Op::Mod], |n, _| {
-        let c = int_const(n.s(1)).filter(|c| *c > 1)?;
-        let s = Sum::of(n.s(0))?;
-        let (q, r) = s.split(c);
-        let (sr, rr) = (s.exact()?, r.exact()?);
-        let same_sign = (sr.0 >= 0 && rr.0 >= 0) || (sr.1 <= 0 && rr.1 <= 0);
-        if q.is_zero() || !same_sign {
-            return None;
+        // Common factors (see `cancel_gcd`).
+        for op in binary [Idiv, Mod] {
+            n @ op(s, @const(d)) => cancel_gcd(n, s, positive(n, d).filter(|d| *d > 1)?),
         }
-        Some(if rr.0 >= 0 && rr.1 < c {
-            r.build()
-        } else {
-            r.build().bin(Op::Mod, n.s(1))
-        })
-    });
-    // Common factors: S // d → (S/g) // (d/g) with g = gcd of every factor,
-    // the constant and d, when S is computed exactly (exact rational
-    // division: truncation of the same quotient).
-    pm.rule(&[Op::Idiv], |n, _| {
-        let d = int_const(n.s(1)).filter(|d| *d > 1)?;
-        let s = Sum::of(n.s(0))?;
-        let g = gcd(s.gcd(), d);
-        if g <= 1 || s.terms.is_empty() {
-            return None;
-        }
-        s.exact()?;
-        let t = s.divided(g).build();
-        Some(if g == d { t } else { t.bin(Op::Idiv, &int_node(n.dtype(), d / g)) })
-    });
-    // S % d → ((S/g) % (d/g)) * g with the same g (C's remainder scales
-    // with both operands).
-    pm.rule(&[Op::Mod], |n, _| {
-        let d = int_const(n.s(1)).filter(|d| *d > 1)?;
-        let s = Sum::of(n.s(0))?;
-        let g = gcd(s.gcd(), d);
-        if g <= 1 || s.terms.is_empty() {
-            return None;
-        }
-        s.exact()?;
-        let t = s.divided(g).build();
-        Some(if g == d {
-            int_node(n.dtype(), 0)
-        } else {
-            t.bin(Op::Mod, &int_node(n.dtype(), d / g)).mul(&int_node(n.dtype(), g))
-        })
-    });
-
-    pm
+    }
 }
 
 /// `(x, c)` if `n` is `x * c` (either order) with an integer constant `c`.

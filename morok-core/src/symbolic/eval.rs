@@ -79,7 +79,10 @@ pub fn exec_alu(op: Op, dtype: DType, args: &[ConstValue]) -> Option<ConstValue>
         return exec_bool(op, &v).map(ConstValue::Bool);
     }
     if t.is_int() {
-        let v: Vec<i128> = args.iter().map(|a| int_value(*a, t)).collect::<Option<_>>()?;
+        let v: Vec<i128> = args
+            .iter()
+            .map(|a| int_value(*a, t))
+            .collect::<Option<_>>()?;
         return exec_int(op, t, &v);
     }
     match t {
@@ -384,8 +387,14 @@ mod tests {
         assert_eq!(ex(Op::Idiv, DType::I32, &[Int(-7), Int(2)]), Some(Int(-3)));
         assert_eq!(ex(Op::Mod, DType::I32, &[Int(-7), Int(2)]), Some(Int(-1)));
         assert_eq!(ex(Op::Mod, DType::I32, &[Int(7), Int(-2)]), Some(Int(1)));
-        assert_eq!(ex(Op::Idiv, DType::INDEX, &[Int(7), Int(-2)]), Some(Int(-3)));
-        assert_eq!(ex(Op::Idiv, DType::U8, &[UInt(200), UInt(7)]), Some(UInt(28)));
+        assert_eq!(
+            ex(Op::Idiv, DType::INDEX, &[Int(7), Int(-2)]),
+            Some(Int(-3))
+        );
+        assert_eq!(
+            ex(Op::Idiv, DType::U8, &[UInt(200), UInt(7)]),
+            Some(UInt(28))
+        );
     }
 
     #[test]
@@ -410,14 +419,21 @@ mod tests {
     fn integers_wrap_to_their_width() {
         assert_eq!(ex(Op::Add, DType::I8, &[Int(127), Int(1)]), Some(Int(-128)));
         assert_eq!(ex(Op::Mul, DType::U8, &[UInt(16), UInt(16)]), Some(UInt(0)));
-        assert_eq!(ex(Op::Sub, DType::U32, &[UInt(0), UInt(1)]), Some(UInt(u32::MAX as u64)));
+        assert_eq!(
+            ex(Op::Sub, DType::U32, &[UInt(0), UInt(1)]),
+            Some(UInt(u32::MAX as u64))
+        );
         assert_eq!(ex(Op::Neg, DType::I16, &[Int(-32768)]), Some(Int(-32768)));
         assert_eq!(ex(Op::Not, DType::U8, &[UInt(5)]), Some(UInt(250)));
         assert_eq!(ex(Op::Shl, DType::I8, &[Int(1), Int(7)]), Some(Int(-128)));
         assert_eq!(ex(Op::Shr, DType::I8, &[Int(-128), Int(7)]), Some(Int(-1)));
         assert_eq!(ex(Op::Shr, DType::U8, &[UInt(128), UInt(7)]), Some(UInt(1)));
         assert_eq!(
-            ex(Op::MulAcc, DType::U64, &[UInt(u64::MAX), UInt(u64::MAX), UInt(1)]),
+            ex(
+                Op::MulAcc,
+                DType::U64,
+                &[UInt(u64::MAX), UInt(u64::MAX), UInt(1)]
+            ),
             Some(UInt(2))
         );
         assert_eq!(ex(Op::Abs, DType::I8, &[Int(-128)]), Some(Int(-128)));
@@ -440,7 +456,10 @@ mod tests {
             let z = ex(Op::Min, t, &[Float(0.0), Float(-0.0)]).unwrap().as_f64();
             assert!(z == 0.0 && z.is_sign_negative());
             assert_eq!(ex(Op::Max, t, &[Float(2.0), Float(-3.0)]), Some(Float(2.0)));
-            assert_eq!(ex(Op::Min, t, &[Float(2.0), Float(-3.0)]), Some(Float(-3.0)));
+            assert_eq!(
+                ex(Op::Min, t, &[Float(2.0), Float(-3.0)]),
+                Some(Float(-3.0))
+            );
         }
     }
 
@@ -476,8 +495,14 @@ mod tests {
         assert_eq!(ex(Op::Mul, DType::BOOL, &[t, f]), Some(f));
         assert_eq!(ex(Op::CmpLt, DType::BOOL, &[f, t]), Some(t));
         assert_eq!(ex(Op::Neg, DType::BOOL, &[t]), Some(f));
-        assert_eq!(ex(Op::Where, DType::I32, &[t, Int(1), Int(2)]), Some(Int(1)));
-        assert_eq!(ex(Op::Where, DType::F32, &[f, Float(1.0), Float(2.5)]), Some(Float(2.5)));
+        assert_eq!(
+            ex(Op::Where, DType::I32, &[t, Int(1), Int(2)]),
+            Some(Int(1))
+        );
+        assert_eq!(
+            ex(Op::Where, DType::F32, &[f, Float(1.0), Float(2.5)]),
+            Some(Float(2.5))
+        );
     }
 
     #[test]
@@ -491,20 +516,32 @@ mod tests {
         assert_eq!(cast_const(Float(-1.0), DType::U32), None);
         assert_eq!(cast_const(Float(f64::NAN), DType::I64), None);
         assert_eq!(cast_const(Float(9.3e18), DType::I64), None);
-        assert_eq!(cast_const(Float(9.2e18), DType::I64), Some(Int(9_200_000_000_000_000_000)));
+        assert_eq!(
+            cast_const(Float(9.2e18), DType::I64),
+            Some(Int(9_200_000_000_000_000_000))
+        );
         assert_eq!(cast_const(Float(f64::NAN), DType::BOOL), Some(Bool(true)));
         assert_eq!(cast_const(Bool(true), DType::F32), Some(Float(1.0)));
-        assert_eq!(cast_const(Float(0.1), DType::F32), Some(Float(0.1f32 as f64)));
+        assert_eq!(
+            cast_const(Float(0.1), DType::F32),
+            Some(Float(0.1f32 as f64))
+        );
         // 2049 is a tie between the f16 neighbours 2048 and 2050: to even.
         assert_eq!(cast_const(Int(2049), DType::F16), Some(Float(2048.0)));
         assert_eq!(cast_const(Int(2051), DType::F16), Some(Float(2052.0)));
-        assert_eq!(cast_const(Int(65520), DType::F16), Some(Float(f64::INFINITY)));
+        assert_eq!(
+            cast_const(Int(65520), DType::F16),
+            Some(Float(f64::INFINITY))
+        );
         // Single rounding: 2^60 + 2^52 + 1 rounds up in bf16; via f64 it
         // would first become 2^60 + 2^52 (a tie) and then round to even.
         let v = (1i64 << 60) + (1i64 << 52) + 1;
         let expect = 2f64.powi(60) + 2f64.powi(53);
         assert_eq!(cast_const(Int(v), DType::BF16), Some(Float(expect)));
-        assert_eq!(cast_const(UInt(u64::MAX), DType::F32), Some(Float(2f64.powi(64))));
+        assert_eq!(
+            cast_const(UInt(u64::MAX), DType::F32),
+            Some(Float(2f64.powi(64)))
+        );
     }
 
     #[test]

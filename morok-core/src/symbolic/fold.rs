@@ -5,9 +5,9 @@
 
 use super::compute_dtype;
 use super::eval::exec_alu;
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, UOp};
-use crate::patterns;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -32,8 +32,11 @@ pub fn fold() -> PatternMatcher {
 /// Folds an ALU node whose operands are all CONSTs (a vector CONST is one
 /// value broadcast to every lane, so the scalar result broadcasts too).
 fn fold_node(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let args: SmallVec<[ConstValue; 3]> =
-        n.src().iter().map(|s| s.const_value()).collect::<Option<_>>()?;
+    let args: SmallVec<[ConstValue; 3]> = n
+        .src()
+        .iter()
+        .map(|s| s.const_value())
+        .collect::<Option<_>>()?;
     let v = exec_alu(n.op(), compute_dtype(n), &args)?;
     Some(UOp::const_(n.dtype(), v))
 }

@@ -94,12 +94,20 @@ fn eval_node(n: &Arc<UOp>, src: &[&Lanes]) -> Option<Lanes> {
             Arg::Axes(ix) => ix.iter().map(|&i| src[0].get(i).copied()).collect(),
             _ => None,
         },
-        Op::Cast => (0..lanes).map(|i| cast_const(lane(0, i), n.dtype())).collect(),
+        Op::Cast => (0..lanes)
+            .map(|i| cast_const(lane(0, i), n.dtype()))
+            .collect(),
         Op::Bitcast => {
             let (from, to) = (n.s(0).dtype().scalar_type(), n.dtype().scalar_type());
-            (0..lanes).map(|i| bitcast_const(lane(0, i), from, to)).collect()
+            (0..lanes)
+                .map(|i| bitcast_const(lane(0, i), from, to))
+                .collect()
         }
-        op if matches!(op.group(), OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary) => {
+        op if matches!(
+            op.group(),
+            OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
+        ) =>
+        {
             let dtype = match op {
                 Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe | Op::IsNan => n.s(0).dtype(),
                 _ => n.dtype(),
@@ -144,7 +152,12 @@ mod tests {
             Srcs::from_vec(vec![x.clone(), e.clone()]),
             Arg::None,
         );
-        let g = UOp::new(Op::Gep, DType::INDEX, Srcs::from_vec(vec![v]), Arg::Axes(smallvec::smallvec![1]));
+        let g = UOp::new(
+            Op::Gep,
+            DType::INDEX,
+            Srcs::from_vec(vec![v]),
+            Arg::Axes(smallvec::smallvec![1]),
+        );
         assert_eq!(evaluate(&g, &env(4)).unwrap()[0], ConstValue::Int(3));
         assert_eq!(evaluate(&g, &HashMap::new()), None);
     }

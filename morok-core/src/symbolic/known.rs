@@ -11,8 +11,10 @@ use std::sync::Arc;
 /// The single value of an integer or bool ALU op or cast whose bounds are
 /// one point (this decides comparisons, quotients of bounded values, ...).
 fn pinned(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let computes = matches!(n.op().group(), OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary)
-        || n.op() == Op::Cast;
+    let computes = matches!(
+        n.op().group(),
+        OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
+    ) || n.op() == Op::Cast;
     if !computes || !is_int_or_bool(n) || n.dtype().is_vector() {
         return None;
     }
@@ -35,7 +37,9 @@ fn nonzero(x: &Arc<UOp>) -> bool {
 
 /// True if `m` is `2^k - 1` and `0 <= x <= m`.
 fn masks_nothing(x: &Arc<UOp>, m: ConstValue) -> bool {
-    let (Some(mask), Some((lo, hi))) = (m.as_i128(), int_bounds(x)) else { return false };
+    let (Some(mask), Some((lo, hi))) = (m.as_i128(), int_bounds(x)) else {
+        return false;
+    };
     is_int(x) && mask >= 0 && (mask + 1) & mask == 0 && lo >= 0 && hi <= mask
 }
 

@@ -124,21 +124,6 @@ fn all_ones(dtype: DType) -> i128 {
     }
 }
 
-/// Calls `f` with the two operands of a binary node in both orders and
-/// returns the first success (matching a commutative op).
-fn either(
-    n: &Arc<UOp>,
-    f: impl Fn(&Arc<UOp>, &Arc<UOp>) -> Option<Arc<UOp>>,
-) -> Option<Arc<UOp>> {
-    let (a, b) = (n.s(0), n.s(1));
-    f(a, b).or_else(|| f(b, a))
-}
-
-/// Pointer equality of two nodes (structural equality, by interning).
-fn same(a: &Arc<UOp>, b: &Arc<UOp>) -> bool {
-    Arc::ptr_eq(a, b)
-}
-
 /// The type an ALU node computes in (see [`eval::exec_alu`]).
 fn compute_dtype(n: &Arc<UOp>) -> DType {
     match n.op() {

@@ -114,7 +114,10 @@ impl<'c> Translator<'c> {
         let src: Vec<Val<'c>> = if is_leaf(n) {
             Vec::new()
         } else {
-            n.src().iter().map(|s| self.vals.get(&s.id()).cloned()).collect::<Option<_>>()?
+            n.src()
+                .iter()
+                .map(|s| self.vals.get(&s.id()).cloned())
+                .collect::<Option<_>>()?
         };
         let bv = |i: usize| match &src[i] {
             Val::V(v) => Some(v.clone()),
@@ -302,9 +305,13 @@ impl Prover {
             assumptions: Vec::new(),
             defined: Bool::from_bool(ctx, true),
         };
-        let Some(vb) = tr.translate(before) else { return Outcome::Unsupported };
+        let Some(vb) = tr.translate(before) else {
+            return Outcome::Unsupported;
+        };
         let defined_before = std::mem::replace(&mut tr.defined, Bool::from_bool(ctx, true));
-        let Some(va) = tr.translate(after) else { return Outcome::Unsupported };
+        let Some(va) = tr.translate(after) else {
+            return Outcome::Unsupported;
+        };
         let defined_after = tr.defined.clone();
         let equal = match (&vb, &va) {
             (Val::V(a), Val::V(b)) => a._eq(b),
@@ -320,7 +327,10 @@ impl Prover {
         match solver.check() {
             SatResult::Unsat => Outcome::Proven,
             SatResult::Sat => Outcome::Counterexample(
-                solver.get_model().map(|m| m.to_string()).unwrap_or_default(),
+                solver
+                    .get_model()
+                    .map(|m| m.to_string())
+                    .unwrap_or_default(),
             ),
             SatResult::Unknown => Outcome::Unknown,
         }

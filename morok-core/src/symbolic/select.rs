@@ -22,7 +22,9 @@ fn into_branches(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         if w.op() != Op::Where {
             continue;
         }
-        let (Some(a), Some(b)) = (w.s(1).const_value(), w.s(2).const_value()) else { continue };
+        let (Some(a), Some(b)) = (w.s(1).const_value(), w.s(2).const_value()) else {
+            continue;
+        };
         let fold = |v: ConstValue| {
             let args = if select_first { [v, kv] } else { [kv, v] };
             exec_alu(n.op(), dtype, &args).map(|r| UOp::const_(n.dtype(), r))

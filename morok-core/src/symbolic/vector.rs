@@ -39,33 +39,53 @@ fn const_vector(dtype: DType, vals: &[ConstValue]) -> Arc<UOp> {
     if vals.iter().all(|v| *v == vals[0]) {
         UOp::const_(dt, vals[0])
     } else {
-        UOp::new(Op::VConst, dt, Srcs::new(), Arg::Consts(vals.iter().copied().collect()))
+        UOp::new(
+            Op::VConst,
+            dt,
+            Srcs::new(),
+            Arg::Consts(vals.iter().copied().collect()),
+        )
     }
 }
 
 /// gep(vectorize(s0, s1, ...), idx) → the selected scalars (one scalar, or
 /// a VECTORIZE of them).
 fn gep_of_vectorize(n: &Arc<UOp>, v: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let picked: Srcs = lanes(n)?.iter().map(|&i| v.src().get(i).cloned()).collect::<Option<_>>()?;
+    let picked: Srcs = lanes(n)?
+        .iter()
+        .map(|&i| v.src().get(i).cloned())
+        .collect::<Option<_>>()?;
     Some(if picked.len() == 1 {
         picked[0].clone()
     } else {
-        UOp::new(Op::Vectorize, with_lanes(v.dtype(), picked.len()), picked, Arg::None)
+        UOp::new(
+            Op::Vectorize,
+            with_lanes(v.dtype(), picked.len()),
+            picked,
+            Arg::None,
+        )
     })
 }
 
 /// gep(vconst(c0, c1, ...), idx) → the selected constants.
 fn gep_of_vconst(n: &Arc<UOp>, v: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let Arg::Consts(cs) = v.arg() else { return None };
-    let picked: SmallVec<[ConstValue; 4]> =
-        lanes(n)?.iter().map(|&i| cs.get(i).copied()).collect::<Option<_>>()?;
+    let Arg::Consts(cs) = v.arg() else {
+        return None;
+    };
+    let picked: SmallVec<[ConstValue; 4]> = lanes(n)?
+        .iter()
+        .map(|&i| cs.get(i).copied())
+        .collect::<Option<_>>()?;
     Some(const_vector(v.dtype(), &picked))
 }
 
 /// gep(gep(x, a), b) → gep(x, a[b]).
 fn gep_of_gep(n: &Arc<UOp>, inner: &Arc<UOp>) -> Option<Arc<UOp>> {
     let a = lanes(inner)?;
-    let idx: Vec<usize> = lanes(n)?.iter().map(|&i| a.get(i).copied()).collect::<Option<_>>()?;
+    let idx: Vec<usize> = lanes(n)?
+        .iter()
+        .map(|&i| a.get(i).copied())
+        .collect::<Option<_>>()?;
     Some(gep(inner.s(0), &idx))
 }
 
@@ -90,7 +110,12 @@ fn gep_through(n: &Arc<UOp>, x: &Arc<UOp>) -> Option<Arc<UOp>> {
         return None;
     }
     let src: Srcs = x.src().iter().map(|s| gep(s, idx)).collect();
-    Some(UOp::new(x.op(), with_lanes(x.dtype(), idx.len()), src, x.arg().clone()))
+    Some(UOp::new(
+        x.op(),
+        with_lanes(x.dtype(), idx.len()),
+        src,
+        x.arg().clone(),
+    ))
 }
 
 /// vectorize(gep(x, i0), gep(x, i1), ...) of one-lane GEPs of one x →

@@ -47,14 +47,18 @@ impl Vars {
             },
         );
         let t = dtype.scalar_type();
-        let dom = (min..=max).map(|v| ConstValue::from_i128(v as i128, t)).collect();
+        let dom = (min..=max)
+            .map(|v| ConstValue::from_i128(v as i128, t))
+            .collect();
         self.add(node, dom)
     }
 
     /// An unbounded value of `dtype` (a load from buffer `slot`) taking the
     /// given values.
     fn load(&mut self, slot: i64, dtype: DType, domain: Vec<ConstValue>) -> Arc<UOp> {
-        let node = UOp::define_global(slot, dtype).index_into(&UOp::index(0), None).load();
+        let node = UOp::define_global(slot, dtype)
+            .index_into(&UOp::index(0), None)
+            .load();
         self.add(node, domain)
     }
 
@@ -75,7 +79,9 @@ fn int_domain(t: ScalarType) -> Vec<ConstValue> {
     vals.retain(|v| *v >= min && *v <= max);
     vals.sort();
     vals.dedup();
-    vals.into_iter().map(|v| ConstValue::from_i128(v, t)).collect()
+    vals.into_iter()
+        .map(|v| ConstValue::from_i128(v, t))
+        .collect()
 }
 
 /// Float edge values, rounded to the type (duplicates removed).
@@ -158,8 +164,14 @@ pub(super) fn check_equivalent(
     let (pb, pa) = (Program::new(before), Program::new(after));
     let leaves = vars.leaves_of(pb.nodes());
     let extra = vars.leaves_of(pa.nodes());
-    if extra.iter().any(|(id, _)| !leaves.iter().any(|(l, _)| l == id)) {
-        return Err(format!("the rewrite introduced a variable\nafter:\n{}", after.tree()));
+    if extra
+        .iter()
+        .any(|(id, _)| !leaves.iter().any(|(l, _)| l == id))
+    {
+        return Err(format!(
+            "the rewrite introduced a variable\nafter:\n{}",
+            after.tree()
+        ));
     }
     let mut env: HashMap<u64, ConstValue> = HashMap::new();
     let mut idx = vec![0usize; leaves.len()];
@@ -220,8 +232,16 @@ fn check_bounds(vars: &Vars, root: &Arc<UOp>) -> Result<(), String> {
         let mut env = HashMap::new();
         let first: Vec<ConstValue> = leaves.first().map_or(vec![], |l| l.1.to_vec());
         let second: Vec<ConstValue> = leaves.get(1).map_or(vec![], |l| l.1.to_vec());
-        for a in first.iter().map(Some).chain(first.is_empty().then_some(None)) {
-            for b in second.iter().map(Some).chain(second.is_empty().then_some(None)) {
+        for a in first
+            .iter()
+            .map(Some)
+            .chain(first.is_empty().then_some(None))
+        {
+            for b in second
+                .iter()
+                .map(Some)
+                .chain(second.is_empty().then_some(None))
+            {
                 if let Some(a) = a {
                     env.insert(leaves[0].0, *a);
                 }
@@ -281,10 +301,25 @@ pub(super) fn corpus() -> (Vars, Vec<Arc<UOp>>) {
         let y = vars.var(&name("y"), dt, 0, 8);
         let z = vars.var(&name("z"), dt, 1, 5);
         let w = vars.load(next_slot(), dt, int_domain(t));
-        int_templates(&mut out, &Kit { x, y, z, w, p: p.clone(), q: q.clone() });
+        int_templates(
+            &mut out,
+            &Kit {
+                x,
+                y,
+                z,
+                w,
+                p: p.clone(),
+                q: q.clone(),
+            },
+        );
     }
     bool_templates(&mut out, &p, &q);
-    for t in [ScalarType::F16, ScalarType::BF16, ScalarType::F32, ScalarType::F64] {
+    for t in [
+        ScalarType::F16,
+        ScalarType::BF16,
+        ScalarType::F32,
+        ScalarType::F64,
+    ] {
         let dt = DType::scalar(t);
         let f = vars.load(next_slot(), dt, float_domain(t));
         let g = vars.load(next_slot(), dt, float_domain(t));
@@ -342,9 +377,13 @@ fn fold_corpus(out: &mut Vec<Arc<UOp>>) {
     for t in types {
         let dt = DType::scalar(t);
         let vals: Vec<ConstValue> = if t.is_float() {
-            [-2.5, 0.0, 1.0, 3.0, f64::NAN].map(|v| ConstValue::from_f64(v, t)).to_vec()
+            [-2.5, 0.0, 1.0, 3.0, f64::NAN]
+                .map(|v| ConstValue::from_f64(v, t))
+                .to_vec()
         } else {
-            [-7i128, -1, 0, 2, 3].map(|v| ConstValue::from_i128(v, t)).to_vec()
+            [-7i128, -1, 0, 2, 3]
+                .map(|v| ConstValue::from_i128(v, t))
+                .to_vec()
         };
         let k = |v: ConstValue| UOp::const_(dt, v);
         for op in foldable_ops() {
@@ -506,7 +545,11 @@ fn int_templates(out: &mut Vec<Arc<UOp>>, k: &Kit) {
         b(&b(w, Mod, &c(6)), Idiv, &c(3)),
         b(&b(&b(w, Idiv, &c(4)), Mul, &c(4)), Add, &b(w, Mod, &c(4))),
         b(&b(x, Mod, &c(3)), Add, &b(&c(3), Mul, &b(x, Idiv, &c(3)))),
-        b(&b(&b(&b(w, Idiv, &c(4)), Mod, &c(3)), Mul, &c(4)), Add, &b(w, Mod, &c(4))),
+        b(
+            &b(&b(&b(w, Idiv, &c(4)), Mod, &c(3)), Mul, &c(4)),
+            Add,
+            &b(w, Mod, &c(4)),
+        ),
         b(&b(&b(y, Mul, &c(4)), Add, z), Idiv, &c(4)),
         b(&b(&b(y, Mul, &c(4)), Add, &c(3)), Idiv, &c(4)),
         b(&b(&b(y, Mul, &c(4)), Add, z), Mod, &c(4)),
@@ -615,7 +658,14 @@ fn cast_templates(
     f16s: &Arc<UOp>,
     i32s: &Arc<UOp>,
 ) {
-    let cast_same = |x: &Arc<UOp>| UOp::new(Op::Cast, x.dtype(), Srcs::from_elem(x.clone(), 1), Arg::None);
+    let cast_same = |x: &Arc<UOp>| {
+        UOp::new(
+            Op::Cast,
+            x.dtype(),
+            Srcs::from_elem(x.clone(), 1),
+            Arg::None,
+        )
+    };
     out.extend([
         UOp::const_f64(DType::F32, 300.7).cast(DType::U8),
         UOp::const_f64(DType::F32, 200.7).cast(DType::U8),
@@ -624,7 +674,12 @@ fn cast_templates(
         UOp::index(2049).cast(DType::F16),
         UOp::bool_(true).cast(DType::F32),
         cast_same(i8s),
-        UOp::new(Op::Bitcast, DType::I32, Srcs::from_elem(i32s.clone(), 1), Arg::None),
+        UOp::new(
+            Op::Bitcast,
+            DType::I32,
+            Srcs::from_elem(i32s.clone(), 1),
+            Arg::None,
+        ),
         i8s.cast(DType::I16).cast(DType::I32),
         i8s.cast(DType::I32).cast(DType::U8),
         i8s.cast(DType::I16).cast(DType::I8),
@@ -649,7 +704,12 @@ fn cast_templates(
 fn vector_templates(out: &mut Vec<Arc<UOp>>, a: &Arc<UOp>, b: &Arc<UOp>) {
     let dt = DType::INDEX;
     let vec = |src: Vec<Arc<UOp>>| {
-        UOp::new(Op::Vectorize, dt.vec(src.len() as u16), Srcs::from_vec(src), Arg::None)
+        UOp::new(
+            Op::Vectorize,
+            dt.vec(src.len() as u16),
+            Srcs::from_vec(src),
+            Arg::None,
+        )
     };
     let gep = |x: &Arc<UOp>, idx: &[usize]| {
         UOp::new(
@@ -698,11 +758,18 @@ fn random_corpus(vars: &mut Vars, out: &mut Vec<Arc<UOp>>) {
         (seed % n as u64) as usize
     };
     use Op::*;
-    let ops = [Add, Sub, Mul, Idiv, Mod, Max, Min, And, Or, Xor, CmpLt, CmpNe, Where];
+    let ops = [
+        Add, Sub, Mul, Idiv, Mod, Max, Min, And, Or, Xor, CmpLt, CmpNe, Where,
+    ];
     for t in [ScalarType::I8, ScalarType::U8, ScalarType::Index] {
         let dt = DType::scalar(t);
         let leaves = [
-            vars.var(&format!("r0_{t}"), dt, if t.is_unsigned() { 0 } else { -6 }, 6),
+            vars.var(
+                &format!("r0_{t}"),
+                dt,
+                if t.is_unsigned() { 0 } else { -6 },
+                6,
+            ),
             vars.var(&format!("r1_{t}"), dt, 0, 9),
             vars.load(100 + t as i64, dt, int_domain(t)),
         ];
@@ -710,10 +777,9 @@ fn random_corpus(vars: &mut Vars, out: &mut Vec<Arc<UOp>>) {
             let mut pool: Vec<Arc<UOp>> = leaves.to_vec();
             for _ in 0..4 {
                 let pick = |k: usize, pool: &Vec<Arc<UOp>>| -> Arc<UOp> {
-                    if k % 3 == 0 {
-                        super::int_node(dt, (k as i128 % 11) - 3)
-                    } else {
-                        pool[k % pool.len()].clone()
+                    match k % 3 {
+                        0 => super::int_node(dt, (k as i128 % 11) - 3),
+                        _ => pool[k % pool.len()].clone(),
                     }
                 };
                 let a = pick(next(64), &pool);
@@ -751,7 +817,9 @@ fn every_rule_fires_and_preserves_values() {
             rules += 1;
             let mut fired = 0;
             for n in &nodes {
-                let Some(new) = rule.rewrite(n, &mut ()) else { continue };
+                let Some(new) = rule.rewrite(n, &mut ()) else {
+                    continue;
+                };
                 fired += 1;
                 match check_equivalent(&vars, n, &new) {
                     Ok(cases) => stats.cases += cases,
@@ -774,8 +842,16 @@ fn every_rule_fires_and_preserves_values() {
         "symbolic: {rules} rules; {} rule applications verified on {} assignments",
         stats.firings, stats.cases
     );
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures[..failures.len().min(5)].join("\n\n"));
-    assert!(unfired.is_empty(), "rules that never fire on the corpus: {unfired:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(5)].join("\n\n")
+    );
+    assert!(
+        unfired.is_empty(),
+        "rules that never fire on the corpus: {unfired:?}"
+    );
     assert_eq!(rules, super::rule_count());
     assert!(rules >= 100, "only {rules} rules");
 }
@@ -791,7 +867,10 @@ fn simplify_preserves_values_on_the_corpus() {
             Err(err) => panic!("simplify changed a value: {err}"),
         }
     }
-    println!("symbolic: simplify verified on {} expressions, {cases} assignments", corpus.len());
+    println!(
+        "symbolic: simplify verified on {} expressions, {cases} assignments",
+        corpus.len()
+    );
 }
 
 #[test]
@@ -817,17 +896,24 @@ fn integer_rule_applications_are_proven_by_z3() {
     let prover = Prover::new();
     let (_vars, corpus) = corpus();
     let mut seen = std::collections::HashSet::new();
-    let nodes: Vec<Arc<UOp>> =
-        corpus.iter().flat_map(|e| e.toposort()).filter(|n| seen.insert(n.id())).collect();
+    let nodes: Vec<Arc<UOp>> = corpus
+        .iter()
+        .flat_map(|e| e.toposort())
+        .filter(|n| seen.insert(n.id()))
+        .collect();
     let (mut proven, mut unknown, mut rules_proven, mut failures) = (0, 0, 0, Vec::new());
     let has_leaf = |n: &Arc<UOp>| {
-        n.toposort().iter().any(|m| matches!(m.op(), Op::DefineVar | Op::Load | Op::Range))
+        n.toposort()
+            .iter()
+            .any(|m| matches!(m.op(), Op::DefineVar | Op::Load | Op::Range))
     };
     for category in categories() {
         for rule in category.split() {
             let mut any = false;
             for n in &nodes {
-                let Some(new) = rule.rewrite(n, &mut ()) else { continue };
+                let Some(new) = rule.rewrite(n, &mut ()) else {
+                    continue;
+                };
                 if !has_leaf(n) {
                     continue;
                 }
@@ -855,7 +941,17 @@ fn integer_rule_applications_are_proven_by_z3() {
     );
     println!("{msg}");
     eprintln!("{msg}");
-    assert!(failures.is_empty(), "{}", failures[..failures.len().min(5)].join("\n\n"));
-    assert!(rules_proven >= 80, "only {rules_proven} rules have a proven application");
-    assert!(unknown * 100 <= proven, "too many undecided queries: {unknown}");
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures[..failures.len().min(5)].join("\n\n")
+    );
+    assert!(
+        rules_proven >= 80,
+        "only {rules_proven} rules have a proven application"
+    );
+    assert!(
+        unknown * 100 <= proven,
+        "too many undecided queries: {unknown}"
+    );
 }
