@@ -370,3 +370,96 @@ fn float_interval(n: &Arc<UOp>) -> Option<(ConstValue, ConstValue)> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::uop::{AxisType, Srcs};
+
+    fn var(name: &str, dtype: DType, min: i64, max: i64) -> Arc<UOp> {
+        let arg = Arg::Var {
+            name: name.into(),
+            min,
+            max,
+        };
+        UOp::new(Op::DefineVar, dtype, Srcs::new(), arg)
+    }
+
+    fn ib(n: &Arc<UOp>) -> (i128, i128) {
+        int_bounds(n).unwrap()
+    }
+
+    #[test]
+    fn leaves_ranges_and_arithmetic() {
+        let x = var("bx", DType::INDEX, -3, 5);
+        let r = UOp::range(&UOp::index(10), 0, AxisType::Loop);
+        assert_eq!(ib(&r), (0, 9));
+        assert_eq!(ib(&x.add(&r)), (-3, 14));
+        assert_eq!(ib(&x.bin(Op::Sub, &r)), (-12, 5));
+        assert_eq!(ib(&x.mul(&x)), (-15, 25));
+        assert_eq!(ib(&x.mul_const(-2)), (-10, 6));
+        assert_eq!(ib(&x.un(Op::Neg)), (-5, 3));
+        assert_eq!(ib(&x.bin(Op::Max, &r)), (0, 9));
+        assert_eq!(ib(&x.bin(Op::Min, &UOp::index(2))), (-3, 2));
+        assert_eq!(ib(&x.un(Op::Abs)), (0, 5));
+        // The range of a loop with a variable end uses the end's maximum.
+        let n = var("bn", DType::INDEX, 1, 4);
+        assert_eq!(ib(&UOp::range(&n, 1, AxisType::Loop)), (0, 3));
+    }
+
+    #[test]
+    fn division_modulo_and_shifts() {
+        let x = var("dx", DType::INDEX, -7, 9);
+        let i = |v| UOp::index(v);
+        assert_eq!(ib(&x.bin(Op::Idiv, &i(2))), (-3, 4));
+        assert_eq!(ib(&x.bin(Op::Idiv, &i(-2))), (-4, 3));
+        assert_eq!(ib(&x.bin(Op::Mod, &i(4))), (-3, 3));
+        assert_eq!(ib(&x.bin(Op::Mod, &i(-20))), (-7, 9));
+        let y = var("dy", DType::INDEX, 5, 6);
+        assert_eq!(ib(&y.bin(Op::Mod, &i(4))), (1, 2));
+        assert_eq!(ib(&y.bin(Op::Shl, &i(2))), (20, 24));
+        assert_eq!(ib(&y.bin(Op::Shr, &i(1))), (2, 3));
+        assert_eq!(ib(&x.bin(Op::And, &i(6))), (0, 6));
+        // Division by a divisor that may be zero: bounded by the dividend.
+        assert_eq!(ib(&y.bin(Op::Idiv, &x)), (-6, 6));
+    }
+
+    #[test]
+    fn comparisons_selects_and_casts() {
+        let x = var("cx", DType::INDEX, 0, 5);
+        let i = |v| UOp::index(v);
+        assert_eq!(ib(&x.bin(Op::CmpLt, &i(6))), (1, 1));
+        assert_eq!(ib(&x.bin(Op::CmpLt, &i(0))), (0, 0));
+        assert_eq!(ib(&x.bin(Op::CmpLt, &i(3))), (0, 1));
+        assert_eq!(ib(&x.bin(Op::CmpNe, &i(-1))), (1, 1));
+        let c = x.bin(Op::CmpLt, &i(3));
+        assert_eq!(ib(&c.where_(&i(10), &x)), (0, 10));
+        assert_eq!(ib(&x.cast(DType::I8)), (0, 5));
+        assert_eq!(ib(&x.cast(DType::BOOL)), (0, 1));
+        assert_eq!(vmax(&x.cast(DType::F32)), ConstValue::Float(5.0));
+    }
+
+    #[test]
+    fn possible_wrap_widens_to_the_type() {
+        let x = var("wx", DType::I8, 100, 120);
+        assert_eq!(ib(&x.add_const(10)), (-128, 127));
+        assert_eq!(ib(&x.add_const(7)), (107, 127));
+        let u = var("wu", DType::U8, 0, 3);
+        assert_eq!(ib(&u.add_const(-1)), (0, 255));
+        let m = var("wm", DType::I32, i32::MIN as i64, -1);
+        assert_eq!(
+            ib(&m.bin(Op::Idiv, &UOp::const_(DType::I32, ConstValue::Int(-1)))),
+            (i32::MIN as i128, i32::MAX as i128)
+        );
+    }
+
+    #[test]
+    fn deep_chains_do_not_overflow_the_stack() {
+        let mut e = var("deep", DType::INDEX, 0, 1);
+        for _ in 0..200_000 {
+            e = e.add_const(1);
+        }
+        assert_eq!(ib(&e), (200_000, 200_001));
+    }
+}
