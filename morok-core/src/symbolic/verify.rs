@@ -812,6 +812,11 @@ fn every_rule_fires_and_preserves_values() {
     let mut unfired = Vec::new();
     let mut failures = Vec::new();
     let mut rules = 0;
+    let per_category: Vec<String> = categories()
+        .iter()
+        .map(|c| format!("{} {}", c.name(), c.len()))
+        .collect();
+    println!("symbolic rules per category: {}", per_category.join(", "));
     for category in categories() {
         for rule in category.split() {
             rules += 1;
