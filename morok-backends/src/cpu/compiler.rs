@@ -163,11 +163,12 @@ impl ObjectCache {
             return Ok(lib);
         }
         self.build(source, kernel, &obj, &sum)?;
-        self.load_checked(&obj, &sum).ok_or_else(|| DeviceError::Load {
-            kernel: kernel.to_string(),
-            path: obj.display().to_string(),
-            reason: "freshly built object failed its checksum or dlopen".to_string(),
-        })
+        self.load_checked(&obj, &sum)
+            .ok_or_else(|| DeviceError::Load {
+                kernel: kernel.to_string(),
+                path: obj.display().to_string(),
+                reason: "freshly built object failed its checksum or dlopen".to_string(),
+            })
     }
 
     /// Loads `obj` if its checksum matches `sum` and it opens.
@@ -190,7 +191,10 @@ impl ObjectCache {
                 .prefix(".build-")
                 .suffix(suffix)
                 .tempfile_in(&self.dir)
-                .map_err(io(format!("creating a temporary file in {}", self.dir.display())))
+                .map_err(io(format!(
+                    "creating a temporary file in {}",
+                    self.dir.display()
+                )))
         };
         let mut src = tmp(".c")?;
         src.write_all(source.as_bytes())
@@ -206,7 +210,9 @@ impl ObjectCache {
             .arg(out.path())
             .arg("-lm")
             .output()
-            .map_err(|e| DeviceError::NoCompiler(format!("{}: {e}", self.compiler.path.display())))?;
+            .map_err(|e| {
+                DeviceError::NoCompiler(format!("{}: {e}", self.compiler.path.display()))
+            })?;
         if !result.status.success() {
             return Err(DeviceError::Compile {
                 kernel: kernel.to_string(),
@@ -214,8 +220,8 @@ impl ObjectCache {
                 stderr: String::from_utf8_lossy(&result.stderr).into_owned(),
             });
         }
-        let bytes = std::fs::read(out.path())
-            .map_err(io(format!("reading {}", out.path().display())))?;
+        let bytes =
+            std::fs::read(out.path()).map_err(io(format!("reading {}", out.path().display())))?;
         out.persist(obj)
             .map_err(|e| io(format!("storing {}", obj.display()))(e.error))?;
         let mut s = tmp(".blake3")?;

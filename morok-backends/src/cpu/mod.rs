@@ -66,7 +66,9 @@ pub struct CpuDevice {
     config: CpuConfig,
     objects: OnceLock<Result<ObjectCache, String>>,
     pool: OnceLock<Option<Arc<rayon::ThreadPool>>>,
-    by_source: Mutex<HashMap<String, Arc<CpuKernel>>>,
+    /// Loaded objects by source. Kernels that differ only in the trip
+    /// count of their parallel loop (which the host passes in) share one.
+    by_source: Mutex<HashMap<String, Arc<libloading::Library>>>,
     by_ast: Mutex<HashMap<AstKey, (Arc<UOp>, Arc<CpuKernel>)>>,
 }
 
@@ -151,7 +153,8 @@ impl CpuDevice {
         self.by_ast.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Compiles a lowered kernel to a [`CpuKernel`] (cached by source).
+    /// Compiles a lowered kernel to a [`CpuKernel`] (the object is cached
+    /// by source in memory and on disk).
     pub fn compile_cpu(&self, kernel: &LoweredKernel) -> DeviceResult<Arc<CpuKernel>> {
         for (i, b) in kernel.buffers.iter().enumerate() {
             if !render::storable(b.dtype) {
@@ -163,13 +166,18 @@ impl CpuDevice {
         }
         let rendered = CRenderer.render(kernel)?;
         let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = lock().get(&rendered.source) {
-            return Ok(k.clone());
-        }
-        let lib = Arc::new(
-            self.objects()?
-                .load_or_build(&rendered.source, &rendered.entry)?,
-        );
+        let cached = lock().get(&rendered.source).cloned();
+        let lib = match cached {
+            Some(lib) => lib,
+            None => {
+                let lib = Arc::new(
+                    self.objects()?
+                        .load_or_build(&rendered.source, &rendered.entry)?,
+                );
+                lock().insert(rendered.source.clone(), lib.clone());
+                lib
+            }
+        };
         // SAFETY: the symbol was rendered with exactly the `KernelFn`
         // signature (see `render.rs`).
         let func: kernel::KernelFn = unsafe {
@@ -180,16 +188,14 @@ impl CpuDevice {
                     reason: e.to_string(),
                 })?
         };
-        let k = Arc::new(CpuKernel::new(
+        Ok(Arc::new(CpuKernel::new(
             kernel,
-            rendered.source.clone(),
+            rendered.source,
             lib,
             func,
             self.config.threads,
             self.pool(),
-        ));
-        lock().insert(rendered.source, k.clone());
-        Ok(k)
+        )))
     }
 }
 

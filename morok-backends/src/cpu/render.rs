@@ -170,7 +170,11 @@ fn literal(c: ConstValue, t: ScalarType) -> String {
             if v.is_nan() {
                 if double { "((double)NAN)" } else { "NAN" }.to_string()
             } else if v.is_infinite() {
-                let inf = if double { "((double)INFINITY)" } else { "INFINITY" };
+                let inf = if double {
+                    "((double)INFINITY)"
+                } else {
+                    "INFINITY"
+                };
                 if v < 0.0 {
                     format!("(-{inf})")
                 } else {
@@ -208,6 +212,9 @@ fn literal(c: ConstValue, t: ScalarType) -> String {
 struct Ctx<'a> {
     kernel: &'a LoweredKernel,
     names: HashMap<u64, String>,
+    /// Counter for variable names: names follow program order, never node
+    /// ids, so equal programs render to equal source (the cache key).
+    next: usize,
     out: String,
     depth: usize,
 }
@@ -251,10 +258,16 @@ impl Ctx<'_> {
         value_type(n.dtype().scalar_type()).ok_or_else(|| err(n, "no C type for this dtype"))
     }
 
-    /// Declares `v<id>` with the value of `expr`.
+    /// A fresh variable name with `prefix`.
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.next += 1;
+        format!("{prefix}{}", self.next - 1)
+    }
+
+    /// Declares a fresh variable with the value of `expr`.
     fn define(&mut self, n: &UOp, expr: String) -> Result<(), RenderError> {
         let ty = self.vtype(n)?;
-        let name = format!("v{}", n.id());
+        let name = self.fresh("v");
         self.line(&format!("const {ty} {name} = {expr};"));
         self.names.insert(n.id(), name);
         Ok(())
@@ -296,7 +309,7 @@ impl Ctx<'_> {
             Op::Const => {}
             Op::Range => {
                 let ty = self.vtype(n)?;
-                let name = format!("ridx{}", n.id());
+                let name = self.fresh("ridx");
                 let parallel = self
                     .kernel
                     .parallel
@@ -434,7 +447,7 @@ impl Ctx<'_> {
             ScalarType::Bool => format!("(uint8_t){a}"),
             _ => a,
         };
-        let bits = format!("b{}", n.id());
+        let bits = self.fresh("b");
         self.line(&format!(
             "{stt} {bits}; {{ const {sf} t = {src_bits}; memcpy(&{bits}, &t, sizeof t); }}"
         ));
@@ -459,7 +472,11 @@ impl Ctx<'_> {
                 .ok_or_else(|| err(n, "missing operand"))
         };
         let t = n.dtype().scalar_type();
-        let operand_t = n.src().first().map(|x| x.dtype().scalar_type()).unwrap_or(t);
+        let operand_t = n
+            .src()
+            .first()
+            .map(|x| x.dtype().scalar_type())
+            .unwrap_or(t);
         let ty = self.vtype(n)?;
         let u = wrap_type(t);
         let plain = self.kernel.no_overflow.contains(&n.id());
@@ -525,7 +542,9 @@ impl Ctx<'_> {
                     format!("({b} == 0 ? ({ty})0 : ({ty})({a} % {b}))")
                 }
             }
-            Op::Mod if float => round_half(format!("{}({}, {})", libm("fmod", t), arg(0)?, arg(1)?), t),
+            Op::Mod if float => {
+                round_half(format!("{}({}, {})", libm("fmod", t), arg(0)?, arg(1)?), t)
+            }
             Op::Max | Op::Min => {
                 let (a, b) = (arg(0)?, arg(1)?);
                 let cmp = if n.op() == Op::Max { ">" } else { "<" };
@@ -625,7 +644,9 @@ impl Ctx<'_> {
                 let one = literal(ConstValue::Float(1.0), t);
                 round_half(format!("({one} / {}({}))", libm("sqrt", t), arg(0)?), t)
             }
-            Op::Pow if float => round_half(format!("{}({}, {})", libm("pow", t), arg(0)?, arg(1)?), t),
+            Op::Pow if float => {
+                round_half(format!("{}({}, {})", libm("pow", t), arg(0)?, arg(1)?), t)
+            }
             Op::Where => format!("({} ? {} : {})", arg(0)?, arg(1)?, arg(2)?),
             op => {
                 return Err(err(
@@ -665,6 +686,7 @@ impl Renderer for CRenderer {
         let mut ctx = Ctx {
             kernel,
             names: HashMap::new(),
+            next: 0,
             out: String::new(),
             depth: 1,
         };

@@ -2,7 +2,6 @@
 //! `docs/ARCHITECTURE.md`, and a runner that lowers, compiles and runs a
 //! kernel on the CPU device with host data.
 
-
 use morok_backends::{CpuConfig, CpuDevice};
 use morok_core::device::{CompiledKernel, Device};
 use morok_core::dtype::DType;
@@ -105,12 +104,7 @@ pub fn load(slot: i64, dtype: DType, idx: &Arc<UOp>) -> Arc<UOp> {
 }
 
 /// `SINK(END(STORE(INDEX(DEFINE_GLOBAL(slot), idx), value), ranges...))`.
-pub fn store_kernel(
-    slot: i64,
-    idx: &Arc<UOp>,
-    value: &Arc<UOp>,
-    ranges: &[Arc<UOp>],
-) -> Arc<UOp> {
+pub fn store_kernel(slot: i64, idx: &Arc<UOp>, value: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Arc<UOp> {
     let st = UOp::define_global(slot, value.dtype())
         .index_into(idx, None)
         .store(value);
@@ -118,11 +112,7 @@ pub fn store_kernel(
 }
 
 /// An elementwise kernel over `n` elements: out[i] = f(in1[i], in2[i], ...).
-pub fn elementwise(
-    n: i64,
-    inputs: &[DType],
-    f: impl Fn(&[Arc<UOp>]) -> Arc<UOp>,
-) -> Arc<UOp> {
+pub fn elementwise(n: i64, inputs: &[DType], f: impl Fn(&[Arc<UOp>]) -> Arc<UOp>) -> Arc<UOp> {
     let i = range(n, 0, AxisType::Loop);
     let vals: Vec<Arc<UOp>> = inputs
         .iter()

@@ -4,3 +4,5 @@
 
 mod common;
 mod elementwise;
+mod reduce;
+mod runtime;

@@ -100,7 +100,10 @@ impl Bounds {
                     a.1.saturating_mul(b.0),
                     a.1.saturating_mul(b.1),
                 ];
-                (c.into_iter().min().unwrap_or(0), c.into_iter().max().unwrap_or(0))
+                (
+                    c.into_iter().min().unwrap_or(0),
+                    c.into_iter().max().unwrap_or(0),
+                )
             }
             Op::Neg => (s(0).1.saturating_neg(), s(0).0.saturating_neg()),
             Op::Idiv => {

@@ -43,7 +43,8 @@ fn threefry(x: &Arc<UOp>, key: &Arc<UOp>) -> Arc<UOp> {
     let ks = [
         k0.clone(),
         k1.clone(),
-        k0.bin(Op::Xor, &k1).bin(Op::Xor, &u32c(super::random::PARITY)),
+        k0.bin(Op::Xor, &k1)
+            .bin(Op::Xor, &u32c(super::random::PARITY)),
     ];
     let mut x0 = lo(x).add(&ks[0]);
     let mut x1 = hi(x).add(&ks[1]);

@@ -315,7 +315,8 @@ impl Emitter<'_> {
                 self.ops.push(n.clone());
                 self.scope(Some(n.id()))?;
                 let end: Srcs = std::iter::once(n.clone()).collect();
-                self.ops.push(UOp::new(Op::End, n.dtype().base(), end, Arg::None));
+                self.ops
+                    .push(UOp::new(Op::End, n.dtype().base(), end, Arg::None));
             }
             // Ordering-only nodes: they emit nothing.
             Op::End | Op::After => {}
@@ -335,8 +336,12 @@ impl Emitter<'_> {
                 self.ops.push(ungated);
                 self.ops.push(store.clone());
                 let endif: Srcs = [if_, store].into_iter().collect();
-                self.ops
-                    .push(UOp::new(Op::EndIf, crate::dtype::DType::VOID, endif, Arg::None));
+                self.ops.push(UOp::new(
+                    Op::EndIf,
+                    crate::dtype::DType::VOID,
+                    endif,
+                    Arg::None,
+                ));
             }
             _ => self.ops.push(n.clone()),
         }
@@ -356,7 +361,8 @@ fn find_parallel(
     inside: &HashMap<u64, Vec<Arc<UOp>>>,
     live: &mut HashMap<u64, Vec<Arc<UOp>>>,
 ) -> Option<ParallelLoop> {
-    let is_global_store = |n: &Arc<UOp>| n.op() == Op::Store && n.s(0).s(0).op() == Op::DefineGlobal;
+    let is_global_store =
+        |n: &Arc<UOp>| n.op() == Op::Store && n.s(0).s(0).op() == Op::DefineGlobal;
     let stores: Vec<&Arc<UOp>> = nodes.iter().filter(|n| is_global_store(n)).collect();
     let mut written = HashSet::new();
     let mut read = HashSet::new();

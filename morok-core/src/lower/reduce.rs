@@ -68,9 +68,7 @@ fn lower_reduce(n: &Arc<UOp>, ctx: &mut Ctx) -> Option<Arc<UOp>> {
     let mut deps = vec![init];
     deps.extend(ranges.iter().cloned());
     let cur = reg_index(&after(&acc, &deps), &zero);
-    let upd = cur
-        .store(&cur.load().bin(op.alu(), value))
-        .end(&ranges);
+    let upd = cur.store(&cur.load().bin(op.alu(), value)).end(&ranges);
     Some(reg_index(&after(&acc, &[upd]), &zero).load())
 }
 
