@@ -61,6 +61,9 @@ impl CpuConfig {
 /// cannot be reused) and the options.
 type AstKey = (u64, LowerOptions);
 
+/// The in-memory kernel cache by AST.
+type AstCache = HashMap<AstKey, (Arc<UOp>, Arc<CpuKernel>)>;
+
 /// The CPU device.
 pub struct CpuDevice {
     config: CpuConfig,
@@ -69,7 +72,7 @@ pub struct CpuDevice {
     /// Loaded objects by source. Kernels that differ only in the trip
     /// count of their parallel loop (which the host passes in) share one.
     by_source: Mutex<HashMap<String, Arc<libloading::Library>>>,
-    by_ast: Mutex<HashMap<AstKey, (Arc<UOp>, Arc<CpuKernel>)>>,
+    by_ast: Mutex<AstCache>,
 }
 
 impl Default for CpuDevice {
@@ -149,7 +152,7 @@ impl CpuDevice {
         Ok(k)
     }
 
-    fn lock_ast(&self) -> std::sync::MutexGuard<'_, HashMap<AstKey, (Arc<UOp>, Arc<CpuKernel>)>> {
+    fn lock_ast(&self) -> std::sync::MutexGuard<'_, AstCache> {
         self.by_ast.lock().unwrap_or_else(|e| e.into_inner())
     }
 

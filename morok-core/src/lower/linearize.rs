@@ -99,7 +99,7 @@ impl Schedule {
                     at,
                 ));
             };
-            if best.map_or(true, |b| *d > self.depth[&b]) {
+            if best.is_none_or(|b| *d > self.depth[&b]) {
                 best = Some(r.id());
             }
         }
