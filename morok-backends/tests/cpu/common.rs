@@ -120,5 +120,5 @@ pub fn elementwise(n: i64, inputs: &[DType], f: impl Fn(&[Arc<UOp>]) -> Arc<UOp>
         .map(|(k, d)| load(k as i64 + 1, *d, &i))
         .collect();
     let v = f(&vals);
-    store_kernel(0, &i, &v, &[i.clone()])
+    store_kernel(0, &i, &v, std::slice::from_ref(&i))
 }

@@ -275,7 +275,7 @@ fn gated_load_reads_zero_outside_the_gate() {
     let v = UOp::define_global(1, DType::F32)
         .index_into(&idx, Some(&gate))
         .load();
-    let ast = store_kernel(0, &i, &v, &[i.clone()]);
+    let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
     let mut args = [
         Arg::zeros(DType::F32, 6),
         Arg::new(DType::F32, &[1.0f32, 2.0, 3.0, 4.0]),
@@ -293,7 +293,7 @@ fn gated_store_writes_only_inside_the_gate() {
     let st = UOp::define_global(0, DType::I32)
         .index_into(&i, Some(&gate))
         .store(&v);
-    let ast = UOp::sink(vec![st.end(&[i.clone()])]);
+    let ast = UOp::sink(vec![st.end(std::slice::from_ref(&i))]);
     let mut args = [
         Arg::new(DType::I32, &[-1i32; 6]),
         Arg::new(DType::I32, &[10i32, 11, 12, 13, 14, 15]),
@@ -315,7 +315,7 @@ fn constants_of_every_type_render_exactly() {
     ];
     for (dt, c) in cases {
         let i = range(1, 0, AxisType::Loop);
-        let ast = store_kernel(0, &i, &UOp::const_(dt, c), &[i.clone()]);
+        let ast = store_kernel(0, &i, &UOp::const_(dt, c), std::slice::from_ref(&i));
         let mut args = [Arg::zeros(dt, 1)];
         exec(&dev, &ast, &mut args);
         let want = ConstValue::from_f64_or_int(c, dt.scalar_type());

@@ -15,7 +15,7 @@ fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> std::sync::Arc<UOp> {
     let r = range(k, 1, AxisType::Reduce);
     let idx = i.mul(&UOp::index(k)).add(&r);
     let v = load(1, DType::F32, &idx).reduce(op, &[r]);
-    store_kernel(0, &i, &v, &[i.clone()])
+    store_kernel(0, &i, &v, std::slice::from_ref(&i))
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn integer_max_starts_from_the_type_minimum() {
     let i = range(2, 0, AxisType::Loop);
     let r = range(3, 1, AxisType::Reduce);
     let v = load(1, DType::I32, &i.mul(&UOp::index(3)).add(&r)).reduce(ReduceOp::Max, &[r]);
-    let ast = store_kernel(0, &i, &v, &[i.clone()]);
+    let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
     let mut args = [
         Arg::zeros(DType::I32, 2),
         Arg::new(DType::I32, &[-7i32, -3, -9, i32::MIN, i32::MIN, i32::MIN]),
@@ -64,7 +64,7 @@ fn sum_over_two_axes() {
     let k = range(4, 2, AxisType::Reduce);
     let idx = i.mul(&UOp::index(12)).add(&j.mul(&UOp::index(4))).add(&k);
     let v = load(1, DType::F32, &idx).reduce(ReduceOp::Add, &[j, k]);
-    let ast = store_kernel(0, &i, &v, &[i.clone()]);
+    let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
     let x = data(24);
     let mut args = [Arg::zeros(DType::F32, 2), Arg::new(DType::F32, &x)];
     exec(&dev, &ast, &mut args);
@@ -94,7 +94,7 @@ fn full_reduce_to_a_scalar_and_counting_a_constant() {
     let j = range(4, 1, AxisType::Reduce);
     let k = range(5, 2, AxisType::Reduce);
     let v = UOp::one(DType::I32).reduce(ReduceOp::Add, &[j, k]);
-    let ast = store_kernel(0, &i, &v, &[i.clone()]);
+    let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
     let mut args = [Arg::zeros(DType::I32, 3)];
     exec(&dev, &ast, &mut args);
     assert_eq!(args[0].get::<i32>(), vec![20, 20, 20]);
@@ -145,7 +145,7 @@ fn reduce_nested_in_an_expression_and_used_twice() {
     let s = load(1, DType::F32, &k).reduce(ReduceOp::Add, &[k]);
     let xi = load(1, DType::F32, &i);
     let v = xi.add(&s.mul(&xi));
-    let ast = store_kernel(0, &i, &v, &[i.clone()]);
+    let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
     let x = data(n as usize);
     let mut args = [Arg::zeros(DType::F32, x.len()), Arg::new(DType::F32, &x)];
     exec(&dev, &ast, &mut args);

@@ -161,7 +161,7 @@ fn large_index_expressions_use_64_bit_indices() {
             0,
             &big.bin(Op::Idiv, &UOp::index(1 << 31)),
             &load(1, DType::F32, &i),
-            &[i.clone()],
+            std::slice::from_ref(&i),
         ),
         &morok_core::lower::LowerOptions::new(morok_core::render::Caps::all_native()),
     )
