@@ -6,3 +6,4 @@ mod common;
 mod elementwise;
 mod reduce;
 mod runtime;
+mod transcendental;
