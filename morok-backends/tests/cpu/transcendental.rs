@@ -159,25 +159,41 @@ fn worst64(
         .unwrap_or((0, 0.0))
 }
 
-type Case = (Op, Option<f64>, fn(f64) -> f64, f64);
+/// One decomposable op: its constant second operand (pow), its f64
+/// reference, and the |x| below which f32 / f64 results must be accurate
+/// (sin/cos/tan: the range where the Cody-Waite reduction is exact).
+struct Case {
+    op: Op,
+    y: Option<f64>,
+    reference: fn(f64) -> f64,
+    f32_limit: f64,
+    f64_limit: f64,
+}
 
-/// Every decomposable op, its reference, and the |x| below which it must
-/// be accurate (sin/cos/tan: the Cody-Waite reduction's exact range).
-fn cases(f32_trig_limit: f64, f64_trig_limit: f64) -> Vec<(Case, f64)> {
+fn cases() -> Vec<Case> {
     let all = f64::INFINITY;
+    let trig32 = 4096.0 * std::f64::consts::FRAC_PI_2;
+    let trig64 = 1_048_576.0 * std::f64::consts::FRAC_PI_2;
+    let case = |op, y, reference, f32_limit, f64_limit| Case {
+        op,
+        y,
+        reference,
+        f32_limit,
+        f64_limit,
+    };
     vec![
-        ((Op::Exp, None, f64::exp, all), all),
-        ((Op::Exp2, None, f64::exp2, all), all),
-        ((Op::Log, None, f64::ln, all), all),
-        ((Op::Log2, None, f64::log2, all), all),
-        ((Op::Sqrt, None, f64::sqrt, all), all),
-        ((Op::Rsqrt, None, |x: f64| 1.0 / x.sqrt(), all), all),
-        ((Op::Tanh, None, f64::tanh, all), all),
-        ((Op::Sin, None, f64::sin, f32_trig_limit), f64_trig_limit),
-        ((Op::Cos, None, f64::cos, f32_trig_limit), f64_trig_limit),
-        ((Op::Tan, None, f64::tan, f32_trig_limit), f64_trig_limit),
-        ((Op::Pow, Some(3.0), |x: f64| x.powi(3), all), all),
-        ((Op::Pow, Some(-0.5), |x: f64| x.powf(-0.5), all), all),
+        case(Op::Exp, None, f64::exp, all, all),
+        case(Op::Exp2, None, f64::exp2, all, all),
+        case(Op::Log, None, f64::ln, all, all),
+        case(Op::Log2, None, f64::log2, all, all),
+        case(Op::Sqrt, None, f64::sqrt, all, all),
+        case(Op::Rsqrt, None, |x| 1.0 / x.sqrt(), all, all),
+        case(Op::Tanh, None, f64::tanh, all, all),
+        case(Op::Sin, None, f64::sin, trig32, trig64),
+        case(Op::Cos, None, f64::cos, trig32, trig64),
+        case(Op::Tan, None, f64::tan, trig32, trig64),
+        case(Op::Pow, Some(3.0), |x| x.powi(3), all, all),
+        case(Op::Pow, Some(-0.5), |x| x.powf(-0.5), all, all),
     ]
 }
 
@@ -185,11 +201,11 @@ fn cases(f32_trig_limit: f64, f64_trig_limit: f64) -> Vec<(Case, f64)> {
 fn f32_decompositions_are_within_a_few_ulp() {
     let (dev, _dir) = device(2);
     let mut report = Vec::new();
-    for ((op, y, reference, limit), _) in cases(4096.0 * std::f64::consts::FRAC_PI_2, 0.0) {
-        let (ulp, at) = worst32(&dev, op, y, reference, |x| !(x.abs() as f64 >= limit));
-        report.push(format!("{op:?}({y:?}): {ulp} ulp at {at:e}"));
-        // Inputs whose exact result is tiny (subnormal) may differ by one
-        // more rounding; the bound below covers both.
+    for c in cases() {
+        let limit = c.f32_limit;
+        let inside = |x: f32| x.is_nan() || (x.abs() as f64) < limit;
+        let (ulp, at) = worst32(&dev, c.op, c.y, c.reference, inside);
+        report.push(format!("{:?}({:?}): {ulp} ulp at {at:e}", c.op, c.y));
         assert!(ulp <= 4, "{}", report.join("\n"));
     }
     println!("{}", report.join("\n"));
@@ -199,14 +215,30 @@ fn f32_decompositions_are_within_a_few_ulp() {
 fn f64_decompositions_are_within_a_few_ulp() {
     let (dev, _dir) = device(2);
     let mut report = Vec::new();
-    for ((op, y, reference, _), limit) in cases(0.0, 1_048_576.0 * std::f64::consts::FRAC_PI_2) {
-        let limit = if limit == 0.0 { f64::INFINITY } else { limit };
+    for c in cases() {
+        let (op, limit) = (c.op, c.f64_limit);
         // f64 pow rounds y·log2(x) before exponentiating: its error grows
         // with |y·log2 x| (documented), so it is checked where that is small.
         let pow_ok = |x: f64| op != Op::Pow || x.abs().log2().abs() <= 1.0;
-        let (ulp, at) = worst64(&dev, op, y, reference, |x| !(x.abs() >= limit) && pow_ok(x));
-        report.push(format!("{op:?}({y:?}): {ulp} ulp at {at:e}"));
+        let inside = |x: f64| x.is_nan() || (x.abs() < limit && pow_ok(x));
+        let (ulp, at) = worst64(&dev, op, c.y, c.reference, inside);
+        report.push(format!("{op:?}({:?}): {ulp} ulp at {at:e}", c.y));
         assert!(ulp <= 4, "{}", report.join("\n"));
     }
     println!("{}", report.join("\n"));
+}
+
+#[test]
+fn halves_decompose_through_f32() {
+    let (dev, _dir) = device(1);
+    let xs: Vec<half::f16> = [0.5f32, -2.0, 3.75, 0.0, 10.0, -0.001]
+        .iter()
+        .map(|x| half::f16::from_f32(*x))
+        .collect();
+    let got = run_decomposed(&dev, DType::F16, Op::Exp, None, &xs);
+    for (x, g) in xs.iter().zip(&got) {
+        let want = half::f16::from_f64(x.to_f64().exp());
+        let d = (g.to_bits() as i32 - want.to_bits() as i32).abs();
+        assert!(d <= 1, "exp({x}) = {g}, want {want}");
+    }
 }
