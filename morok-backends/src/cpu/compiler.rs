@@ -8,7 +8,9 @@
 //! - `-O3`: GCC's `-O2` only vectorizes loops whose trip count needs no
 //!   epilogue ("very cheap" cost model); `-O3` vectorizes generally.
 //! - `-march=native`: use the host's vector width (kernels are compiled
-//!   where they run; the cache key includes the host architecture).
+//!   where they run; the cache key includes the host's architecture and
+//!   CPU feature flags, so a cache directory shared between machines never
+//!   hands one an object using instructions it lacks).
 //! - `-fno-math-errno`: `sqrt` and friends may become single instructions
 //!   and vectorize; only `errno`, which nothing reads, changes.
 //! - `-ffp-contract=off`: no fusing of `a * b + c` into an FMA, so each
@@ -21,7 +23,7 @@
 //!
 //! `<dir>/<key>.so` is the object and `<dir>/<key>.so.blake3` its blake3
 //! checksum (hex), where `key = blake3(source, compiler identity (path and
-//! `--version` output), flags, host architecture)`. Both files are written
+//! `--version` output), flags, host architecture and CPU flags)`. Both files are written
 //! to a temporary file in `<dir>` and renamed into place (atomic), the
 //! object first, so a reader never sees a partial object with a valid
 //! checksum. An entry whose checksum does not match, or that fails to
@@ -99,6 +101,19 @@ impl Compiler {
     }
 }
 
+/// The host CPU's feature flags (what `-march=native` compiles for), from
+/// `/proc/cpuinfo` where it exists; empty elsewhere.
+fn host_cpu_flags() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("flags") || l.starts_with("Features"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
 /// Compiled objects on disk, built on demand.
 pub struct ObjectCache {
     dir: PathBuf,
@@ -146,6 +161,7 @@ impl ObjectCache {
             &self.compiler.identity,
             &FLAGS.join(" "),
             std::env::consts::ARCH,
+            &host_cpu_flags(),
         ] {
             h.update(part.as_bytes());
             h.update(&[0]);
