@@ -195,3 +195,40 @@ fn matmul() {
     exec(&dev, &matmul_ast(m as i64, k as i64, n as i64), &mut args);
     assert_eq!(args[0].get::<f32>(), matmul_ref(&a, &b, m, k, n));
 }
+
+#[test]
+fn log_sum_exp_with_one_range_shared_by_both_reduces() {
+    // out[i] = max_k x[i,k] + log(sum_k exp(x[i,k] - max_k x[i,k])), one k.
+    let (dev, _dir) = device(1);
+    let (rows, cols) = (2i64, 6i64);
+    let i = range(rows, 0, AxisType::Loop);
+    let k = range(cols, 1, AxisType::Reduce);
+    let x = load(1, DType::F32, &i.mul(&UOp::index(cols)).add(&k));
+    let mx = x.reduce(ReduceOp::Max, std::slice::from_ref(&k));
+    let s = x
+        .bin(Op::Sub, &mx)
+        .un(Op::Exp)
+        .reduce(ReduceOp::Add, std::slice::from_ref(&k));
+    let v = mx.add(&s.un(Op::Log));
+    let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
+    let xs = data((rows * cols) as usize);
+    let mut args = [
+        Arg::zeros(DType::F32, rows as usize),
+        Arg::new(DType::F32, &xs),
+    ];
+    exec(&dev, &ast, &mut args);
+    let want: Vec<f32> = xs
+        .chunks(cols as usize)
+        .map(|r| {
+            let m = r.iter().fold(f32::NEG_INFINITY, |a, b| a.max(*b));
+            m + r.iter().fold(0.0f32, |a, b| a + (b - m).exp()).ln()
+        })
+        .collect();
+    let got: Vec<f32> = args[0].get();
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - w).abs() <= 4.0 * f32::EPSILON * w.abs().max(1.0),
+            "{got:?} vs {want:?}"
+        );
+    }
+}

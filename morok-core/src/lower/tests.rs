@@ -200,3 +200,20 @@ fn malformed_asts_are_errors() {
     let gap = store(2, &i, &load(1, &i));
     assert!(msg(&UOp::sink(vec![gap.end(std::slice::from_ref(&i))])).contains("slot 0"));
 }
+
+#[test]
+fn reduces_sharing_a_range_get_loops_of_their_own() {
+    // out[i] = sum_k exp(x[i,k] - max_k x[i,k]) with ONE range node k.
+    let i = range(3, 0, AxisType::Loop);
+    let k = range(4, 1, AxisType::Reduce);
+    let x = load(1, &i.mul(&UOp::index(4)).add(&k));
+    let mx = x.reduce(ReduceOp::Max, std::slice::from_ref(&k));
+    let v = x
+        .bin(Op::Sub, &mx)
+        .un(Op::Exp)
+        .reduce(ReduceOp::Add, std::slice::from_ref(&k));
+    let st = store(0, &i, &v);
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    let s = shape(&k);
+    assert_eq!(s.matches("(=R)").count(), 2, "{s}");
+}
