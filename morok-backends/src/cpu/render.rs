@@ -243,6 +243,7 @@ impl Ctx<'_> {
             n = n.s(0);
         }
         if let Some(c) = n.const_value() {
+            self.vtype(n)?;
             return Ok(literal(c, n.dtype().scalar_type()));
         }
         self.names

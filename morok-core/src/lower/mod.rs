@@ -10,12 +10,12 @@
 //! 3. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`]);
-//! 4. [`bounds`] + [`index_dtype`]: buffer access bounds are recorded and
-//!    the abstract `Index` type becomes `i32` when every index expression
-//!    provably fits, `i64` otherwise;
+//! 4. [`bounds`]: the element range each buffer slot may touch;
 //! 5. [`reduce`]: each `REDUCE` becomes an accumulator register updated
 //!    inside its loops;
-//! 6. [`linearize`]: the graph is scheduled into nested loop blocks and
+//! 6. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
+//!    index expression provably fits, `i64` otherwise;
+//! 7. [`linearize`]: the graph is scheduled into nested loop blocks and
 //!    flattened into a list with explicit `RANGE` … `END` pairs and
 //!    `IF` … `ENDIF` around gated stores.
 
@@ -155,8 +155,8 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     }
     g = decompose::decompose(&g, &opts.caps)?;
     let buffers = bounds::buffer_slots(&g)?;
-    let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);
     let g = reduce::lower_reduces(&g)?;
+    let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);
     let program = linearize::linearize(&g)?;
     Ok(LoweredKernel {
         name: opts.name.clone(),
