@@ -8,8 +8,9 @@ use rayon::prelude::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-/// The C entry point: `void f(void *const *bufs, int64_t gstart, int64_t gend)`.
-pub type KernelFn = unsafe extern "C" fn(*const *mut c_void, i64, i64);
+/// The C entry point:
+/// `void f(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend)`.
+pub type KernelFn = unsafe extern "C" fn(*const *mut c_void, *const i64, i64, i64);
 
 /// Kernels estimated to execute fewer operations than this run on one
 /// thread: below it, waking threads costs more than it saves.
@@ -131,7 +132,7 @@ impl CpuKernel {
 }
 
 /// Buffer pointers shared by the worker threads.
-struct Args(Vec<*mut c_void>);
+struct Args(Vec<*mut c_void>, Vec<i64>);
 // SAFETY: the pointers are only dereferenced by the kernel, which each
 // thread runs on a disjoint part of the parallel loop (writes are indexed
 // by that loop, see `find_parallel` in lowering), while `run` holds the
@@ -142,6 +143,11 @@ impl Args {
     /// The pointer array in the kernel's calling convention.
     fn as_ptr(&self) -> *const *mut c_void {
         self.0.as_ptr()
+    }
+
+    /// The element counts, slot by slot.
+    fn sizes(&self) -> *const i64 {
+        self.1.as_ptr()
     }
 }
 
@@ -177,13 +183,16 @@ impl CompiledKernel for CpuKernel {
                 }
             }
         }
-        let args = Args(cpu.iter().map(|b| b.as_ptr().cast::<c_void>()).collect());
+        let args = Args(
+            cpu.iter().map(|b| b.as_ptr().cast::<c_void>()).collect(),
+            cpu.iter().map(|b| b.len() as i64).collect(),
+        );
         let f = self.func;
         let call = |start: usize, end: usize| {
             // SAFETY: `check` verified count, types and that every index
             // the kernel can touch is inside its buffer; the locks are
             // held; [start, end) lies inside the parallel loop's range.
-            unsafe { f(args.as_ptr(), start as i64, end as i64) }
+            unsafe { f(args.as_ptr(), args.sizes(), start as i64, end as i64) }
         };
         match (self.parallel, &self.pool) {
             (Some(size), Some(pool)) if self.threads > 1 && self.work >= PARALLEL_THRESHOLD => {

@@ -3,10 +3,14 @@
 //! # Calling convention
 //!
 //! ```c
-//! void NAME(void *const *bufs, int64_t gstart, int64_t gend);
+//! void NAME(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend);
 //! ```
 //!
-//! `bufs[i]` is the buffer of `DEFINE_GLOBAL` slot `i`. When the kernel has
+//! `bufs[i]` is the buffer of `DEFINE_GLOBAL` slot `i` and `sizes[i]` its
+//! element count, against which data-dependent accesses are checked when
+//! they execute (an out-of-range read yields 0, an out-of-range write is
+//! dropped; all other accesses are proven in bounds before the call, see
+//! `BufferSlot::access`). When the kernel has
 //! a parallel loop, it runs only the iterations `[gstart, gend)` of it, so
 //! the host can split the loop across threads; otherwise both are ignored.
 //!
@@ -32,6 +36,7 @@
 //! - `bool` buffers are bytes; any non-zero byte reads as true.
 
 use morok_core::dtype::{AddrSpace, DType, ScalarType};
+use morok_core::lower::bounds::is_data_dependent;
 use morok_core::lower::LoweredKernel;
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
@@ -212,6 +217,9 @@ fn literal(c: ConstValue, t: ScalarType) -> String {
 struct Ctx<'a> {
     kernel: &'a LoweredKernel,
     names: HashMap<u64, String>,
+    /// Run-time bounds conditions of data-dependent global accesses, by
+    /// INDEX node.
+    guards: HashMap<u64, String>,
     /// Counter for variable names: names follow program order, never node
     /// ids, so equal programs render to equal source (the cache key).
     next: usize,
@@ -348,7 +356,17 @@ impl Ctx<'_> {
                     }
                     buf
                 } else {
-                    format!("{buf}[{}]", self.name(n.s(1))?)
+                    let idx = self.name(n.s(1))?;
+                    if is_data_dependent(n.s(1)) {
+                        let Arg::Int(slot) = *base.arg() else {
+                            return Err(err(n, "DEFINE_GLOBAL without a slot"));
+                        };
+                        self.guards.insert(
+                            n.id(),
+                            format!("({idx} >= 0 && (int64_t){idx} < sizes[{slot}])"),
+                        );
+                    }
+                    format!("{buf}[{idx}]")
                 };
                 self.names.insert(n.id(), place);
             }
@@ -364,13 +382,20 @@ impl Ctx<'_> {
                     }
                     _ => place,
                 };
-                let expr = match index.src().get(2) {
-                    Some(gate) => format!(
+                let mut conds: Vec<String> =
+                    self.guards.get(&index.id()).cloned().into_iter().collect();
+                if let Some(gate) = index.src().get(2) {
+                    // The gate first: it may be what keeps the index in range.
+                    conds.insert(0, self.name(gate)?);
+                }
+                let expr = if conds.is_empty() {
+                    value
+                } else {
+                    format!(
                         "({} ? {value} : {})",
-                        self.name(gate)?,
+                        conds.join(" && "),
                         literal(ConstValue::zero(st), st)
-                    ),
-                    None => value,
+                    )
                 };
                 self.define(n, expr)?;
             }
@@ -388,7 +413,10 @@ impl Ctx<'_> {
                     ScalarType::Bool if global => format!("(uint8_t){v}"),
                     _ => v,
                 };
-                self.line(&format!("{place} = {v};"));
+                match self.guards.get(&index.id()) {
+                    Some(cond) => self.line(&format!("if {cond} {place} = {v};")),
+                    None => self.line(&format!("{place} = {v};")),
+                }
             }
             Op::Cast => {
                 let e = self.cast(n)?;
@@ -687,6 +715,7 @@ impl Renderer for CRenderer {
         let mut ctx = Ctx {
             kernel,
             names: HashMap::new(),
+            guards: HashMap::new(),
             next: 0,
             out: String::new(),
             depth: 1,
@@ -697,10 +726,10 @@ impl Renderer for CRenderer {
         let mut src = String::from(PRELUDE);
         let _ = writeln!(
             src,
-            "\nvoid {}(void *const *bufs, int64_t gstart, int64_t gend) {{",
+            "\nvoid {}(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend) {{",
             kernel.name
         );
-        src.push_str("  (void)bufs; (void)gstart; (void)gend;\n");
+        src.push_str("  (void)bufs; (void)sizes; (void)gstart; (void)gend;\n");
         src.push_str(&ctx.out);
         src.push_str("}\n");
         Ok(RenderedKernel {

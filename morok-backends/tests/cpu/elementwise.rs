@@ -329,3 +329,44 @@ fn constants_of_every_type_render_exactly() {
         assert_eq!(got, want, "{dt}");
     }
 }
+
+#[test]
+fn data_dependent_indices_are_checked_when_they_execute() {
+    // out[i] = table[idx[i]] (a gather) and out2[idx[i]] = i (a scatter);
+    // indices out of range read 0 and write nothing.
+    let (dev, _dir) = device(1);
+    let i = range(5, 0, AxisType::Loop);
+    let idx = load(2, DType::I32, &i).cast(DType::INDEX);
+    let gathered = UOp::define_global(1, DType::F32)
+        .index_into(&idx, None)
+        .load();
+    let ast = store_kernel(0, &i, &gathered, std::slice::from_ref(&i));
+    let mut args = [
+        Arg::zeros(DType::F32, 5),
+        Arg::new(DType::F32, &[10.0f32, 11.0, 12.0]),
+        Arg::new(DType::I32, &[2i32, 0, -1, 3, 1]),
+    ];
+    exec(&dev, &ast, &mut args);
+    assert_eq!(args[0].get::<f32>(), vec![12.0, 10.0, 0.0, 0.0, 11.0]);
+
+    let idx = load(1, DType::I32, &i).cast(DType::INDEX);
+    let st = UOp::define_global(0, DType::I32)
+        .index_into(&idx.bin(Op::Mod, &UOp::index(100)), None)
+        .store(&i.cast(DType::I32));
+    let ast = UOp::sink(vec![st.end(std::slice::from_ref(&i))]);
+    let lowered = morok_core::lower::lower(
+        &ast,
+        &morok_core::lower::LowerOptions::new(morok_core::render::Caps::all_native()),
+    )
+    .unwrap();
+    assert!(
+        lowered.parallel.is_none(),
+        "a scatter's iterations may collide"
+    );
+    let mut args = [
+        Arg::new(DType::I32, &[-7i32; 3]),
+        Arg::new(DType::I32, &[2i32, 0, -1, 3, 1]),
+    ];
+    exec(&dev, &ast, &mut args);
+    assert_eq!(args[0].get::<i32>(), vec![1, 4, 0]);
+}

@@ -201,10 +201,24 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
     out
 }
 
+/// True if an index expression depends on loaded data (a `LOAD`, or a
+/// `REDUCE` before reduce lowering). Its bounds are the index type's
+/// whole range and say nothing useful, so such an access is not part of
+/// [`BufferSlot::access`]: renderers must check it against the buffer's
+/// size when it executes (an out-of-range read yields 0, an out-of-range
+/// write is dropped).
+pub fn is_data_dependent(idx: &Arc<UOp>) -> bool {
+    idx.toposort()
+        .iter()
+        .any(|n| matches!(n.op(), Op::Load | Op::Reduce))
+}
+
 /// The buffer slots of a kernel AST: element type, read/written, and the
-/// element range accessed. A gated access is bounded with its gate's
-/// range constraints applied; an access under an unsatisfiable gate
-/// touches nothing.
+/// element range accessed by index expressions computed from ranges and
+/// constants. A gated access is bounded with its gate's range constraints
+/// applied; an access under an unsatisfiable gate touches nothing; a
+/// data-dependent access is left to run-time checks
+/// ([`is_data_dependent`]).
 pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
     let mut slots: Vec<Option<BufferSlot>> = Vec::new();
     let mut plain = Bounds::default();
@@ -235,6 +249,8 @@ pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
             return Err(LowerError::malformed("INDEX of a non-buffer", index));
         };
         let range = match index.src().get(2) {
+            // Checked per access at run time instead (see `is_data_dependent`).
+            _ if is_data_dependent(index.s(1)) => None,
             None => Some(plain.of(index.s(1))),
             Some(gate) => {
                 let ov = gate_overrides(gate, &mut plain);

@@ -352,9 +352,11 @@ impl Emitter<'_> {
 /// Picks the loop a host may split across threads: the only outermost
 /// loop that contains global stores, if it is an output loop (`Loop`,
 /// `Global` or `Thread`) with a constant trip count, every global store of
-/// the kernel is inside it and indexed by it (so iterations write disjoint
-/// elements), and no buffer is both read and written (so no iteration
-/// reads what another writes).
+/// the kernel is inside it and indexed by it through index arithmetic
+/// (so iterations write disjoint elements; a data-dependent index could
+/// collide), and no buffer is both read and written (so no iteration
+/// reads what another writes). Like the kernel AST contract, it takes
+/// distinct iterations of the output ranges to store distinct elements.
 fn find_parallel(
     nodes: &[Arc<UOp>],
     sched: &Schedule,
@@ -403,7 +405,7 @@ fn find_parallel(
         let indexed = live_ranges(s.s(0).s(1), live)
             .iter()
             .any(|r| Arc::ptr_eq(r, range));
-        if !in_loop || !indexed {
+        if !in_loop || !indexed || super::bounds::is_data_dependent(s.s(0).s(1)) {
             return None;
         }
     }

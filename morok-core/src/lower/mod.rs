@@ -102,9 +102,12 @@ pub struct BufferSlot {
     pub written: bool,
     /// True if the kernel loads from this buffer.
     pub read: bool,
-    /// Inclusive range of element indices the kernel may touch, `None`
-    /// when it touches none. A buffer must hold at least `max + 1`
-    /// elements and `min` must not be negative for a run to be safe.
+    /// Inclusive range of element indices the kernel may touch through
+    /// index expressions of ranges and constants, `None` when there are
+    /// none. A buffer must hold at least `max + 1` elements and `min` must
+    /// not be negative for a run to be safe. Data-dependent accesses are
+    /// not included: renderers guard them at run time
+    /// ([`bounds::is_data_dependent`]).
     pub access: Option<(i64, i64)>,
 }
 
