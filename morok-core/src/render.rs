@@ -50,7 +50,7 @@ pub struct Caps {
 
 impl Caps {
     /// The ops lowering can decompose when a target lacks them.
-    pub const DECOMPOSABLE: [Op; 11] = [
+    pub const DECOMPOSABLE: [Op; 12] = [
         Op::Exp,
         Op::Exp2,
         Op::Log,
@@ -59,6 +59,7 @@ impl Caps {
         Op::Cos,
         Op::Tan,
         Op::Tanh,
+        Op::Erf,
         Op::Pow,
         Op::Sqrt,
         Op::Rsqrt,

@@ -242,3 +242,48 @@ fn halves_decompose_through_f32() {
         assert!(d <= 1, "exp({x}) = {g}, want {want}");
     }
 }
+
+/// Native (libm) f64 erf of `xs`, through the C backend without
+/// decompositions: Rust's std has no erf to compare with.
+fn libm_erf(dev: &CpuDevice, xs: &[f64]) -> Vec<f64> {
+    let n = xs.len();
+    let i = UOp::range(&UOp::index(n as i64), 0, AxisType::Loop);
+    let ast = store_kernel(
+        0,
+        &i,
+        &load(1, DType::F64, &i).un(Op::Erf),
+        std::slice::from_ref(&i),
+    );
+    let lowered = lower(&ast, &LowerOptions::new(Caps::all_native())).expect("lower");
+    let k = dev.compile(&lowered).expect("compile");
+    let mut args = [Arg::zeros(DType::F64, n), Arg::new(DType::F64, xs)];
+    run(dev, &k, &mut args);
+    args[0].get()
+}
+
+#[test]
+fn erf_is_within_a_few_ulp_of_libm() {
+    let (dev, _dir) = device(2);
+    let xs32 = samples32();
+    let wide: Vec<f64> = xs32.iter().map(|x| *x as f64).collect();
+    let want32: Vec<f32> = libm_erf(&dev, &wide).iter().map(|v| *v as f32).collect();
+    let got32 = run_decomposed(&dev, DType::F32, Op::Erf, None, &xs32);
+    let worst32 = xs32
+        .iter()
+        .zip(got32.iter().zip(&want32))
+        .map(|(x, (g, w))| (ulps32(*g, *w), *x))
+        .max_by_key(|p| p.0)
+        .unwrap_or((0, 0.0));
+    let xs64 = samples64();
+    let want64 = libm_erf(&dev, &xs64);
+    let got64 = run_decomposed(&dev, DType::F64, Op::Erf, None, &xs64);
+    let worst64 = xs64
+        .iter()
+        .zip(got64.iter().zip(&want64))
+        .map(|(x, (g, w))| (ulps64(*g, *w), *x))
+        .max_by_key(|p| p.0)
+        .unwrap_or((0, 0.0));
+    println!("erf f32: {worst32:?}, f64: {worst64:?}");
+    assert!(worst32.0 <= 4, "f32 erf: {worst32:?}");
+    assert!(worst64.0 <= 4, "f64 erf: {worst64:?}");
+}

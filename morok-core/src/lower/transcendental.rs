@@ -25,6 +25,10 @@
 //! - `tanh(x) = sign(x)·(1 − 2/(e^{2|x|} + 1))`, and for `|x| < 0.625`
 //!   `em1/(em1 + 2)` with `em1 = e^{2x} − 1` from its Taylor series (no
 //!   cancellation near 0).
+//! - `erf(x)`: its Maclaurin series for `|x| < 2`, beyond it
+//!   `1 − erfc(|x|)` with `erfc` from `e^(−x²)` and Laplace's continued
+//!   fraction (unrolled to a fixed depth), signed like `x`; computed in
+//!   f64 for every type (the series cancels a few bits near `|x| = 2`).
 //! - `sqrt(x) = x · rsqrt(x)`, `rsqrt` from the exponent-halving bit trick
 //!   refined by Newton steps, the square root corrected once more
 //!   (subnormals pre-scaled by `2^64`).
@@ -323,6 +327,39 @@ impl F {
         self.lt(&ax, 0.625).where_(&small, &big)
     }
 
+    fn erf(self, x: &U) -> U {
+        // |x| < 2: the Maclaurin series 2/√π · Σ (−1)^n x^(2n+1) / (n!(2n+1)).
+        // Its terms peak near 1.2 for |x| = 2, so cancellation costs little.
+        let terms = 34;
+        let mut coeffs = Vec::with_capacity(terms);
+        let mut fact = 1.0f64;
+        for n in 0..terms {
+            if n > 0 {
+                fact *= n as f64;
+            }
+            let sign = if n % 2 == 0 { 1.0 } else { -1.0 };
+            coeffs.push(sign * std::f64::consts::FRAC_2_SQRT_PI / (fact * (2 * n + 1) as f64));
+        }
+        let x2 = x.mul(x);
+        let small = x.mul(&self.poly(&x2, &coeffs));
+        // |x| ≥ 2: 1 − erfc(|x|), erfc(a) = e^(−a²) / (√π · K(a)) with
+        // Laplace's continued fraction K(a) = a + (1/2)/(a + 1/(a + (3/2)/(a + …))),
+        // evaluated from a fixed depth upward. erfc < 0.005 here, so its
+        // relative error shrinks by that factor in erf.
+        let ax = x.un(Op::Abs);
+        let depth = 70;
+        let mut k = ax.clone();
+        for n in (1..=depth).rev() {
+            k = ax.add(&self.c(n as f64 / 2.0).bin(Op::Fdiv, &k));
+        }
+        let erfc = self
+            .exp(&ax.mul(&ax).un(Op::Neg))
+            .bin(Op::Fdiv, &k.mul(&self.c(std::f64::consts::PI.sqrt())));
+        let big = self.c(1.0).bin(Op::Sub, &erfc);
+        let big = self.lt(x, 0.0).where_(&big.un(Op::Neg), &big);
+        self.lt(&ax, 2.0).where_(&small, &big)
+    }
+
     fn rsqrt_core(self, x: &U) -> U {
         let magic = if self.f64() {
             0x5fe6_eb50_c7b5_37a9
@@ -404,9 +441,10 @@ fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     if !n.dtype().is_float() {
         return None;
     }
-    // pow's error grows with |y·log2 x|; computing narrower types in f64
-    // keeps f32 results within an ulp over the whole range.
-    let work = if t == ScalarType::F64 || n.op() == Op::Pow {
+    // pow's error grows with |y·log2 x|, and erf's series cancels a few
+    // bits near |x| = 2: computing narrower types in f64 keeps their
+    // results within an ulp over the whole range.
+    let work = if t == ScalarType::F64 || matches!(n.op(), Op::Pow | Op::Erf) {
         DType::F64
     } else {
         DType::F32
@@ -422,6 +460,7 @@ fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         Op::Cos => f.sincos(&a, 1),
         Op::Tan => f.sincos(&a, 0).bin(Op::Fdiv, &f.sincos(&a, 1)),
         Op::Tanh => f.tanh(&a),
+        Op::Erf => f.erf(&a),
         Op::Sqrt => f.sqrt(&a),
         Op::Rsqrt => f.rsqrt(&a),
         Op::Pow => f.pow(&a, &n.s(1).cast(work)),
