@@ -292,10 +292,12 @@ impl Emitter<'_> {
             let n = by_id[&id];
             self.item(n)?;
             for u in users.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
-                let w = waiting.get_mut(u).expect("user is an item of this scope");
-                *w -= 1;
-                if *w == 0 {
-                    ready.push(key(by_id[u]));
+                // `users` only holds items of this scope, all in `waiting`.
+                if let Some(w) = waiting.get_mut(u) {
+                    *w -= 1;
+                    if *w == 0 {
+                        ready.push(key(by_id[u]));
+                    }
                 }
             }
         }
