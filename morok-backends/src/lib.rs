@@ -1,1 +1,6 @@
-//! Morok devices.
+//! Morok devices. The CPU device (C rendered for the system compiler) is
+//! the default and always present.
+
+pub mod cpu;
+
+pub use cpu::{CpuConfig, CpuDevice};

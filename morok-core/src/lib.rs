@@ -3,12 +3,18 @@
 //! - [`dtype`]: scalar, vector and pointer types and type promotion;
 //! - [`uop`]: the hash-consed IR node and the op set;
 //! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter;
+//! - [`lower`]: kernel AST → linear program (reduces, index types,
+//!   decompositions, linearization);
+//! - [`render`] and [`device`]: the interfaces backends implement;
 //!
 //! The `patterns!` macro (from `morok-patterns`) is re-exported here.
 
 extern crate self as morok_core;
 
+pub mod device;
 pub mod dtype;
+pub mod lower;
+pub mod render;
 pub mod rewrite;
 pub mod shape;
 pub mod symbolic;

@@ -1,0 +1,250 @@
+//! The system C compiler and the on-disk cache of compiled kernels.
+//!
+//! # Flags
+//!
+//! `-O3 -march=native -fPIC -shared -std=c11 -fno-math-errno
+//! -ffp-contract=off`, chosen deliberately:
+//!
+//! - `-O3`: GCC's `-O2` only vectorizes loops whose trip count needs no
+//!   epilogue ("very cheap" cost model); `-O3` vectorizes generally.
+//! - `-march=native`: use the host's vector width (kernels are compiled
+//!   where they run; the cache key includes the host's architecture and
+//!   CPU feature flags, so a cache directory shared between machines never
+//!   hands one an object using instructions it lacks).
+//! - `-fno-math-errno`: `sqrt` and friends may become single instructions
+//!   and vectorize; only `errno`, which nothing reads, changes.
+//! - `-ffp-contract=off`: no fusing of `a * b + c` into an FMA, so each
+//!   float operation rounds exactly once, as the IR and the f64 reference
+//!   evaluator assume (explicit `MULACC` still renders as `fma`).
+//! - no `-ffast-math`: it would break NaN handling (`x != x`, NaN-propagating
+//!   max) and reassociate reductions.
+//!
+//! # Cache layout
+//!
+//! `<dir>/<key>.so` is the object and `<dir>/<key>.so.blake3` its blake3
+//! checksum (hex), where `key = blake3(source, compiler identity (path and
+//! `--version` output), flags, host architecture and CPU flags)`. Both files are written
+//! to a temporary file in `<dir>` and renamed into place (atomic), the
+//! object first, so a reader never sees a partial object with a valid
+//! checksum. An entry whose checksum does not match, or that fails to
+//! load, is rebuilt. `<dir>` is created readable only by the user (0700):
+//! loading an object runs its code.
+
+use morok_core::device::{DeviceError, DeviceResult};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The compiler flags (see the module docs for the reasons).
+pub const FLAGS: &[&str] = &[
+    "-O3",
+    "-march=native",
+    "-fPIC",
+    "-shared",
+    "-std=c11",
+    "-fno-math-errno",
+    "-ffp-contract=off",
+];
+
+/// A C compiler found on the system.
+#[derive(Clone, Debug)]
+pub struct Compiler {
+    path: PathBuf,
+    identity: String,
+}
+
+/// Finds `name` in `PATH` (or takes it as a path if it contains a slash).
+fn which(name: &str) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.components().count() > 1 {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|c| c.is_file())
+}
+
+impl Compiler {
+    /// The compiler `explicit` names, or the first of `cc`, `clang`, `gcc`
+    /// on `PATH`. Its identity is its path plus its `--version` output.
+    pub fn find(explicit: Option<&str>) -> DeviceResult<Compiler> {
+        let candidates: Vec<&str> = match explicit {
+            Some(c) => vec![c],
+            None => vec!["cc", "clang", "gcc"],
+        };
+        let path = candidates.iter().find_map(|c| which(c)).ok_or_else(|| {
+            DeviceError::NoCompiler(format!("none of {candidates:?} found on PATH"))
+        })?;
+        let out = Command::new(&path)
+            .arg("--version")
+            .output()
+            .map_err(|e| DeviceError::NoCompiler(format!("{}: {e}", path.display())))?;
+        if !out.status.success() {
+            return Err(DeviceError::NoCompiler(format!(
+                "{} --version failed",
+                path.display()
+            )));
+        }
+        let identity = format!(
+            "{}\n{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        Ok(Compiler { path, identity })
+    }
+
+    /// The compiler's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The host CPU's feature flags (what `-march=native` compiles for), from
+/// `/proc/cpuinfo` where it exists; empty elsewhere.
+fn host_cpu_flags() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("flags") || l.starts_with("Features"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// Compiled objects on disk, built on demand.
+pub struct ObjectCache {
+    dir: PathBuf,
+    compiler: Compiler,
+    invocations: AtomicUsize,
+}
+
+fn io(what: String) -> impl FnOnce(std::io::Error) -> DeviceError {
+    move |source| DeviceError::Io { what, source }
+}
+
+/// Creates `dir` (and parents) readable only by the user.
+fn create_private_dir(dir: &Path) -> DeviceResult<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
+        .map_err(io(format!("creating cache directory {}", dir.display())))
+}
+
+impl ObjectCache {
+    /// A cache in `dir` (created on first build) using `compiler`.
+    pub fn new(dir: PathBuf, compiler: Compiler) -> ObjectCache {
+        ObjectCache {
+            dir,
+            compiler,
+            invocations: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many times the compiler ran.
+    pub fn invocations(&self) -> usize {
+        self.invocations.load(Ordering::Relaxed)
+    }
+
+    /// The cache key of a source.
+    pub fn key(&self, source: &str) -> String {
+        let mut h = blake3::Hasher::new();
+        for part in [
+            source,
+            &self.compiler.identity,
+            &FLAGS.join(" "),
+            std::env::consts::ARCH,
+            &host_cpu_flags(),
+        ] {
+            h.update(part.as_bytes());
+            h.update(&[0]);
+        }
+        h.finalize().to_hex().to_string()
+    }
+
+    /// The object for `source`, from the cache if a valid entry exists,
+    /// otherwise compiled and stored. Returns the loaded library.
+    pub fn load_or_build(&self, source: &str, kernel: &str) -> DeviceResult<libloading::Library> {
+        let key = self.key(source);
+        let obj = self.dir.join(format!("{key}.so"));
+        let sum = self.dir.join(format!("{key}.so.blake3"));
+        if let Some(lib) = self.load_checked(&obj, &sum) {
+            return Ok(lib);
+        }
+        self.build(source, kernel, &obj, &sum)?;
+        self.load_checked(&obj, &sum)
+            .ok_or_else(|| DeviceError::Load {
+                kernel: kernel.to_string(),
+                path: obj.display().to_string(),
+                reason: "freshly built object failed its checksum or dlopen".to_string(),
+            })
+    }
+
+    /// Loads `obj` if its checksum matches `sum` and it opens.
+    fn load_checked(&self, obj: &Path, sum: &Path) -> Option<libloading::Library> {
+        let bytes = std::fs::read(obj).ok()?;
+        let expected = std::fs::read_to_string(sum).ok()?;
+        if blake3::hash(&bytes).to_hex().as_str() != expected.trim() {
+            return None;
+        }
+        // SAFETY: the object was produced by our compiler invocation from a
+        // kernel we rendered (its checksum matches what we wrote), and its
+        // only initialisation code is the C runtime's.
+        unsafe { libloading::Library::new(obj) }.ok()
+    }
+
+    fn build(&self, source: &str, kernel: &str, obj: &Path, sum: &Path) -> DeviceResult<()> {
+        create_private_dir(&self.dir)?;
+        let tmp = |suffix: &str| {
+            tempfile::Builder::new()
+                .prefix(".build-")
+                .suffix(suffix)
+                .tempfile_in(&self.dir)
+                .map_err(io(format!(
+                    "creating a temporary file in {}",
+                    self.dir.display()
+                )))
+        };
+        let mut src = tmp(".c")?;
+        src.write_all(source.as_bytes())
+            .map_err(io(format!("writing {}", src.path().display())))?;
+        let out = tmp(".so")?;
+        self.invocations.fetch_add(1, Ordering::Relaxed);
+        let result = Command::new(&self.compiler.path)
+            .args(FLAGS)
+            .arg("-x")
+            .arg("c")
+            .arg(src.path())
+            .arg("-o")
+            .arg(out.path())
+            .arg("-lm")
+            .output()
+            .map_err(|e| {
+                DeviceError::NoCompiler(format!("{}: {e}", self.compiler.path.display()))
+            })?;
+        if !result.status.success() {
+            return Err(DeviceError::Compile {
+                kernel: kernel.to_string(),
+                compiler: self.compiler.path.display().to_string(),
+                stderr: String::from_utf8_lossy(&result.stderr).into_owned(),
+            });
+        }
+        let bytes =
+            std::fs::read(out.path()).map_err(io(format!("reading {}", out.path().display())))?;
+        out.persist(obj)
+            .map_err(|e| io(format!("storing {}", obj.display()))(e.error))?;
+        let mut s = tmp(".blake3")?;
+        s.write_all(blake3::hash(&bytes).to_hex().as_bytes())
+            .map_err(io(format!("writing {}", s.path().display())))?;
+        s.persist(sum)
+            .map_err(|e| io(format!("storing {}", sum.display()))(e.error))?;
+        Ok(())
+    }
+}

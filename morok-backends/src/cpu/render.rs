@@ -1,0 +1,745 @@
+//! The C renderer: a [`LoweredKernel`] becomes one C11 function.
+//!
+//! # Calling convention
+//!
+//! ```c
+//! void NAME(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend);
+//! ```
+//!
+//! `bufs[i]` is the buffer of `DEFINE_GLOBAL` slot `i` and `sizes[i]` its
+//! element count, against which data-dependent accesses are checked when
+//! they execute (an out-of-range read yields 0, an out-of-range write is
+//! dropped; all other accesses are proven in bounds before the call, see
+//! `BufferSlot::access`). When the kernel has
+//! a parallel loop, it runs only the iterations `[gstart, gend)` of it, so
+//! the host can split the loop across threads; otherwise both are ignored.
+//!
+//! # Semantics the generated code guarantees
+//!
+//! - Floats follow IEEE 754 exactly (no fast-math; see the compiler flags
+//!   in `compiler.rs`). `f16` and `bf16` values live in `float` registers
+//!   and every operation producing one is rounded back to the type
+//!   (round to nearest even): for `+ - * /` and `sqrt` this equals native
+//!   half arithmetic, because `float` has more than twice the precision
+//!   plus two bits. Conversions are bit manipulation helpers, so any C
+//!   compiler works.
+//! - `MAX`/`MIN` propagate NaN.
+//! - Signed integer `+ - *`, negation and left shifts wrap (computed in
+//!   unsigned arithmetic), except for index arithmetic proven not to
+//!   overflow (`LoweredKernel::no_overflow`), which stays plain so the C
+//!   compiler can reason about loop induction variables.
+//! - Integer division and remainder truncate (C semantics). Division or
+//!   remainder by zero yields 0, and `MIN / -1` wraps to `MIN` (its
+//!   remainder is 0): nothing traps.
+//! - Shift amounts are masked to the type's width.
+//! - Float → integer casts saturate and map NaN to 0 (Rust `as`).
+//! - `bool` buffers are bytes; any non-zero byte reads as true.
+
+use morok_core::dtype::{AddrSpace, DType, ScalarType};
+use morok_core::lower::bounds::is_data_dependent;
+use morok_core::lower::LoweredKernel;
+use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
+use morok_core::uop::{Arg, ConstValue, Op, UOp};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// Renders linear programs as C11 for the system C compiler.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CRenderer;
+
+/// Helpers every kernel may use: f16/bf16 conversions by bit
+/// manipulation (round to nearest even, NaN stays NaN), and a
+/// round-to-odd f64 → f32 step that makes f64 → f16/bf16 a single correct
+/// rounding (rounding to odd first, with at least two extra bits, cannot
+/// create a tie that the final rounding would resolve wrongly).
+const PRELUDE: &str = r#"#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+#include <math.h>
+
+static inline float morok_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+  float f;
+  if (e == 0x1fu) bits = sign | 0x7f800000u | (m << 13);
+  else if (e != 0) bits = sign | ((e + 112u) << 23) | (m << 13);
+  else { f = (float)m * 0x1p-24f; memcpy(&bits, &f, 4); bits |= sign; }
+  memcpy(&f, &bits, 4);
+  return f;
+}
+static inline uint16_t morok_f32_to_f16(float f) {
+  uint32_t x, ax, sign;
+  memcpy(&x, &f, 4);
+  sign = (x >> 16) & 0x8000u;
+  ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  if (ax < 0x38800000u) {
+    float a;
+    memcpy(&a, &ax, 4);
+    return (uint16_t)(sign | (uint32_t)rintf(a * 0x1p24f));
+  }
+  ax -= 0x38000000u;
+  ax += 0xfffu + ((ax >> 13) & 1u);
+  return (uint16_t)(sign | (ax >> 13));
+}
+static inline float morok_bf16_to_f32(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+static inline uint16_t morok_f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+static inline float morok_f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if ((double)f != d && d == d) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    if (fabs((double)f) > fabs(d)) b -= 1u;
+    b |= 1u;
+    memcpy(&f, &b, 4);
+  }
+  return f;
+}
+static inline float morok_round_f16(float f) { return morok_f16_to_f32(morok_f32_to_f16(f)); }
+static inline float morok_round_bf16(float f) { return morok_bf16_to_f32(morok_f32_to_bf16(f)); }
+"#;
+
+/// The C type of a value of scalar type `t` (halves compute in `float`).
+fn value_type(t: ScalarType) -> Option<&'static str> {
+    Some(match t {
+        ScalarType::Bool => "bool",
+        ScalarType::I8 => "int8_t",
+        ScalarType::I16 => "int16_t",
+        ScalarType::I32 => "int32_t",
+        ScalarType::I64 => "int64_t",
+        ScalarType::U8 => "uint8_t",
+        ScalarType::U16 => "uint16_t",
+        ScalarType::U32 => "uint32_t",
+        ScalarType::U64 => "uint64_t",
+        ScalarType::F16 | ScalarType::BF16 | ScalarType::F32 => "float",
+        ScalarType::F64 => "double",
+        ScalarType::Index | ScalarType::Void => return None,
+    })
+}
+
+/// The C type an element of scalar type `t` is stored as in a buffer.
+fn storage_type(t: ScalarType) -> Option<&'static str> {
+    match t {
+        ScalarType::Bool => Some("uint8_t"),
+        ScalarType::F16 | ScalarType::BF16 => Some("uint16_t"),
+        t => value_type(t),
+    }
+}
+
+/// The unsigned type wrapping arithmetic on `t` is done in.
+fn wrap_type(t: ScalarType) -> &'static str {
+    if t.bits() <= 32 {
+        "uint32_t"
+    } else {
+        "uint64_t"
+    }
+}
+
+/// The libm name of a float function for `t` (`expf` / `exp`).
+fn libm(base: &str, t: ScalarType) -> String {
+    if t == ScalarType::F64 {
+        base.to_string()
+    } else {
+        format!("{base}f")
+    }
+}
+
+/// Rounds a `float` expression to the half type `t` (identity otherwise).
+fn round_half(expr: String, t: ScalarType) -> String {
+    match t {
+        ScalarType::F16 => format!("morok_round_f16({expr})"),
+        ScalarType::BF16 => format!("morok_round_bf16({expr})"),
+        _ => expr,
+    }
+}
+
+/// A C literal for a constant of scalar type `t`.
+fn literal(c: ConstValue, t: ScalarType) -> String {
+    match t {
+        ScalarType::Bool => (if c.truthy() { "1" } else { "0" }).to_string(),
+        t if t.is_float() => {
+            let v = c.as_f64();
+            let double = t == ScalarType::F64;
+            if v.is_nan() {
+                if double { "((double)NAN)" } else { "NAN" }.to_string()
+            } else if v.is_infinite() {
+                let inf = if double {
+                    "((double)INFINITY)"
+                } else {
+                    "INFINITY"
+                };
+                if v < 0.0 {
+                    format!("(-{inf})")
+                } else {
+                    inf.to_string()
+                }
+            } else if double {
+                format!("{v:e}")
+            } else {
+                // Shortest round-trip form of the f32 value; C parses it
+                // back to the same float.
+                format!("{:e}f", v as f32)
+            }
+        }
+        t if t.is_unsigned() => {
+            let v = c.as_i128().unwrap_or(0) as u64;
+            if t.bits() <= 32 {
+                format!("{v}u")
+            } else {
+                format!("{v}ull")
+            }
+        }
+        t => {
+            let v = c.as_i64().unwrap_or(0);
+            match t.bits() {
+                64 if v == i64::MIN => "(-9223372036854775807ll - 1)".to_string(),
+                64 => format!("{v}ll"),
+                _ if v == i32::MIN as i64 => "(-2147483647 - 1)".to_string(),
+                _ => format!("{v}"),
+            }
+        }
+    }
+}
+
+/// Rendering state of one kernel.
+struct Ctx<'a> {
+    kernel: &'a LoweredKernel,
+    names: HashMap<u64, String>,
+    /// Run-time bounds conditions of data-dependent global accesses, by
+    /// INDEX node.
+    guards: HashMap<u64, String>,
+    /// Counter for variable names: names follow program order, never node
+    /// ids, so equal programs render to equal source (the cache key).
+    next: usize,
+    out: String,
+    depth: usize,
+}
+
+fn err(n: &UOp, what: impl Into<String>) -> RenderError {
+    RenderError {
+        renderer: "C".to_string(),
+        node: format!("{n:?}"),
+        what: what.into(),
+    }
+}
+
+impl Ctx<'_> {
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.depth {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    /// The C expression of an operand (`AFTER` stands for its first operand).
+    fn name(&self, n: &Arc<UOp>) -> Result<String, RenderError> {
+        let mut n = n;
+        while n.op() == Op::After {
+            n = n.s(0);
+        }
+        if let Some(c) = n.const_value() {
+            self.vtype(n)?;
+            return Ok(literal(c, n.dtype().scalar_type()));
+        }
+        self.names
+            .get(&n.id())
+            .cloned()
+            .ok_or_else(|| err(n, "operand used before it is defined"))
+    }
+
+    fn vtype(&self, n: &UOp) -> Result<&'static str, RenderError> {
+        if n.dtype().is_vector() {
+            return Err(err(n, "vector dtypes are not supported"));
+        }
+        value_type(n.dtype().scalar_type()).ok_or_else(|| err(n, "no C type for this dtype"))
+    }
+
+    /// A fresh variable name with `prefix`.
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.next += 1;
+        format!("{prefix}{}", self.next - 1)
+    }
+
+    /// Declares a fresh variable with the value of `expr`.
+    fn define(&mut self, n: &UOp, expr: String) -> Result<(), RenderError> {
+        let ty = self.vtype(n)?;
+        let name = self.fresh("v");
+        self.line(&format!("const {ty} {name} = {expr};"));
+        self.names.insert(n.id(), name);
+        Ok(())
+    }
+
+    fn op(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
+        match n.op() {
+            Op::DefineGlobal => {
+                let Arg::Int(slot) = *n.arg() else {
+                    return Err(err(n, "DEFINE_GLOBAL without a slot"));
+                };
+                let st = n.dtype().scalar_type();
+                let ty = storage_type(st).ok_or_else(|| err(n, "no C type for buffer"))?;
+                let written = self
+                    .kernel
+                    .buffers
+                    .get(slot as usize)
+                    .is_some_and(|b| b.written);
+                let cq = if written { "" } else { "const " };
+                let name = format!("data{slot}");
+                self.line(&format!(
+                    "{cq}{ty} *restrict {name} = ({cq}{ty} *)bufs[{slot}];"
+                ));
+                self.names.insert(n.id(), name);
+            }
+            Op::DefineReg => {
+                let Arg::Int(slot) = *n.arg() else {
+                    return Err(err(n, "DEFINE_REG without a slot"));
+                };
+                if n.dtype().addr_space() != Some(AddrSpace::Reg) {
+                    return Err(err(n, "DEFINE_REG must be a register pointer"));
+                }
+                let ty = value_type(n.dtype().scalar_type())
+                    .ok_or_else(|| err(n, "no C type for register"))?;
+                let name = format!("acc{slot}");
+                self.line(&format!("{ty} {name};"));
+                self.names.insert(n.id(), name);
+            }
+            Op::Const => {}
+            Op::Range => {
+                let ty = self.vtype(n)?;
+                let name = self.fresh("ridx");
+                let parallel = self
+                    .kernel
+                    .parallel
+                    .as_ref()
+                    .is_some_and(|p| Arc::ptr_eq(&p.range, n));
+                let (start, end) = if parallel {
+                    (format!("({ty})gstart"), format!("({ty})gend"))
+                } else {
+                    ("0".to_string(), self.name(n.s(0))?)
+                };
+                self.line(&format!(
+                    "for ({ty} {name} = {start}; {name} < {end}; {name}++) {{"
+                ));
+                self.depth += 1;
+                self.names.insert(n.id(), name);
+            }
+            Op::End | Op::EndIf => {
+                self.depth = self.depth.saturating_sub(1);
+                self.line("}");
+            }
+            Op::If => {
+                let gate = self.name(n.s(0))?;
+                self.line(&format!("if ({gate}) {{"));
+                self.depth += 1;
+            }
+            Op::Index => {
+                let buf = self.name(n.s(0))?;
+                let mut base = n.s(0);
+                while base.op() == Op::After {
+                    base = base.s(0);
+                }
+                let place = if base.op() == Op::DefineReg {
+                    if !n.s(1).is_zero_const() {
+                        return Err(err(n, "registers hold one element"));
+                    }
+                    buf
+                } else {
+                    let idx = self.name(n.s(1))?;
+                    if is_data_dependent(n.s(1)) {
+                        let Arg::Int(slot) = *base.arg() else {
+                            return Err(err(n, "DEFINE_GLOBAL without a slot"));
+                        };
+                        self.guards.insert(
+                            n.id(),
+                            format!("({idx} >= 0 && (int64_t){idx} < sizes[{slot}])"),
+                        );
+                    }
+                    format!("{buf}[{idx}]")
+                };
+                self.names.insert(n.id(), place);
+            }
+            Op::Load => {
+                let index = n.s(0);
+                let place = self.name(index)?;
+                let st = n.dtype().scalar_type();
+                let value = match st {
+                    ScalarType::F16 => format!("morok_f16_to_f32({place})"),
+                    ScalarType::BF16 => format!("morok_bf16_to_f32({place})"),
+                    ScalarType::Bool if index.s(0).op() == Op::DefineGlobal => {
+                        format!("({place} != 0)")
+                    }
+                    _ => place,
+                };
+                let mut conds: Vec<String> =
+                    self.guards.get(&index.id()).cloned().into_iter().collect();
+                if let Some(gate) = index.src().get(2) {
+                    // The gate first: it may be what keeps the index in range.
+                    conds.insert(0, self.name(gate)?);
+                }
+                let expr = if conds.is_empty() {
+                    value
+                } else {
+                    format!(
+                        "({} ? {value} : {})",
+                        conds.join(" && "),
+                        literal(ConstValue::zero(st), st)
+                    )
+                };
+                self.define(n, expr)?;
+            }
+            Op::Store => {
+                let index = n.s(0);
+                if index.src().len() > 2 {
+                    return Err(err(n, "gated stores must be lowered to IF"));
+                }
+                let place = self.name(index)?;
+                let v = self.name(n.s(1))?;
+                let global = index.s(0).op() == Op::DefineGlobal;
+                let v = match n.s(1).dtype().scalar_type() {
+                    ScalarType::F16 if global => format!("morok_f32_to_f16({v})"),
+                    ScalarType::BF16 if global => format!("morok_f32_to_bf16({v})"),
+                    ScalarType::Bool if global => format!("(uint8_t){v}"),
+                    _ => v,
+                };
+                match self.guards.get(&index.id()) {
+                    Some(cond) => self.line(&format!("if {cond} {place} = {v};")),
+                    None => self.line(&format!("{place} = {v};")),
+                }
+            }
+            Op::Cast => {
+                let e = self.cast(n)?;
+                self.define(n, e)?;
+            }
+            Op::Bitcast => self.bitcast(n)?,
+            Op::DefineVar => return Err(err(n, "symbolic variables are not supported yet")),
+            _ => {
+                let e = self.alu(n)?;
+                self.define(n, e)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn cast(&self, n: &Arc<UOp>) -> Result<String, RenderError> {
+        let a = self.name(n.s(0))?;
+        let (from, to) = (n.s(0).dtype().scalar_type(), n.dtype().scalar_type());
+        let ty = self.vtype(n)?;
+        Ok(match (from, to) {
+            (_, ScalarType::Bool) => format!("({a} != 0)"),
+            (f, t) if f == t => a,
+            (ScalarType::Bool, _) => format!("({ty}){a}"),
+            // Via f64 and round-to-odd: one correct rounding to the half.
+            (f, ScalarType::F16 | ScalarType::BF16) if f.is_int() || f == ScalarType::F64 => {
+                round_half(format!("morok_f64_to_f32_odd((double){a})"), to)
+            }
+            (_, ScalarType::F16 | ScalarType::BF16) => round_half(a, to),
+            (f, t) if f.is_float() && t.is_int() => {
+                let bits = t.bits() as i32;
+                let (lo, hi) = if t.is_unsigned() {
+                    (-1.0, 2f64.powi(bits))
+                } else {
+                    (-(2f64.powi(bits - 1)) - 1.0, 2f64.powi(bits - 1))
+                };
+                format!(
+                    "({a} != {a} ? ({ty})0 : {a} >= {hi:e} ? {max} : {a} <= {lo:e} ? {min} : ({ty}){a})",
+                    max = literal(ConstValue::max_of(t), t),
+                    min = literal(ConstValue::min_of(t), t),
+                )
+            }
+            _ => format!("({ty}){a}"),
+        })
+    }
+
+    /// Bit reinterpretation through `memcpy` of the storage forms.
+    fn bitcast(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
+        let a = self.name(n.s(0))?;
+        let (from, to) = (n.s(0).dtype().scalar_type(), n.dtype().scalar_type());
+        let (sf, stt) = match (storage_type(from), storage_type(to)) {
+            (Some(f), Some(t)) if from.itemsize() == to.itemsize() => (f, t),
+            _ => return Err(err(n, "bitcast between types of different sizes")),
+        };
+        let src_bits = match from {
+            ScalarType::F16 => format!("morok_f32_to_f16({a})"),
+            ScalarType::BF16 => format!("morok_f32_to_bf16({a})"),
+            ScalarType::Bool => format!("(uint8_t){a}"),
+            _ => a,
+        };
+        let bits = self.fresh("b");
+        self.line(&format!(
+            "{stt} {bits}; {{ const {sf} t = {src_bits}; memcpy(&{bits}, &t, sizeof t); }}"
+        ));
+        let value = match to {
+            ScalarType::F16 => format!("morok_f16_to_f32({bits})"),
+            ScalarType::BF16 => format!("morok_bf16_to_f32({bits})"),
+            ScalarType::Bool => format!("({bits} != 0)"),
+            _ => bits,
+        };
+        self.define(n, value)
+    }
+
+    fn alu(&self, n: &Arc<UOp>) -> Result<String, RenderError> {
+        let s: Vec<String> = n
+            .src()
+            .iter()
+            .map(|x| self.name(x))
+            .collect::<Result<_, _>>()?;
+        let arg = |i: usize| -> Result<&str, RenderError> {
+            s.get(i)
+                .map(String::as_str)
+                .ok_or_else(|| err(n, "missing operand"))
+        };
+        let t = n.dtype().scalar_type();
+        let operand_t = n
+            .src()
+            .first()
+            .map(|x| x.dtype().scalar_type())
+            .unwrap_or(t);
+        let ty = self.vtype(n)?;
+        let u = wrap_type(t);
+        let plain = self.kernel.no_overflow.contains(&n.id());
+        let float = t.is_float();
+        let int = t.is_int();
+        let bits = t.bits();
+        let e = match n.op() {
+            Op::Add | Op::Sub | Op::Mul => {
+                let sym = match n.op() {
+                    Op::Add => "+",
+                    Op::Sub => "-",
+                    _ => "*",
+                };
+                let (a, b) = (arg(0)?, arg(1)?);
+                if int && !plain {
+                    format!("({ty})(({u}){a} {sym} ({u}){b})")
+                } else {
+                    round_half(format!("({a} {sym} {b})"), t)
+                }
+            }
+            Op::MulAcc => {
+                let (a, b, c) = (arg(0)?, arg(1)?, arg(2)?);
+                if float {
+                    round_half(format!("{}({a}, {b}, {c})", libm("fma", t)), t)
+                } else if int {
+                    format!("({ty})(({u}){a} * ({u}){b} + ({u}){c})")
+                } else {
+                    return Err(err(n, "MULACC on bool"));
+                }
+            }
+            Op::Neg => {
+                let a = arg(0)?;
+                if int && !plain {
+                    format!("({ty})(({u})0 - ({u}){a})")
+                } else {
+                    format!("(-{a})")
+                }
+            }
+            Op::Fdiv if float => round_half(format!("({} / {})", arg(0)?, arg(1)?), t),
+            Op::Recip if float => {
+                let one = literal(ConstValue::Float(1.0), t);
+                round_half(format!("({one} / {})", arg(0)?), t)
+            }
+            Op::Idiv if int => {
+                let (a, b) = (arg(0)?, arg(1)?);
+                if plain {
+                    format!("({a} / {b})")
+                } else if t.is_signed_int() {
+                    format!(
+                        "({b} == 0 ? ({ty})0 : {b} == -1 ? ({ty})(({u})0 - ({u}){a}) : ({ty})({a} / {b}))"
+                    )
+                } else {
+                    format!("({b} == 0 ? ({ty})0 : ({ty})({a} / {b}))")
+                }
+            }
+            Op::Mod if int => {
+                let (a, b) = (arg(0)?, arg(1)?);
+                if plain {
+                    format!("({a} % {b})")
+                } else if t.is_signed_int() {
+                    format!("(({b} == 0 || {b} == -1) ? ({ty})0 : ({ty})({a} % {b}))")
+                } else {
+                    format!("({b} == 0 ? ({ty})0 : ({ty})({a} % {b}))")
+                }
+            }
+            Op::Mod if float => {
+                round_half(format!("{}({}, {})", libm("fmod", t), arg(0)?, arg(1)?), t)
+            }
+            Op::Max | Op::Min => {
+                let (a, b) = (arg(0)?, arg(1)?);
+                let cmp = if n.op() == Op::Max { ">" } else { "<" };
+                if float {
+                    format!("(({a} {cmp} {b} || {a} != {a}) ? {a} : {b})")
+                } else {
+                    format!("({a} {cmp} {b} ? {a} : {b})")
+                }
+            }
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe => {
+                let sym = match n.op() {
+                    Op::CmpLt => "<",
+                    Op::CmpLe => "<=",
+                    Op::CmpEq => "==",
+                    _ => "!=",
+                };
+                format!("({} {sym} {})", arg(0)?, arg(1)?)
+            }
+            Op::And | Op::Or | Op::Xor => {
+                let sym = match n.op() {
+                    Op::And => "&",
+                    Op::Or => "|",
+                    _ => "^",
+                };
+                if float {
+                    return Err(err(n, "bitwise op on floats"));
+                }
+                format!("({ty})({} {sym} {})", arg(0)?, arg(1)?)
+            }
+            Op::Shl if int => {
+                let (a, b) = (arg(0)?, arg(1)?);
+                format!("({ty})(({u}){a} << ({b} & {}))", bits - 1)
+            }
+            Op::Shr if int => format!("({ty})({} >> ({} & {}))", arg(0)?, arg(1)?, bits - 1),
+            Op::Not => {
+                if t.is_bool() {
+                    format!("(!{})", arg(0)?)
+                } else if int {
+                    format!("({ty})(~{})", arg(0)?)
+                } else {
+                    return Err(err(n, "NOT on floats"));
+                }
+            }
+            Op::Abs => {
+                let a = arg(0)?;
+                if float {
+                    format!("{}({a})", libm("fabs", t))
+                } else if t.is_signed_int() {
+                    format!("({a} < 0 ? ({ty})(({u})0 - ({u}){a}) : {a})")
+                } else {
+                    a.to_string()
+                }
+            }
+            Op::Floor | Op::Ceil | Op::Trunc | Op::Round => {
+                let a = arg(0)?;
+                if float {
+                    let f = match n.op() {
+                        Op::Floor => "floor",
+                        Op::Ceil => "ceil",
+                        Op::Trunc => "trunc",
+                        // rint rounds half to even in the default rounding
+                        // mode, which kernels never change.
+                        _ => "rint",
+                    };
+                    format!("{}({a})", libm(f, t))
+                } else {
+                    a.to_string()
+                }
+            }
+            Op::Sqrt
+            | Op::Exp
+            | Op::Exp2
+            | Op::Log
+            | Op::Log2
+            | Op::Sin
+            | Op::Cos
+            | Op::Tan
+            | Op::Tanh
+            | Op::Erf
+                if float =>
+            {
+                let f = match n.op() {
+                    Op::Sqrt => "sqrt",
+                    Op::Exp => "exp",
+                    Op::Exp2 => "exp2",
+                    Op::Log => "log",
+                    Op::Log2 => "log2",
+                    Op::Sin => "sin",
+                    Op::Cos => "cos",
+                    Op::Tan => "tan",
+                    Op::Tanh => "tanh",
+                    _ => "erf",
+                };
+                round_half(format!("{}({})", libm(f, t), arg(0)?), t)
+            }
+            Op::Rsqrt if float => {
+                let one = literal(ConstValue::Float(1.0), t);
+                round_half(format!("({one} / {}({}))", libm("sqrt", t), arg(0)?), t)
+            }
+            Op::Pow if float => {
+                round_half(format!("{}({}, {})", libm("pow", t), arg(0)?, arg(1)?), t)
+            }
+            Op::Where => format!("({} ? {} : {})", arg(0)?, arg(1)?, arg(2)?),
+            op => {
+                return Err(err(
+                    n,
+                    format!("{} on {} operands is not renderable", op.name(), operand_t),
+                ))
+            }
+        };
+        Ok(e)
+    }
+}
+
+impl Renderer for CRenderer {
+    fn name(&self) -> &str {
+        "c"
+    }
+
+    /// libm provides every transcendental function.
+    fn caps(&self) -> Caps {
+        Caps::all_native()
+    }
+
+    fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
+        let valid_ident = !kernel.name.is_empty()
+            && !kernel.name.starts_with(|c: char| c.is_ascii_digit())
+            && kernel
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_ident {
+            return Err(RenderError {
+                renderer: "C".to_string(),
+                node: kernel.name.clone(),
+                what: "kernel name is not a C identifier".to_string(),
+            });
+        }
+        let mut ctx = Ctx {
+            kernel,
+            names: HashMap::new(),
+            guards: HashMap::new(),
+            next: 0,
+            out: String::new(),
+            depth: 1,
+        };
+        for n in &kernel.ops {
+            ctx.op(n)?;
+        }
+        let mut src = String::from(PRELUDE);
+        let _ = writeln!(
+            src,
+            "\nvoid {}(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend) {{",
+            kernel.name
+        );
+        src.push_str("  (void)bufs; (void)sizes; (void)gstart; (void)gend;\n");
+        src.push_str(&ctx.out);
+        src.push_str("}\n");
+        Ok(RenderedKernel {
+            source: src,
+            entry: kernel.name.clone(),
+        })
+    }
+}
+
+/// The storage dtype check the device uses before handing buffers over.
+pub(crate) fn storable(d: DType) -> bool {
+    !d.is_ptr() && !d.is_vector() && storage_type(d.scalar_type()).is_some()
+}

@@ -1,0 +1,124 @@
+//! Shared helpers: kernel AST builders following the contract in
+//! `docs/ARCHITECTURE.md`, and a runner that lowers, compiles and runs a
+//! kernel on the CPU device with host data.
+
+use morok_backends::{CpuConfig, CpuDevice};
+use morok_core::device::{CompiledKernel, Device};
+use morok_core::dtype::DType;
+use morok_core::lower::{lower, LowerOptions};
+use morok_core::uop::{AxisType, UOp};
+use std::sync::Arc;
+
+/// A device with a private cache directory and `threads` workers.
+pub fn device(threads: usize) -> (CpuDevice, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cfg = CpuConfig {
+        cache_dir: dir.path().join("cache"),
+        threads,
+        compiler: None,
+    };
+    (CpuDevice::with_config(cfg), dir)
+}
+
+/// Raw little-endian bytes of a slice of plain values.
+pub fn to_bytes<T: Copy>(v: &[T]) -> Vec<u8> {
+    let n = std::mem::size_of_val(v);
+    // SAFETY: T is a plain value type (ints, floats, half types).
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), n) }.to_vec()
+}
+
+/// Values back from raw bytes.
+pub fn from_bytes<T: Copy + Default>(b: &[u8]) -> Vec<T> {
+    let n = b.len() / std::mem::size_of::<T>();
+    let mut out = vec![T::default(); n];
+    // SAFETY: `out` has room for exactly `b.len()` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.as_mut_ptr().cast::<u8>(), b.len()) };
+    out
+}
+
+/// One kernel argument: element type and contents.
+pub struct Arg {
+    pub dtype: DType,
+    pub bytes: Vec<u8>,
+}
+
+impl Arg {
+    pub fn new<T: Copy>(dtype: DType, v: &[T]) -> Arg {
+        Arg {
+            dtype,
+            bytes: to_bytes(v),
+        }
+    }
+
+    pub fn zeros(dtype: DType, n: usize) -> Arg {
+        Arg {
+            dtype,
+            bytes: vec![0; n * dtype.itemsize()],
+        }
+    }
+
+    pub fn get<T: Copy + Default>(&self) -> Vec<T> {
+        from_bytes(&self.bytes)
+    }
+}
+
+/// Lowers and compiles `ast` on `dev`.
+pub fn compile(dev: &CpuDevice, ast: &Arc<UOp>) -> Arc<dyn CompiledKernel> {
+    let lowered = lower(ast, &LowerOptions::new(dev.caps())).expect("lowering");
+    dev.compile(&lowered)
+        .unwrap_or_else(|e| panic!("compile failed: {e}"))
+}
+
+/// Runs a compiled kernel on `args` (slot order), copying results back.
+pub fn run(dev: &CpuDevice, k: &Arc<dyn CompiledKernel>, args: &mut [Arg]) {
+    let mut bufs = Vec::new();
+    for a in args.iter() {
+        let n = a.bytes.len() / a.dtype.itemsize();
+        let mut b = dev.allocate(a.dtype, n).expect("alloc");
+        b.copy_in(&a.bytes).expect("copy in");
+        bufs.push(b);
+    }
+    let refs: Vec<_> = bufs.iter().map(|b| b.as_ref()).collect();
+    k.run(&refs)
+        .unwrap_or_else(|e| panic!("run failed: {e}\n{}", k.source()));
+    for (a, b) in args.iter_mut().zip(&bufs) {
+        b.copy_out(&mut a.bytes).expect("copy out");
+    }
+}
+
+/// Lowers, compiles and runs in one go.
+pub fn exec(dev: &CpuDevice, ast: &Arc<UOp>, args: &mut [Arg]) -> Arc<dyn CompiledKernel> {
+    let k = compile(dev, ast);
+    run(dev, &k, args);
+    k
+}
+
+/// `RANGE(n)` with the given id and type.
+pub fn range(n: i64, id: usize, t: AxisType) -> Arc<UOp> {
+    UOp::range(&UOp::index(n), id, t)
+}
+
+/// `LOAD(INDEX(DEFINE_GLOBAL(slot), idx))`.
+pub fn load(slot: i64, dtype: DType, idx: &Arc<UOp>) -> Arc<UOp> {
+    UOp::define_global(slot, dtype).index_into(idx, None).load()
+}
+
+/// `SINK(END(STORE(INDEX(DEFINE_GLOBAL(slot), idx), value), ranges...))`.
+pub fn store_kernel(slot: i64, idx: &Arc<UOp>, value: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Arc<UOp> {
+    let st = UOp::define_global(slot, value.dtype())
+        .index_into(idx, None)
+        .store(value);
+    UOp::sink(vec![st.end(ranges)])
+}
+
+/// An elementwise kernel over `n` elements: out[i] = f(in1[i], in2[i], ...).
+pub fn elementwise(n: i64, inputs: &[DType], f: impl Fn(&[Arc<UOp>]) -> Arc<UOp>) -> Arc<UOp> {
+    let i = range(n, 0, AxisType::Loop);
+    let vals: Vec<Arc<UOp>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, d)| load(k as i64 + 1, *d, &i))
+        .collect();
+    let v = f(&vals);
+    store_kernel(0, &i, &v, std::slice::from_ref(&i))
+}

@@ -1,0 +1,9 @@
+//! CPU backend tests: hand-built kernel ASTs following the contract,
+//! lowered, rendered to C, compiled with the system compiler and run,
+//! compared with values computed in Rust.
+
+mod common;
+mod elementwise;
+mod reduce;
+mod runtime;
+mod transcendental;

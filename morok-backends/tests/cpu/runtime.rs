@@ -1,0 +1,178 @@
+//! The device around the kernels: threefry, the object cache, threading,
+//! argument checking.
+
+use super::common::*;
+use super::reduce::{matmul_ast, matmul_ref};
+use morok_core::device::{Device, DeviceError};
+use morok_core::dtype::DType;
+use morok_core::lower::threefry2x32;
+use morok_core::uop::{AxisType, ConstValue, Op, UOp};
+
+#[test]
+fn threefry_matches_the_reference_and_known_answer() {
+    let (dev, _dir) = device(1);
+    let ast = elementwise(4, &[DType::U64, DType::U64], |v| {
+        v[0].bin(Op::Threefry, &v[1])
+    });
+    let ctr = [0u64, u64::MAX, 0x85a308d3_243f6a88, 12345];
+    let key = [0u64, u64::MAX, 0x03707344_13198a2e, 0xdead_beef_0000_0001];
+    let mut args = [
+        Arg::zeros(DType::U64, 4),
+        Arg::new(DType::U64, &ctr),
+        Arg::new(DType::U64, &key),
+    ];
+    exec(&dev, &ast, &mut args);
+    let got: Vec<u64> = args[0].get();
+    assert_eq!(got[0], 0x99ba4efe_6b200159);
+    let want: Vec<u64> = ctr
+        .iter()
+        .zip(&key)
+        .map(|(c, k)| threefry2x32(*c, *k))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn disk_cache_hit_skips_the_compiler_and_corruption_is_rebuilt() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cfg = || morok_backends::CpuConfig {
+        cache_dir: dir.path().join("objs"),
+        threads: 1,
+        compiler: None,
+    };
+    // A kernel no other test compiles (constant 4242), so this process
+    // has never loaded its object.
+    let ast = elementwise(3, &[DType::I32], |v| {
+        v[0].add(&UOp::const_(DType::I32, ConstValue::Int(4242)))
+    });
+    let check = |dev: &morok_backends::CpuDevice| {
+        let mut args = [
+            Arg::zeros(DType::I32, 3),
+            Arg::new(DType::I32, &[1i32, 2, 3]),
+        ];
+        exec(dev, &ast, &mut args);
+        assert_eq!(args[0].get::<i32>(), vec![4243, 4244, 4245]);
+    };
+    let first = morok_backends::CpuDevice::with_config(cfg());
+    check(&first);
+    assert_eq!(first.compiler_invocations(), 1);
+    check(&first);
+    assert_eq!(first.compiler_invocations(), 1, "in-memory hit");
+
+    let second = morok_backends::CpuDevice::with_config(cfg());
+    check(&second);
+    assert_eq!(second.compiler_invocations(), 0, "disk hit");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("objs"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+    // Garbage in place of every cached object: detected and rebuilt. The
+    // file is replaced (new inode) rather than truncated, as corruption by
+    // another process would be: this process still maps the old object,
+    // and truncating a mapped file would fault its pages.
+    for e in std::fs::read_dir(dir.path().join("objs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "so") {
+            std::fs::remove_file(&p).unwrap();
+            std::fs::write(&p, b"not an object file").unwrap();
+        }
+    }
+    let third = morok_backends::CpuDevice::with_config(cfg());
+    check(&third);
+    assert_eq!(third.compiler_invocations(), 1, "rebuilt after corruption");
+    let fourth = morok_backends::CpuDevice::with_config(cfg());
+    check(&fourth);
+    assert_eq!(
+        fourth.compiler_invocations(),
+        0,
+        "the rebuilt entry is valid"
+    );
+}
+
+#[test]
+fn threading_gives_the_same_result() {
+    let (m, k, n) = (64usize, 48usize, 40usize);
+    let a: Vec<f32> = (0..m * k).map(|i| (i % 13) as f32 * 0.1 - 0.6).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 * 0.3 - 1.0).collect();
+    let want = matmul_ref(&a, &b, m, k, n);
+    for threads in [1, 4] {
+        let (dev, _dir) = device(threads);
+        let mut args = [
+            Arg::zeros(DType::F32, m * n),
+            Arg::new(DType::F32, &a),
+            Arg::new(DType::F32, &b),
+        ];
+        exec(&dev, &matmul_ast(m as i64, k as i64, n as i64), &mut args);
+        assert_eq!(args[0].get::<f32>(), want, "{threads} threads");
+    }
+}
+
+#[test]
+fn bad_arguments_are_errors_not_crashes() {
+    let (dev, _dir) = device(1);
+    let ast = elementwise(8, &[DType::F32], |v| v[0].add(&v[0]));
+    let k = compile(&dev, &ast);
+    let small = dev.allocate(DType::F32, 4).unwrap();
+    let ok = dev.allocate(DType::F32, 8).unwrap();
+    let wrong_type = dev.allocate(DType::I32, 8).unwrap();
+    let cases: [(&[&dyn morok_core::device::DeviceBuffer], &str); 4] = [
+        (&[ok.as_ref()], "1 buffers given"),
+        (&[ok.as_ref(), small.as_ref()], "may access elements 0..=7"),
+        (&[wrong_type.as_ref(), ok.as_ref()], "holds i32"),
+        (&[ok.as_ref(), ok.as_ref()], "written and also passed"),
+    ];
+    for (bufs, msg) in cases {
+        match k.run(bufs) {
+            Err(e @ DeviceError::BadArgs { .. }) => assert!(e.to_string().contains(msg), "{e}"),
+            other => panic!("expected BadArgs containing {msg:?}, got {other:?}"),
+        }
+    }
+    let mut b = dev.allocate(DType::F32, 2).unwrap();
+    assert!(b.copy_in(&[0u8; 3]).is_err());
+}
+
+#[test]
+fn compile_ast_caches_by_ast_and_options() {
+    let (dev, _dir) = device(1);
+    let ast = elementwise(2, &[DType::F32], |v| v[0].mul(&v[0]));
+    let opts = morok_core::lower::LowerOptions::new(dev.caps());
+    let k1 = dev.compile_ast(&ast, &opts).unwrap();
+    let k2 = dev.compile_ast(&ast, &opts).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&k1, &k2));
+    let renamed = opts.clone().with_name("square");
+    let k3 = dev.compile_ast(&ast, &renamed).unwrap();
+    assert_eq!(k3.name(), "square");
+}
+
+#[test]
+fn large_index_expressions_use_64_bit_indices() {
+    // idx = i * 2^31 over i < 1 gated off: the index type must be i64
+    // even though the one iteration only touches element 0.
+    let i = range(2, 0, AxisType::Loop);
+    let big = i.mul(&UOp::index(1 << 31));
+    let lowered = morok_core::lower::lower(
+        &store_kernel(
+            0,
+            &big.bin(Op::Idiv, &UOp::index(1 << 31)),
+            &load(1, DType::F32, &i),
+            std::slice::from_ref(&i),
+        ),
+        &morok_core::lower::LowerOptions::new(morok_core::render::Caps::all_native()),
+    )
+    .unwrap();
+    assert_eq!(lowered.index_dtype, DType::I64);
+    let (dev, _dir) = device(1);
+    let k = dev.compile(&lowered).unwrap();
+    let mut args = [
+        Arg::zeros(DType::F32, 2),
+        Arg::new(DType::F32, &[1.5f32, 2.5]),
+    ];
+    run(&dev, &k, &mut args);
+    assert_eq!(args[0].get::<f32>(), vec![1.5, 2.5]);
+}

@@ -1,0 +1,293 @@
+//! Conservative integer value bounds of index expressions, and the buffer
+//! access ranges derived from them.
+//!
+//! This is a small interval analysis local to lowering: it decides the
+//! index type (`i32` or `i64`) and the element range each buffer slot may
+//! touch. It is sound (the true value always lies inside the interval)
+//! and deliberately simple; the general bounds of `crate::symbolic` can
+//! replace it once they exist.
+
+use super::{BufferSlot, LowerError};
+use crate::uop::{Arg, Op, UOp};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// An inclusive interval of integer values.
+pub type Interval = (i128, i128);
+
+/// Memoizing interval evaluator. `overrides` pins the interval of chosen
+/// nodes (used to narrow `RANGE`s under a gate).
+pub struct Bounds {
+    memo: HashMap<u64, Interval>,
+    overrides: HashMap<u64, Interval>,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds::new(HashMap::new())
+    }
+}
+
+fn type_range(n: &UOp) -> Interval {
+    let t = n.dtype().scalar_type();
+    if t == crate::dtype::ScalarType::Index {
+        (i64::MIN as i128, i64::MAX as i128)
+    } else if t.is_int() || t.is_bool() {
+        (t.min_int(), t.max_int())
+    } else {
+        // Floats have no integer bounds; callers only ask about integers.
+        (i64::MIN as i128, i64::MAX as i128)
+    }
+}
+
+/// Truncating division of interval corners; `b` must not contain 0.
+fn div_corners(a: Interval, b: Interval) -> Interval {
+    let c = [a.0 / b.0, a.0 / b.1, a.1 / b.0, a.1 / b.1];
+    (*c.iter().min().unwrap_or(&0), *c.iter().max().unwrap_or(&0))
+}
+
+impl Bounds {
+    /// An evaluator with pinned intervals for some nodes (by id).
+    pub fn new(overrides: HashMap<u64, Interval>) -> Self {
+        Bounds {
+            memo: HashMap::new(),
+            overrides,
+        }
+    }
+
+    /// Bounds of an integer or bool node. Operands are evaluated first
+    /// (iteratively, so deep expressions do not recurse).
+    pub fn of(&mut self, root: &Arc<UOp>) -> Interval {
+        if let Some(v) = self.memo.get(&root.id()) {
+            return *v;
+        }
+        for n in root.toposort() {
+            if !self.memo.contains_key(&n.id()) {
+                let v = self.node(&n);
+                self.memo.insert(n.id(), v);
+            }
+        }
+        self.memo[&root.id()]
+    }
+
+    /// One node, its operands already evaluated. Each case is the standard
+    /// interval rule; the result is intersected with the type's range when
+    /// arithmetic could wrap (then the full type range is the only sound
+    /// answer, see [`Bounds::clamp`]).
+    fn node(&self, n: &Arc<UOp>) -> Interval {
+        if let Some(v) = self.overrides.get(&n.id()) {
+            return *v;
+        }
+        let s = |i: usize| self.memo[&n.s(i).id()];
+        let full = type_range(n);
+        let v = match n.op() {
+            Op::Const => match n.const_value().and_then(|c| c.as_i128()) {
+                Some(v) => (v, v),
+                None => full,
+            },
+            Op::DefineVar => match n.arg() {
+                Arg::Var { min, max, .. } => (*min as i128, *max as i128),
+                _ => full,
+            },
+            Op::Range => (0, (s(0).1 - 1).max(0)),
+            Op::Add => (s(0).0.saturating_add(s(1).0), s(0).1.saturating_add(s(1).1)),
+            Op::Sub => (s(0).0.saturating_sub(s(1).1), s(0).1.saturating_sub(s(1).0)),
+            Op::Mul => {
+                let (a, b) = (s(0), s(1));
+                let c = [
+                    a.0.saturating_mul(b.0),
+                    a.0.saturating_mul(b.1),
+                    a.1.saturating_mul(b.0),
+                    a.1.saturating_mul(b.1),
+                ];
+                (
+                    c.into_iter().min().unwrap_or(0),
+                    c.into_iter().max().unwrap_or(0),
+                )
+            }
+            Op::Neg => (s(0).1.saturating_neg(), s(0).0.saturating_neg()),
+            Op::Idiv => {
+                let (a, b) = (s(0), s(1));
+                if b.0 > 0 || b.1 < 0 {
+                    div_corners(a, b)
+                } else {
+                    // Division by zero yields 0; otherwise |a / b| <= |a|.
+                    let m = a.0.abs().max(a.1.abs());
+                    (-m, m)
+                }
+            }
+            Op::Mod => {
+                // C remainder: the dividend's sign, |a % b| < |b| and
+                // |a % b| <= |a| (modulo by zero yields 0).
+                let (a, b) = (s(0), s(1));
+                let m = (b.0.abs().max(b.1.abs()) - 1).max(0);
+                let lo = if a.0 >= 0 { 0 } else { (-m).max(a.0) };
+                let hi = if a.1 <= 0 { 0 } else { m.min(a.1) };
+                (lo, hi)
+            }
+            Op::Max => (s(0).0.max(s(1).0), s(0).1.max(s(1).1)),
+            Op::Min => (s(0).0.min(s(1).0), s(0).1.min(s(1).1)),
+            Op::Where => (s(1).0.min(s(2).0), s(1).1.max(s(2).1)),
+            Op::Cast if n.s(0).dtype().is_int() || n.s(0).dtype().is_bool() => s(0),
+            Op::Shl => match n.s(1).const_value().and_then(|c| c.as_i128()) {
+                Some(k) if (0..64).contains(&k) => {
+                    (s(0).0.saturating_mul(1 << k), s(0).1.saturating_mul(1 << k))
+                }
+                _ => full,
+            },
+            Op::Shr => match n.s(1).const_value().and_then(|c| c.as_i128()) {
+                Some(k) if (0..64).contains(&k) => (s(0).0 >> k, s(0).1 >> k),
+                _ => full,
+            },
+            Op::And if s(0).0 >= 0 && s(1).0 >= 0 => (0, s(0).1.min(s(1).1)),
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe | Op::IsNan => (0, 1),
+            _ => full,
+        };
+        Bounds::clamp(v, full)
+    }
+
+    /// The interval if it fits the type; otherwise the value may have
+    /// wrapped, and only the type's full range is sound.
+    fn clamp(v: Interval, full: Interval) -> Interval {
+        if v.0 >= full.0 && v.1 <= full.1 && v.0 <= v.1 {
+            v
+        } else {
+            full
+        }
+    }
+}
+
+/// Narrows `RANGE` intervals under a gate: a conjunction (`AND`) of
+/// clauses `r < c`, `c < r`, `r <= c`, `c <= r` and their negations
+/// (`NOT`, or `CMPEQ(clause, false)`) with `r` a `RANGE` and `c` a
+/// constant. Other clauses are ignored, which only loses precision.
+fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval> {
+    let mut out: HashMap<u64, Interval> = HashMap::new();
+    let mut todo = vec![(gate.clone(), false)];
+    while let Some((g, negated)) = todo.pop() {
+        match g.op() {
+            Op::And if !negated => {
+                todo.push((g.s(0).clone(), false));
+                todo.push((g.s(1).clone(), false));
+            }
+            Op::Not => todo.push((g.s(0).clone(), !negated)),
+            Op::CmpLt | Op::CmpLe => {
+                let strict = g.op() == Op::CmpLt;
+                let (a, b) = (g.s(0), g.s(1));
+                let konst = |u: &Arc<UOp>| u.const_value().and_then(|c| c.as_i128());
+                // Normalize to "r < c" / "r > c" style constraints.
+                let (r, c, r_on_left) = match (a.op(), konst(b), b.op(), konst(a)) {
+                    (Op::Range, Some(c), _, _) => (a, c, true),
+                    (_, _, Op::Range, Some(c)) => (b, c, false),
+                    _ => continue,
+                };
+                let cur = *out.entry(r.id()).or_insert_with(|| bounds.of(r));
+                // r < c  ⇔ r <= c-1 ; r <= c ; c < r ⇔ r >= c+1 ; c <= r.
+                let (lo, hi) = match (r_on_left, strict, negated) {
+                    (true, true, false) => (cur.0, c - 1),
+                    (true, false, false) => (cur.0, c),
+                    (true, true, true) => (c, cur.1),
+                    (true, false, true) => (c + 1, cur.1),
+                    (false, true, false) => (c + 1, cur.1),
+                    (false, false, false) => (c, cur.1),
+                    (false, true, true) => (cur.0, c),
+                    (false, false, true) => (cur.0, c - 1),
+                };
+                out.insert(r.id(), (lo.max(cur.0), hi.min(cur.1)));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// True if an index expression depends on loaded data (a `LOAD`, or a
+/// `REDUCE` before reduce lowering). Its bounds are the index type's
+/// whole range and say nothing useful, so such an access is not part of
+/// [`BufferSlot::access`]: renderers must check it against the buffer's
+/// size when it executes (an out-of-range read yields 0, an out-of-range
+/// write is dropped).
+pub fn is_data_dependent(idx: &Arc<UOp>) -> bool {
+    idx.toposort()
+        .iter()
+        .any(|n| matches!(n.op(), Op::Load | Op::Reduce))
+}
+
+/// The buffer slots of a kernel AST: element type, read/written, and the
+/// element range accessed by index expressions computed from ranges and
+/// constants. A gated access is bounded with its gate's range constraints
+/// applied; an access under an unsatisfiable gate touches nothing; a
+/// data-dependent access is left to run-time checks
+/// ([`is_data_dependent`]).
+pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
+    let mut slots: Vec<Option<BufferSlot>> = Vec::new();
+    let mut plain = Bounds::default();
+    let nodes = ast.toposort();
+    for n in &nodes {
+        if n.op() == Op::DefineGlobal {
+            let Arg::Int(slot) = *n.arg() else {
+                return Err(LowerError::malformed("DEFINE_GLOBAL without slot", n));
+            };
+            let slot = slot as usize;
+            if slots.len() <= slot {
+                slots.resize(slot + 1, None);
+            }
+            slots[slot].get_or_insert(BufferSlot {
+                dtype: n.dtype().pointee(),
+                written: false,
+                read: false,
+                access: None,
+            });
+        }
+    }
+    for n in &nodes {
+        if !matches!(n.op(), Op::Load | Op::Store) {
+            continue;
+        }
+        let index = n.s(0);
+        let Arg::Int(slot) = *index.s(0).arg() else {
+            return Err(LowerError::malformed("INDEX of a non-buffer", index));
+        };
+        let range = match index.src().get(2) {
+            // Checked per access at run time instead (see `is_data_dependent`).
+            _ if is_data_dependent(index.s(1)) => None,
+            None => Some(plain.of(index.s(1))),
+            Some(gate) => {
+                let ov = gate_overrides(gate, &mut plain);
+                if ov.values().any(|(lo, hi)| lo > hi) {
+                    None
+                } else {
+                    Some(Bounds::new(ov).of(index.s(1)))
+                }
+            }
+        };
+        let Some(entry) = slots.get_mut(slot as usize).and_then(|s| s.as_mut()) else {
+            return Err(LowerError::malformed("INDEX of an unknown slot", index));
+        };
+        if n.op() == Op::Load {
+            entry.read = true;
+        } else {
+            entry.written = true;
+        }
+        if let Some((lo, hi)) = range {
+            let (lo, hi) = (
+                lo.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+                hi.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            );
+            entry.access = Some(match entry.access {
+                None => (lo, hi),
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+            });
+        }
+    }
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.ok_or_else(|| LowerError::Malformed {
+                what: format!("buffer slot {i} is never used (slots must be 0..n)"),
+                node: format!("{:?}", ast),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,175 @@
+//! Lowering: a kernel AST (see `docs/ARCHITECTURE.md`, "Levels of the
+//! graph", level 2) becomes a linear program a renderer can print.
+//!
+//! The stages, in order, one file each:
+//!
+//! 1. [`validate`]: the AST follows the contract (checked once, so later
+//!    stages can rely on it);
+//! 2. `crate::symbolic::symbolic()` simplifies the whole graph (index
+//!    expressions above all);
+//! 3. [`decompose`]: ops the target cannot express are rewritten into ops
+//!    it can (mandatory ones for every target, transcendental
+//!    approximations per [`Caps`]);
+//! 4. [`bounds`]: the element range each buffer slot may touch;
+//! 5. [`reduce`]: each `REDUCE` becomes an accumulator register updated
+//!    inside its loops;
+//! 6. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
+//!    index expression provably fits, `i64` otherwise;
+//! 7. [`linearize`]: the graph is scheduled into nested loop blocks and
+//!    flattened into a list with explicit `RANGE` … `END` pairs and
+//!    `IF` … `ENDIF` around gated stores.
+
+pub mod bounds;
+pub mod decompose;
+pub mod index_dtype;
+pub mod linearize;
+pub mod random;
+pub mod reduce;
+pub mod transcendental;
+pub mod validate;
+
+use crate::dtype::DType;
+use crate::render::Caps;
+use crate::rewrite::{graph_rewrite, RewriteError};
+use crate::uop::UOp;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+pub use random::threefry2x32;
+
+/// Knobs of the lowering pipeline. The core reads no environment: the
+/// root crate fills this from `MOROK_NOOPT` and the device's [`Caps`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LowerOptions {
+    /// Skip optional optimizations (today: the symbolic pass). Mandatory
+    /// rewrites still run.
+    pub noopt: bool,
+    /// What the target evaluates natively; everything else is decomposed.
+    pub caps: Caps,
+    /// The kernel's name in the rendered source (a C identifier).
+    pub name: String,
+}
+
+impl LowerOptions {
+    /// Options for a target with the given capabilities.
+    pub fn new(caps: Caps) -> Self {
+        LowerOptions {
+            noopt: false,
+            caps,
+            name: "kernel".to_string(),
+        }
+    }
+
+    /// The same options with another kernel name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+}
+
+/// Why a kernel AST could not be lowered.
+#[derive(Debug, thiserror::Error)]
+pub enum LowerError {
+    /// The AST breaks the kernel AST contract.
+    #[error("malformed kernel AST: {what}\n  at node {node}")]
+    Malformed {
+        /// What is wrong.
+        what: String,
+        /// The offending node (`[id] OP : dtype`, with its provenance).
+        node: String,
+    },
+    /// A rewrite pass did not converge.
+    #[error("lowering pass failed: {0}")]
+    Rewrite(#[from] RewriteError),
+}
+
+impl LowerError {
+    /// A [`LowerError::Malformed`] that quotes `node` and where it was built.
+    pub fn malformed(what: impl Into<String>, node: &Arc<UOp>) -> Self {
+        LowerError::Malformed {
+            what: what.into(),
+            node: format!("{node:?} (built at {})", node.location()),
+        }
+    }
+}
+
+/// One kernel argument buffer (a `DEFINE_GLOBAL` slot).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferSlot {
+    /// Element type (not a pointer).
+    pub dtype: DType,
+    /// True if the kernel stores into this buffer.
+    pub written: bool,
+    /// True if the kernel loads from this buffer.
+    pub read: bool,
+    /// Inclusive range of element indices the kernel may touch through
+    /// index expressions of ranges and constants, `None` when there are
+    /// none. A buffer must hold at least `max + 1` elements and `min` must
+    /// not be negative for a run to be safe. Data-dependent accesses are
+    /// not included: renderers guard them at run time
+    /// ([`bounds::is_data_dependent`]).
+    pub access: Option<(i64, i64)>,
+}
+
+/// The loop a host may split across threads.
+#[derive(Clone, Debug)]
+pub struct ParallelLoop {
+    /// The `RANGE` node (its iterations are independent: every global store
+    /// inside it is indexed by it, and nothing else is written).
+    pub range: Arc<UOp>,
+    /// Its trip count.
+    pub size: usize,
+}
+
+/// The output of lowering: a linear program and what a runtime needs to
+/// call it.
+///
+/// `ops` lists every operation to execute, operands before users. Loops
+/// are `RANGE` … `END(range)` (the `END` has the range as its only
+/// operand), conditional stores are `IF(gate)` … `ENDIF(if)`. Registers are
+/// `DEFINE_REG(slot)` of a `Reg` pointer type, accessed through
+/// `INDEX(reg, 0)`. Operands may be `AFTER(x, deps...)` nodes, which are
+/// not listed: they only order the program and stand for `x`.
+#[derive(Clone, Debug)]
+pub struct LoweredKernel {
+    /// The entry point's name.
+    pub name: String,
+    /// The linear program.
+    pub ops: Vec<Arc<UOp>>,
+    /// Buffers by `DEFINE_GLOBAL` slot (slots are `0..buffers.len()`).
+    pub buffers: Vec<BufferSlot>,
+    /// The outermost loop, when its iterations may run in parallel. A
+    /// renderer takes its bounds from the host (`[start, end)`).
+    pub parallel: Option<ParallelLoop>,
+    /// The concrete type index arithmetic was lowered to (i32 or i64).
+    pub index_dtype: DType,
+    /// Ids of integer nodes whose every value is proven to fit their type
+    /// (the lowered index arithmetic): a renderer may use arithmetic that
+    /// assumes no overflow for them, and must wrap for all others.
+    pub no_overflow: HashSet<u64>,
+}
+
+/// Lowers a kernel AST to a linear program (the stages in the module docs).
+pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, LowerError> {
+    validate::validate(ast)?;
+    let mut g = ast.clone();
+    if !opts.noopt {
+        g = graph_rewrite(&crate::symbolic::symbolic(), &g, &mut ())?;
+    }
+    g = decompose::decompose(&g, &opts.caps)?;
+    let buffers = bounds::buffer_slots(&g)?;
+    let g = reduce::lower_reduces(&g)?;
+    let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);
+    let program = linearize::linearize(&g)?;
+    Ok(LoweredKernel {
+        name: opts.name.clone(),
+        ops: program.ops,
+        buffers,
+        parallel: program.parallel,
+        index_dtype,
+        no_overflow,
+    })
+}
+
+#[cfg(test)]
+mod tests;

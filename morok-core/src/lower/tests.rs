@@ -1,0 +1,219 @@
+//! Structural tests of lowering (the CPU backend's tests run the results).
+
+use super::*;
+use crate::dtype::DType;
+use crate::render::Caps;
+use crate::uop::{AxisType, Op, ReduceOp, UOp};
+
+fn opts() -> LowerOptions {
+    LowerOptions::new(Caps::all_native())
+}
+
+fn range(n: i64, id: usize, t: AxisType) -> Arc<UOp> {
+    UOp::range(&UOp::index(n), id, t)
+}
+
+fn load(slot: i64, idx: &Arc<UOp>) -> Arc<UOp> {
+    UOp::define_global(slot, DType::F32)
+        .index_into(idx, None)
+        .load()
+}
+
+fn store(slot: i64, idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
+    UOp::define_global(slot, v.dtype())
+        .index_into(idx, None)
+        .store(v)
+}
+
+/// C[i, j] = sum_k A[i*K + k] * B[k*N + j].
+fn matmul(m: i64, k: i64, n: i64) -> Arc<UOp> {
+    let i = range(m, 0, AxisType::Loop);
+    let j = range(n, 1, AxisType::Loop);
+    let r = range(k, 2, AxisType::Reduce);
+    let a = load(1, &i.mul(&UOp::index(k)).add(&r));
+    let b = load(2, &r.mul(&UOp::index(n)).add(&j));
+    let v = a.mul(&b).reduce(ReduceOp::Add, std::slice::from_ref(&r));
+    let st = store(0, &i.mul(&UOp::index(n)).add(&j), &v);
+    UOp::sink(vec![st.end(&[i, j])])
+}
+
+/// The loop nesting of a program as a string: `(` per RANGE, `)` per END,
+/// `S` per global store, `R` per register store, `=` per register read.
+fn shape(k: &LoweredKernel) -> String {
+    k.ops
+        .iter()
+        .filter_map(|u| match u.op() {
+            Op::Range => Some('('),
+            Op::End => Some(')'),
+            Op::Store if u.s(0).s(0).op() == Op::DefineGlobal => Some('S'),
+            Op::Store => Some('R'),
+            Op::Load if u.s(0).s(0).op() != Op::DefineGlobal => Some('='),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn matmul_nests_the_reduce_inside_the_output_loops() {
+    let k = lower(&matmul(4, 5, 3), &opts()).unwrap();
+    // init, loop(read, update), read after the loop, store.
+    assert_eq!(shape(&k), "((R(=R)=S))");
+    assert_eq!(k.index_dtype, DType::I32);
+    let first_range = k.ops.iter().position(|u| u.op() == Op::Range).unwrap();
+    let reg = k.ops.iter().position(|u| u.op() == Op::DefineReg).unwrap();
+    assert!(reg < first_range, "registers are defined before the loops");
+    let p = k.parallel.as_ref().expect("the output loop is parallel");
+    assert_eq!(p.size, 4);
+    assert!(Arc::ptr_eq(&p.range, &k.ops[first_range]));
+    assert_eq!(k.buffers.len(), 3);
+    assert!(k.buffers[0].written && !k.buffers[0].read);
+    assert_eq!(k.buffers[1].access, Some((0, 19)));
+    assert_eq!(k.buffers[2].access, Some((0, 14)));
+    assert_eq!(k.buffers[0].access, Some((0, 11)));
+}
+
+#[test]
+fn loop_invariant_reduces_are_hoisted_and_ranges_balance() {
+    // out[i] = x[i] + sum_k x[k]: the sum does not depend on i.
+    let i = range(6, 0, AxisType::Loop);
+    let r = range(6, 1, AxisType::Reduce);
+    let s = load(1, &r).reduce(ReduceOp::Add, std::slice::from_ref(&r));
+    let st = store(0, &i, &load(1, &i).add(&s));
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    assert_eq!(shape(&k), "R(=R)=(S)");
+}
+
+#[test]
+fn two_reduces_in_one_kernel() {
+    // out[i] = max_k x[i,k] + sum_m x[i,m]
+    let i = range(3, 0, AxisType::Loop);
+    let a = range(4, 1, AxisType::Reduce);
+    let b = range(4, 2, AxisType::Reduce);
+    let row = |r: &Arc<UOp>| load(1, &i.mul(&UOp::index(4)).add(r));
+    let v = row(&a)
+        .reduce(ReduceOp::Max, std::slice::from_ref(&a))
+        .add(&row(&b).reduce(ReduceOp::Add, std::slice::from_ref(&b)));
+    let st = store(0, &i, &v);
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    let s = shape(&k);
+    // Inside the output loop: two initialisations, two reduce loops
+    // (read, update) and two reads, in some valid order, then the store.
+    assert_eq!(s.matches('(').count(), 3, "{s}");
+    assert_eq!(s.matches("(=R)").count(), 2, "{s}");
+    assert!(s.starts_with("(R") && s.ends_with("=S)"), "{s}");
+    assert_eq!(s.matches('R').count(), 4, "{s}");
+}
+
+#[test]
+fn gated_stores_become_if_blocks() {
+    let i = range(4, 0, AxisType::Loop);
+    let gate = i.bin(Op::CmpLt, &UOp::index(2));
+    let st = UOp::define_global(0, DType::F32)
+        .index_into(&i, Some(&gate))
+        .store(&load(1, &i));
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    let ops: Vec<Op> = k.ops.iter().map(|u| u.op()).collect();
+    let at = ops.iter().position(|o| *o == Op::If).expect("an IF");
+    assert_eq!(&ops[at..at + 4], &[Op::If, Op::Index, Op::Store, Op::EndIf]);
+    assert_eq!(
+        k.ops[at + 2].s(0).src().len(),
+        2,
+        "the store inside is ungated"
+    );
+    // The gate narrows the access range to the elements actually written.
+    assert_eq!(k.buffers[0].access, Some((0, 1)));
+}
+
+#[test]
+fn index_type_is_i64_when_an_index_may_not_fit_i32() {
+    let i = range(3, 0, AxisType::Loop);
+    let idx = i.mul(&UOp::index(1 << 40));
+    let st = store(0, &idx, &load(1, &i));
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    assert_eq!(k.index_dtype, DType::I64);
+    assert!(k.ops.iter().all(|u| u.dtype() != DType::INDEX));
+    let mul = k
+        .ops
+        .iter()
+        .find(|u| u.op() == Op::Mul)
+        .expect("index multiply");
+    assert_eq!(mul.dtype(), DType::I64);
+    assert!(k.no_overflow.contains(&mul.id()));
+}
+
+#[test]
+fn decompositions_follow_the_capabilities() {
+    let i = range(2, 0, AxisType::Loop);
+    let st = store(0, &i, &load(1, &i).un(Op::Exp));
+    let ast = UOp::sink(vec![st.end(std::slice::from_ref(&i))]);
+    let has_exp = |k: &LoweredKernel| k.ops.iter().any(|u| u.op() == Op::Exp);
+    assert!(has_exp(&lower(&ast, &opts()).unwrap()));
+    let none = LowerOptions::new(Caps::none_native());
+    assert!(!has_exp(&lower(&ast, &none).unwrap()));
+    // Threefry and IsNan never reach a renderer.
+    let x = UOp::define_global(1, DType::U64)
+        .index_into(&i, None)
+        .load();
+    let st = UOp::define_global(0, DType::U64)
+        .index_into(&i, None)
+        .store(&x.bin(Op::Threefry, &x));
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    assert!(k.ops.iter().all(|u| u.op() != Op::Threefry));
+}
+
+#[test]
+fn kernels_that_read_their_output_are_not_parallel() {
+    let i = range(4, 0, AxisType::Loop);
+    let st = store(0, &i, &load(0, &i).add(&load(1, &i)));
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    assert!(k.parallel.is_none());
+    assert!(k.buffers[0].read && k.buffers[0].written);
+}
+
+#[test]
+fn malformed_asts_are_errors() {
+    let i = range(4, 0, AxisType::Loop);
+    let r = range(4, 1, AxisType::Reduce);
+    let msg = |ast: &Arc<UOp>| lower(ast, &opts()).unwrap_err().to_string();
+    // Not a SINK.
+    assert!(msg(&load(1, &i)).contains("root must be a SINK"));
+    // Stored dtype differs from the buffer's.
+    let bad = UOp::define_global(0, DType::I32)
+        .index_into(&i, None)
+        .store(&load(1, &i));
+    assert!(msg(&UOp::sink(vec![bad.end(std::slice::from_ref(&i))])).contains("dtype"));
+    // A range used but never closed.
+    let open = store(0, &i.add(&r), &load(1, &i));
+    assert!(msg(&UOp::sink(vec![open.end(std::slice::from_ref(&i))])).contains("not closed"));
+    // A tensor-level op inside a kernel.
+    let c = UOp::new(
+        Op::Contiguous,
+        DType::F32,
+        vec![load(1, &i)],
+        crate::uop::Arg::None,
+    );
+    assert!(msg(&UOp::sink(vec![
+        store(0, &i, &c).end(std::slice::from_ref(&i))
+    ]))
+    .contains("not allowed"));
+    // Slots must be dense.
+    let gap = store(2, &i, &load(1, &i));
+    assert!(msg(&UOp::sink(vec![gap.end(std::slice::from_ref(&i))])).contains("slot 0"));
+}
+
+#[test]
+fn reduces_sharing_a_range_get_loops_of_their_own() {
+    // out[i] = sum_k exp(x[i,k] - max_k x[i,k]) with ONE range node k.
+    let i = range(3, 0, AxisType::Loop);
+    let k = range(4, 1, AxisType::Reduce);
+    let x = load(1, &i.mul(&UOp::index(4)).add(&k));
+    let mx = x.reduce(ReduceOp::Max, std::slice::from_ref(&k));
+    let v = x
+        .bin(Op::Sub, &mx)
+        .un(Op::Exp)
+        .reduce(ReduceOp::Add, std::slice::from_ref(&k));
+    let st = store(0, &i, &v);
+    let k = lower(&UOp::sink(vec![st.end(std::slice::from_ref(&i))]), &opts()).unwrap();
+    let s = shape(&k);
+    assert_eq!(s.matches("(=R)").count(), 2, "{s}");
+}
