@@ -3,13 +3,17 @@
 //! - [`dtype`]: scalar, vector and pointer types and type promotion;
 //! - [`uop`]: the hash-consed IR node and the op set;
 //! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter;
+//! - [`schedule`]: rangeify, kernel splitting, schedule, memory planning;
+//! - [`interp`]: a kernel-AST interpreter (test oracle);
 //!
 //! The `patterns!` macro (from `morok-patterns`) is re-exported here.
 
 extern crate self as morok_core;
 
 pub mod dtype;
+pub mod interp;
 pub mod rewrite;
+pub mod schedule;
 pub mod shape;
 pub mod symbolic;
 pub mod uop;
