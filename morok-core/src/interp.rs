@@ -554,3 +554,89 @@ pub fn run_schedule(
         .map(|b| (b.id, storage[&b.storage][..b.size].to_vec()))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::AddrSpace;
+
+    fn fold_i(op: Op, dt: DType, a: i64, b: i64) -> Option<i64> {
+        let c = |v| (ConstValue::Int(v), dt);
+        fold(op, dt, &[c(a), c(b)]).and_then(|v| v.as_i64())
+    }
+
+    #[test]
+    fn integer_division_truncates_and_tolerates_zero() {
+        assert_eq!(fold_i(Op::Idiv, DType::I32, -7, 2), Some(-3));
+        assert_eq!(fold_i(Op::Mod, DType::I32, -7, 2), Some(-1));
+        assert_eq!(fold_i(Op::Mod, DType::I32, 7, -2), Some(1));
+        assert_eq!(fold_i(Op::Idiv, DType::I32, 7, 0), Some(0));
+        assert_eq!(fold_i(Op::Mod, DType::I32, 7, 0), Some(0));
+        assert_eq!(fold_i(Op::Add, DType::I8, 127, 1), Some(-128));
+        assert_eq!(fold_i(Op::Shr, DType::I32, -8, 1), Some(-4));
+    }
+
+    #[test]
+    fn casts_round_and_bitcasts_reinterpret() {
+        let f = |v: f64| (ConstValue::Float(v), DType::F32);
+        assert_eq!(
+            fold(Op::Cast, DType::I32, &[f(-2.7)]),
+            Some(ConstValue::Int(-2))
+        );
+        assert_eq!(
+            fold(Op::Cast, DType::U8, &[f(300.0)]),
+            Some(ConstValue::UInt(44))
+        );
+        assert_eq!(
+            fold(Op::Bitcast, DType::U32, &[f(1.0)]),
+            Some(ConstValue::UInt(0x3f80_0000))
+        );
+        let third = fold(Op::Fdiv, DType::F32, &[f(1.0), f(3.0)]);
+        assert_eq!(third, Some(ConstValue::Float((1.0f32 / 3.0) as f64)));
+        assert!((erf(0.5) - 0.520_499_877_813_046_5).abs() < 1e-12);
+        assert!((erf(-3.5) + 0.999_999_256_901_627_7).abs() < 1e-9);
+    }
+
+    #[test]
+    fn threefry_mixes_counter_and_key() {
+        let a = threefry(0, 0);
+        assert_ne!(a, threefry(1, 0));
+        assert_ne!(a, threefry(0, 1));
+        assert_eq!(a, threefry(0, 0));
+    }
+
+    /// out[i] = gated load of in[i - 1] for i in 0..4 (reads 0 at i = 0).
+    #[test]
+    fn gated_loads_read_zero_and_stray_accesses_fail() {
+        let r = UOp::range(&UOp::index(4), 0, crate::AxisType::Loop);
+        let out = UOp::define_global(0, DType::F32);
+        let inp = UOp::define_global(1, DType::F32);
+        let gate = UOp::index(0).bin(Op::CmpLt, &r);
+        let shifted = r.add(&UOp::index(-1));
+        let load = inp.index_into(&shifted, Some(&gate)).load();
+        let ast = UOp::sink(smallvec::smallvec![out
+            .index_into(&r, None)
+            .store(&load)
+            .end(&[r.clone()])]);
+        let mut bufs = vec![vec![0.0; 4], vec![1.0, 2.0, 3.0, 4.0]];
+        run_kernel(&ast, &mut bufs).unwrap();
+        assert_eq!(bufs[0], vec![0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(inp.dtype(), DType::F32.ptr(AddrSpace::Global));
+
+        let ungated = inp.index_into(&shifted, None).load();
+        let bad = UOp::sink(smallvec::smallvec![out
+            .index_into(&r, None)
+            .store(&ungated)
+            .end(&[r])]);
+        let err = run_kernel(&bad, &mut bufs).unwrap_err();
+        assert_eq!(
+            err,
+            InterpError::OutOfBounds {
+                access: "load",
+                slot: 1,
+                index: -1,
+                len: 4
+            }
+        );
+    }
+}

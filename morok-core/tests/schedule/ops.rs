@@ -295,8 +295,58 @@ fn roots_that_view_inputs_need_no_kernel() {
     let d = data(6, 13);
     let x = io.f32(&[2, 3], d.clone());
     let v = reshape(&x, &[3, 2]);
-    let (s, out) = io.run(&[v.clone()]);
+    let (s, out) = io.run(std::slice::from_ref(&v));
     assert!(s.items.is_empty());
     assert_close(&out[0], &d);
     assert!(std::sync::Arc::ptr_eq(&s.outputs[0], &v));
+}
+
+#[test]
+fn reduce_of_a_broadcast_is_a_multiply_and_constant_roots_get_a_kernel() {
+    let mut io = Inputs::default();
+    let col = io.f32(&[3, 1], vec![1.0, 2.0, 3.0]);
+    // sum over an axis the value does not vary along: x * 100, no loop.
+    let s = sum(&expand(&col, &[3, 100]), &[1]);
+    // max over it: the value itself.
+    let m = max(&expand(&col, &[3, 100]), &[1]);
+    let c = full(4.0, DType::F32, &[2, 2]);
+    let (sched, out) = io.run(&[s, m, c]);
+    assert_eq!(count_ops(&sched, Op::Reduce), 0);
+    assert_close(&out[0], &[100.0, 200.0, 300.0]);
+    assert_close(&out[1], &[1.0, 2.0, 3.0]);
+    assert_close(&out[2], &[4.0; 4]);
+}
+
+#[test]
+fn padded_consumers_gate_the_loads_of_inlined_and_stored_buffers() {
+    let mut io = Inputs::default();
+    let n = 4;
+    // eye(n): its counters are removable buffers inlined under the pad gate.
+    let r = arange(n, DType::F32);
+    let rows = expand(&reshape(&r, &[n, 1]), &[n, n]);
+    let cols = expand(&reshape(&r, &[1, n]), &[n, n]);
+    let eye = bin(Op::CmpEq, &rows, &cols).cast(DType::F32);
+    let padded_eye = pad(&eye, &[(1, 0), (0, 1)]);
+    // softmax: its stored reductions are read under the pad gate.
+    let d = data(6, 3);
+    let x = io.f32(&[2, 3], d.clone());
+    let padded_softmax = pad(&softmax(&x), &[(1, 1), (1, 0)]);
+    let (_, out) = io.run(&[padded_eye, padded_softmax]);
+    let want_eye: Vec<f64> = (0..(n + 1) * (n + 1))
+        .map(|k| {
+            let (i, j) = (k / (n + 1), k % (n + 1));
+            (i >= 1 && j < n && i - 1 == j) as u8 as f64
+        })
+        .collect();
+    assert_close(&out[0], &want_eye);
+    let mut want = vec![0.0; 4 * 4];
+    for r in 0..2 {
+        let row = &d[r * 3..r * 3 + 3];
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let z: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        for j in 0..3 {
+            want[(r + 1) * 4 + j + 1] = (row[j] - m).exp() / z;
+        }
+    }
+    assert_close(&out[1], &want);
 }

@@ -34,7 +34,7 @@ pub mod realize;
 pub mod reduce_simplify;
 pub mod split_reduce;
 
-use crate::dtype::{AddrSpace, DType};
+use crate::dtype::AddrSpace;
 use crate::uop::{Op, Srcs, UOp};
 use std::sync::Arc;
 
@@ -140,6 +140,3 @@ pub fn fresh_axis(size: usize, next_axis: &mut usize, axis_type: crate::uop::Axi
     *next_axis += 1;
     UOp::range(&UOp::index(size as i64), *next_axis - 1, axis_type)
 }
-
-/// The dtype of loop-level index arithmetic.
-pub const INDEX: DType = DType::INDEX;
