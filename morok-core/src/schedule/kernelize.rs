@@ -22,6 +22,7 @@ use super::rangeify::{
     bufferize_dims, index_simplify::Linear, is_view_index, linearize, ptr_index, split_view_index,
 };
 use crate::dtype::DType;
+use crate::patterns;
 use crate::rewrite::{graph_rewrite, PatternMatcher, RewriteError};
 use crate::uop::{new_buffer_id, Arg, Op, Srcs, UOp};
 use std::collections::HashMap;
@@ -29,16 +30,13 @@ use std::sync::Arc;
 
 /// Phase 1: view indexes of BUFFERIZE nodes become loads.
 pub fn load_rules() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("bufferize-loads");
-    pm.rule(&[Op::Index], |n, _| {
-        if !is_view_index(n) {
-            return None;
-        }
-        let (b, idx, gate) = split_view_index(n);
-        (b.op() == Op::Bufferize)
-            .then(|| ptr_index(b, &linearize(idx, &bufferize_dims(b)), gate).load())
-    });
-    pm
+    patterns! {
+        @name "bufferize-loads";
+        n @ Index(Bufferize(..), ..) if is_view_index(n) ~> {
+            let (b, idx, gate) = split_view_index(n);
+            ptr_index(b, &linearize(idx, &bufferize_dims(b)), gate).load()
+        },
+    }
 }
 
 /// State of phase 2: the first error (rules cannot return errors).
@@ -50,18 +48,11 @@ pub struct KernelCtx {
 
 /// Phase 2: each BUFFERIZE becomes a kernel writing a fresh buffer.
 pub fn kernel_rules() -> PatternMatcher<KernelCtx> {
-    let mut pm = PatternMatcher::new("kernelize");
-    pm.rule(
-        &[Op::Bufferize],
-        |b, ctx: &mut KernelCtx| match split_kernel(b) {
-            Ok(k) => Some(k),
-            Err(e) => {
-                ctx.error = Some(e);
-                None
-            }
-        },
-    );
-    pm
+    patterns! {
+        @context KernelCtx;
+        @name "kernelize";
+        b @ Bufferize(..) => split_kernel(b).map_err(|e| ctx.error = Some(e)).ok(),
+    }
 }
 
 /// Builds `AFTER(BUFFER, KERNEL(ast, bufs…))` for one BUFFERIZE.
@@ -108,24 +99,27 @@ fn split_kernel(b: &Arc<UOp>) -> Result<Arc<UOp>, RewriteError> {
 /// Retargets pointer indexes of BUFFER / AFTER nodes to DEFINE_GLOBAL slots
 /// (the context lists the kernel's buffers, slot 0 = its output).
 fn slot_rules() -> PatternMatcher<Vec<Arc<UOp>>> {
-    let mut pm = PatternMatcher::new("define-globals");
-    pm.rule(&[Op::Index], |n, slots: &mut Vec<Arc<UOp>>| {
-        let buf = n.s(0);
-        if !n.dtype().is_ptr() || !matches!(buf.op(), Op::Buffer | Op::After) {
-            return None;
+    patterns! {
+        @context Vec<Arc<UOp>>;
+        @name "define-globals";
+        n @ Index(buf @ Buffer(), ..) if n.dtype().is_ptr() ~> to_slot(n, buf, ctx),
+        n @ Index(buf @ After(..), ..) if n.dtype().is_ptr() ~> to_slot(n, buf, ctx),
+    }
+}
+
+/// `INDEX(buf, …)` → `INDEX(DEFINE_GLOBAL(slot of buf), …)`, giving `buf`
+/// the next free slot on first sight.
+fn to_slot(n: &Arc<UOp>, buf: &Arc<UOp>, slots: &mut Vec<Arc<UOp>>) -> Arc<UOp> {
+    let slot = match slots.iter().position(|s| Arc::ptr_eq(s, buf)) {
+        Some(i) => i,
+        None => {
+            slots.push(buf.clone());
+            slots.len() - 1
         }
-        let slot = match slots.iter().position(|s| Arc::ptr_eq(s, buf)) {
-            Some(i) => i,
-            None => {
-                slots.push(buf.clone());
-                slots.len() - 1
-            }
-        };
-        let mut src: Srcs = Srcs::from_iter([UOp::define_global(slot as i64, buf.dtype().base())]);
-        src.extend(n.src()[1..].iter().cloned());
-        Some(n.with_sources(src))
-    });
-    pm
+    };
+    let mut src: Srcs = Srcs::from_iter([UOp::define_global(slot as i64, buf.dtype().base())]);
+    src.extend(n.src()[1..].iter().cloned());
+    n.with_sources(src)
 }
 
 /// Renumbers the RANGEs of a kernel `0..` in first-appearance order.

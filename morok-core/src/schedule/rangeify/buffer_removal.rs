@@ -18,6 +18,7 @@
 //!   same smaller BUFFERIZE (hash consing), so they still share one kernel.
 
 use super::{depends_on, index_simplify as ix, is_view_index, split_view_index, view_index};
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{Arg, Op, Srcs, UOp};
 use std::collections::HashMap;
@@ -25,14 +26,17 @@ use std::sync::Arc;
 
 /// The buffer removal rule set.
 pub fn buffer_rules() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("buffer-removal");
-    pm.rule(&[Op::Index], |n, _| {
-        let b = bufferize_target(n)?;
-        b.s(0).const_value().map(|_| b.s(0).clone())
-    });
-    pm.rule(&[Op::Index], |n, _| inline_removable(n));
-    pm.rule(&[Op::Index], |n, _| remove_dead_axes(n));
-    pm
+    patterns! {
+        @name "buffer-removal";
+        n @ Index(..) => fold_constant_buffer(n),
+        n @ Index(..) => inline_removable(n),
+        n @ Index(..) => remove_dead_axes(n),
+    }
+}
+
+fn fold_constant_buffer(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let body = bufferize_target(n)?.s(0);
+    (body.op() == Op::Const).then(|| body.clone())
 }
 
 fn bufferize_target(n: &Arc<UOp>) -> Option<&Arc<UOp>> {

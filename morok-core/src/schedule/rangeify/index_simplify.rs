@@ -25,8 +25,9 @@
 
 use crate::dtype::DType;
 use crate::interp;
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
-use crate::uop::{ConstValue, Op, OpGroup, Srcs, UOp};
+use crate::uop::{ConstValue, Op, OpGroup, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -261,86 +262,60 @@ fn fold_constants(n: &Arc<UOp>) -> Option<Arc<UOp>> {
 
 /// The index rule set (see the module docs).
 pub fn index_rules() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("index-simplify");
-    pm.rule(&[], |n, _| fold_constants(n));
-    pm.rule(&[Op::Add, Op::Sub, Op::Mul, Op::Neg], |n, _| {
-        is_index(n).then(|| Linear::of(n).build())
-    });
-    pm.rule(&[Op::Add, Op::Mul], |n, _| {
-        // Identities for every dtype: x + 0 and x · 1 (and x · 0 for ints).
-        let (a, b) = (n.s(0), n.s(1));
-        let zero = |x: &UOp| x.is_zero_const();
-        let one = |x: &UOp| x.is_one_const();
-        match n.op() {
-            Op::Add if zero(b) => Some(a.clone()),
-            Op::Add if zero(a) => Some(b.clone()),
-            Op::Mul if one(b) => Some(a.clone()),
-            Op::Mul if one(a) => Some(b.clone()),
-            Op::Mul if (zero(a) || zero(b)) && !n.dtype().is_float() => Some(UOp::zero(n.dtype())),
-            _ => None,
+    patterns! {
+        @name "index-simplify";
+        n @ _ => fold_constants(n),
+        for op in binary [Add, Sub, Mul] {
+            n @ op(_, _) if is_index(n) ~> Linear::of(n).build(),
         }
-    });
-    pm.rule(&[Op::Mod], |n, _| fold_mod(n));
-    pm.rule(&[Op::Idiv], |n, _| fold_div(n));
-    pm.rule(&[Op::Max, Op::Min], |n, _| {
-        if !is_index(n) {
-            return None;
-        }
-        let (a, b) = (bounds(n.s(0)), bounds(n.s(1)));
-        let first_is_max = a.0 >= b.1;
-        let second_is_max = b.0 >= a.1;
-        match n.op() {
-            Op::Max if first_is_max => Some(n.s(0).clone()),
-            Op::Max if second_is_max => Some(n.s(1).clone()),
-            Op::Min if first_is_max => Some(n.s(1).clone()),
-            Op::Min if second_is_max => Some(n.s(0).clone()),
-            _ => None,
-        }
-    });
-    pm.rule(&[Op::CmpLt], |n, _| {
-        if !is_index(n.s(0)) {
-            return None;
-        }
-        let (a, b) = (bounds(n.s(0)), bounds(n.s(1)));
-        if a.1 < b.0 {
-            Some(UOp::bool_(true))
-        } else if a.0 >= b.1 {
-            Some(UOp::bool_(false))
-        } else {
-            None
-        }
-    });
-    pm.rule(&[Op::And], |n, _| {
-        if !n.dtype().is_bool() {
-            return None;
-        }
-        let (a, b) = (n.s(0), n.s(1));
-        match (a.const_value(), b.const_value()) {
-            (Some(ConstValue::Bool(true)), _) => Some(b.clone()),
-            (_, Some(ConstValue::Bool(true))) => Some(a.clone()),
-            (Some(ConstValue::Bool(false)), _) | (_, Some(ConstValue::Bool(false))) => {
-                Some(UOp::bool_(false))
-            }
-            _ if Arc::ptr_eq(a, b) => Some(a.clone()),
-            _ => None,
-        }
-    });
-    pm.rule(&[Op::Where], |n, _| match n.s(0).const_value() {
-        Some(c) => Some(if c.truthy() { n.s(1) } else { n.s(2) }.clone()),
-        None => Arc::ptr_eq(n.s(1), n.s(2)).then(|| n.s(1).clone()),
-    });
-    pm.rule(&[Op::Index], |n, _| {
-        // A constant-true gate guards nothing.
-        let last = n.src().last()?;
-        (n.src().len() > 1
-            && last.dtype().is_bool()
-            && last.const_value().is_some_and(|c| c.truthy()))
-        .then(|| {
-            let src: Srcs = n.src()[..n.src().len() - 1].iter().cloned().collect();
-            n.with_sources(src)
-        })
-    });
-    pm
+        n @ Neg(_) if is_index(n) ~> Linear::of(n).build(),
+        Add[x, @zero] ~> x,
+        Mul[x, @one] ~> x,
+        n @ Mul[_, @zero] if !n.dtype().is_float() ~> UOp::zero(n.dtype()),
+        n @ Mod(_, _) => fold_mod(n),
+        n @ Idiv(_, _) => fold_div(n),
+        n @ Max(a, b) if is_index(n) => max_by_bounds(a, b),
+        n @ Min(a, b) if is_index(n) => max_by_bounds(a, b).map(|m| if Arc::ptr_eq(&m, a) { b.clone() } else { a.clone() }),
+        CmpLt(a, b) if is_index(a) => decide_lt(a, b),
+        And[@true, x] ~> x,
+        And[_, f @ @false] ~> f,
+        And(x, x) ~> x,
+        Where(@true, a, _) ~> a,
+        Where(@false, _, b) ~> b,
+        Where(_, a, a) ~> a,
+        n @ Index(..) => drop_true_gate(n),
+    }
+}
+
+/// A constant-true gate (the last operand of an INDEX) guards nothing.
+fn drop_true_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let (last, rest) = n.src().split_last()?;
+    let is_true = last.dtype().is_bool() && last.const_value().is_some_and(|c| c.truthy());
+    (!rest.is_empty() && is_true).then(|| n.with_sources(rest.iter().cloned().collect()))
+}
+
+/// The larger of `a` and `b` when their bounds decide it.
+fn max_by_bounds(a: &Arc<UOp>, b: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let (x, y) = (bounds(a), bounds(b));
+    if x.0 >= y.1 {
+        Some(a.clone())
+    } else if y.0 >= x.1 {
+        Some(b.clone())
+    } else {
+        None
+    }
+}
+
+/// `a < b` when the bounds of `a` and `b` decide it.
+fn decide_lt(a: &Arc<UOp>, b: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let (x, y) = (bounds(a), bounds(b));
+    if x.1 < y.0 {
+        Some(UOp::bool_(true))
+    } else if x.0 >= y.1 {
+        Some(UOp::bool_(false))
+    } else {
+        None
+    }
 }
 
 fn positive_divisor(n: &Arc<UOp>) -> Option<i128> {

@@ -28,6 +28,7 @@
 
 use super::{fresh_axis, index_simplify as ix, linearize, ptr_index, unravel, view_index};
 use crate::dtype::AddrSpace;
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::schedule::ScheduleError;
 use crate::shape::tensor_shape;
@@ -80,23 +81,26 @@ impl IndexingCtx {
 
 /// The indexing rule set.
 pub fn indexing_rules() -> PatternMatcher<IndexingCtx> {
-    let mut pm = PatternMatcher::new("rangeify-indexing");
-    pm.rule(&[Op::Index], |n, ctx: &mut IndexingCtx| {
-        if !super::is_view_index(n) || ctx.error.is_some() {
-            return None;
-        }
-        let (t, idx, gate) = super::split_view_index(n);
-        if t.op() == Op::Bufferize {
-            return None;
-        }
-        let result = if ctx.realize.contains(&t.id()) {
-            ctx.bufferize(t).map(|b| view_index(&b, idx, gate))
-        } else {
-            push(t, idx, gate, ctx)
-        };
-        result.map_err(|e| ctx.error = Some(e)).ok()
-    });
-    pm
+    patterns! {
+        @context IndexingCtx;
+        @name "rangeify-indexing";
+        n @ Index(..) if super::is_view_index(n) && ctx.error.is_none() => index_one_step(n, ctx),
+    }
+}
+
+/// One step of the table above for the view index `n`, recording an error
+/// in the context instead of rewriting when the op has no rule.
+fn index_one_step(n: &Arc<UOp>, ctx: &mut IndexingCtx) -> Option<Arc<UOp>> {
+    let (t, idx, gate) = super::split_view_index(n);
+    if t.op() == Op::Bufferize {
+        return None;
+    }
+    let result = if ctx.realize.contains(&t.id()) {
+        ctx.bufferize(t).map(|b| view_index(&b, idx, gate))
+    } else {
+        push(t, idx, gate, ctx)
+    };
+    result.map_err(|e| ctx.error = Some(e)).ok()
 }
 
 fn unsupported(t: &Arc<UOp>, reason: &str) -> ScheduleError {

@@ -26,16 +26,18 @@
 use super::depends_on;
 use super::index_simplify::{self as ix, Linear};
 use crate::dtype::DType;
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{Arg, Op, ReduceOp, UOp};
 use std::sync::Arc;
 
 /// The reduce simplification rule set.
 pub fn reduce_rules() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("reduce-simplify");
-    pm.rule(&[Op::Reduce], |n, _| reduce_unparented(n));
-    pm.rule(&[Op::Reduce], |n, _| reduce_collapse(n));
-    pm
+    patterns! {
+        @name "reduce-simplify";
+        n @ Reduce(..) => reduce_unparented(n),
+        n @ Reduce(..) => reduce_collapse(n),
+    }
 }
 
 fn reduce_op(n: &UOp) -> Option<ReduceOp> {

@@ -16,6 +16,7 @@
 //! then has `d` times more output parallelism; without the split a single
 //! output element would carry the whole loop.
 
+use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::shape::{numel, tensor_shape};
 use crate::uop::{Arg, Op, Shape, UOp};
@@ -27,9 +28,10 @@ pub const SPLIT_THRESHOLD: usize = 32768;
 
 /// The split-reduce rule set.
 pub fn split_reduce_rules() -> PatternMatcher {
-    let mut pm = PatternMatcher::new("split-reduce");
-    pm.rule(&[Op::ReduceAxis], |n, _| split(n));
-    pm
+    patterns! {
+        @name "split-reduce";
+        n @ ReduceAxis(_) => split(n),
+    }
 }
 
 fn split(n: &Arc<UOp>) -> Option<Arc<UOp>> {
