@@ -617,7 +617,7 @@ mod tests {
         let ast = UOp::sink(smallvec::smallvec![out
             .index_into(&r, None)
             .store(&load)
-            .end(&[r.clone()])]);
+            .end(std::slice::from_ref(&r))]);
         let mut bufs = vec![vec![0.0; 4], vec![1.0, 2.0, 3.0, 4.0]];
         run_kernel(&ast, &mut bufs).unwrap();
         assert_eq!(bufs[0], vec![0.0, 1.0, 2.0, 3.0]);
