@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 static PIPELINE_RUNS: AtomicUsize = AtomicUsize::new(0);
 
-/// How many times the uncached pipeline ([`schedule`]) has run in this
+/// How many times the uncached pipeline ([`schedule()`]) has run in this
 /// process.
 pub fn pipeline_runs() -> usize {
     PIPELINE_RUNS.load(Ordering::Relaxed)
@@ -80,7 +80,7 @@ fn key(roots: &[Arc<UOp>]) -> (Vec<KeyNode>, Vec<u64>) {
     (key, buffers)
 }
 
-/// [`schedule`] with a cache keyed by graph structure (see the module docs).
+/// [`schedule()`] with a cache keyed by graph structure (see the module docs).
 pub fn schedule_cached(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
     let (key, inputs) = key(roots);
     if let Some(entry) = cache().lock().map_err(poisoned)?.get(&key) {

@@ -1,6 +1,6 @@
 //! Scheduling: from a tensor-level graph to an ordered list of kernels.
 //!
-//! [`schedule`] runs the pipeline:
+//! [`schedule()`] runs the pipeline:
 //!
 //! 1. `split-reduce` ([`rangeify::split_reduce`]): huge reductions in two stages;
 //! 2. `realize` ([`rangeify::realize`]): where kernels split;
