@@ -6,6 +6,8 @@
 //! - [`lower`]: kernel AST → linear program (reduces, index types,
 //!   decompositions, linearization);
 //! - [`render`] and [`device`]: the interfaces backends implement;
+//! - [`schedule`]: rangeify, kernel splitting, schedule, memory planning;
+//! - [`interp`]: a kernel-AST interpreter (test oracle);
 //!
 //! The `patterns!` macro (from `morok-patterns`) is re-exported here.
 
@@ -15,7 +17,9 @@ pub mod device;
 pub mod dtype;
 pub mod lower;
 pub mod render;
+pub mod interp;
 pub mod rewrite;
+pub mod schedule;
 pub mod shape;
 pub mod symbolic;
 pub mod uop;

@@ -386,6 +386,10 @@ pub enum Arg {
         addr: crate::dtype::AddrSpace,
         /// Buffer id for an output the user asked for, if any.
         output: Option<u64>,
+        /// True when the scheduler may inline the computation into its
+        /// consumers instead of materializing it (a heuristic realization,
+        /// as opposed to a root or an explicit CONTIGUOUS).
+        removable: bool,
     },
     /// A symbolic variable (DEFINE_VAR): name and inclusive bounds.
     Var {
@@ -414,7 +418,11 @@ impl fmt::Display for Arg {
             Arg::Reduce(op) => write!(f, "{op:?}"),
             Arg::Range { axis_id, axis_type } => write!(f, "axis={axis_id}, {axis_type:?}"),
             Arg::Buffer { id, size } => write!(f, "id={id}, size={size}"),
-            Arg::Bufferize { addr, output } => write!(f, "{addr:?}, output={output:?}"),
+            Arg::Bufferize {
+                addr,
+                output,
+                removable,
+            } => write!(f, "{addr:?}, output={output:?}, removable={removable}"),
             Arg::Var { name, min, max } => write!(f, "{name}, {min}..={max}"),
             Arg::Str(s) => f.write_str(s),
         }

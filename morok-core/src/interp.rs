@@ -1,0 +1,642 @@
+//! A reference interpreter for kernel ASTs (a test oracle for scheduling).
+//!
+//! [`run_kernel`] executes one kernel AST (the contract of
+//! `docs/ARCHITECTURE.md`, "Kernel AST") on host buffers of `f64`, one per
+//! DEFINE_GLOBAL slot; [`run_schedule`] runs a whole [`Schedule`], storage
+//! sharing included, so a wrong liveness plan shows up as wrong values.
+//!
+//! Semantics, op by op:
+//!
+//! - integers (and `index`) are computed exactly and wrapped to their
+//!   type's width after every op; `Idiv` truncates toward zero, `Mod` takes
+//!   the dividend's sign, and both give 0 for a zero divisor; shifts are
+//!   arithmetic for signed types;
+//! - floats are computed in `f64` and rounded to their type after every op;
+//!   `Max`/`Min` propagate NaN; `Erf` is accurate to about 1e-9;
+//! - `CAST` rounds to the target (float → int truncates toward zero, NaN
+//!   gives 0, then wraps), `BITCAST` reinterprets the bits (equal widths);
+//! - a gated `LOAD` reads 0 where its gate is false and never touches
+//!   memory there; a gated `STORE` is skipped; any other access outside a
+//!   buffer is an error;
+//! - both arms of a `WHERE` are evaluated, so an unguarded out-of-bounds
+//!   load is reported even when its value is not selected;
+//! - `Threefry(x, key)` is threefry-2x32 with 20 rounds on the two 32-bit
+//!   halves of `x` and `key`, as in tinygrad; the result's high half is the
+//!   second output word.
+//!
+//! Values live in `f64` buffers, so 64-bit integers beyond 2^53 lose
+//! precision in memory (not while computing).
+
+use crate::dtype::{DType, ScalarType};
+use crate::schedule::{BufferKind, Schedule};
+use crate::uop::op::{round_to_float, wrap_i, wrap_u};
+use crate::uop::{Arg, ConstValue, Op, OpGroup, ReduceOp, UOp};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Why a kernel could not be executed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InterpError {
+    /// A load or store outside its buffer.
+    #[error("{access} of element {index} in slot {slot} (buffer of {len} elements)")]
+    OutOfBounds {
+        /// `load` or `store`.
+        access: &'static str,
+        /// The DEFINE_GLOBAL slot.
+        slot: usize,
+        /// The element offset.
+        index: i128,
+        /// The buffer's length.
+        len: usize,
+    },
+    /// A node the interpreter does not execute, or a malformed one.
+    #[error("cannot execute {op}: {reason}")]
+    Unsupported {
+        /// The op's dump name.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A buffer of the schedule was not provided or has the wrong size.
+    #[error("buffer {id}: {reason}")]
+    Buffer {
+        /// The buffer id.
+        id: u64,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+fn unsupported(n: &UOp, reason: impl Into<String>) -> InterpError {
+    InterpError::Unsupported {
+        op: n.op().dump_name(),
+        reason: reason.into(),
+    }
+}
+
+/// A value while computing: exact integer (bool, ints, index) or float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum V {
+    I(i128),
+    F(f64),
+}
+
+impl V {
+    fn f(self) -> f64 {
+        match self {
+            V::I(i) => i as f64,
+            V::F(f) => f,
+        }
+    }
+
+    fn i(self) -> i128 {
+        match self {
+            V::I(i) => i,
+            V::F(f) if f.is_nan() => 0,
+            V::F(f) => f.trunc() as i128,
+        }
+    }
+
+    fn of_const(c: ConstValue) -> V {
+        match c {
+            ConstValue::Float(f) => V::F(f),
+            c => V::I(c.as_i128().unwrap_or(0)),
+        }
+    }
+
+    fn to_const(self, dt: DType) -> ConstValue {
+        match self {
+            V::F(f) => ConstValue::from_f64(f, dt.scalar_type()),
+            V::I(i) => ConstValue::from_i128(i, dt.scalar_type()),
+        }
+    }
+}
+
+/// Converts a value to `dt` (C conversion semantics, see the module docs).
+fn convert(v: V, dt: DType) -> V {
+    let t = dt.scalar_type();
+    if t.is_float() {
+        V::F(round_to_float(v.f(), t))
+    } else if t.is_bool() {
+        V::I((v.f() != 0.0 || matches!(v, V::I(i) if i != 0)) as i128)
+    } else if t.is_unsigned() {
+        V::I(wrap_u(v.i(), t) as i128)
+    } else {
+        V::I(wrap_i(v.i(), t) as i128)
+    }
+}
+
+/// The bits of `v` stored as `t` (equal-width reinterpretation).
+fn to_bits(v: V, t: ScalarType) -> u64 {
+    match t {
+        ScalarType::F64 => v.f().to_bits(),
+        ScalarType::F32 => (v.f() as f32).to_bits() as u64,
+        ScalarType::F16 => half::f16::from_f64(v.f()).to_bits() as u64,
+        ScalarType::BF16 => half::bf16::from_f64(v.f()).to_bits() as u64,
+        _ => wrap_u(v.i(), ScalarType::U64) & mask(t),
+    }
+}
+
+fn mask(t: ScalarType) -> u64 {
+    match t.bits() {
+        64 => u64::MAX,
+        b => (1u64 << b) - 1,
+    }
+}
+
+fn from_bits(bits: u64, t: ScalarType) -> V {
+    match t {
+        ScalarType::F64 => V::F(f64::from_bits(bits)),
+        ScalarType::F32 => V::F(f32::from_bits(bits as u32) as f64),
+        ScalarType::F16 => V::F(half::f16::from_bits(bits as u16).to_f64()),
+        ScalarType::BF16 => V::F(half::bf16::from_bits(bits as u16).to_f64()),
+        t if t.is_unsigned() || t.is_bool() => V::I((bits & mask(t)) as i128),
+        t => V::I(wrap_i((bits & mask(t)) as i128, t) as i128),
+    }
+}
+
+/// The error function, via its Taylor series below 3 and the asymptotic
+/// expansion of `erfc` above.
+fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = x.abs();
+    let r = if a < 3.0 {
+        let (mut term, mut sum, mut n) = (a, a, 0.0);
+        while term.abs() > 1e-17 * sum.abs() {
+            n += 1.0;
+            term *= -a * a / n;
+            sum += term / (2.0 * n + 1.0);
+        }
+        sum * 2.0 / std::f64::consts::PI.sqrt()
+    } else {
+        let inv = 1.0 / (2.0 * a * a);
+        let series = 1.0 - inv + 3.0 * inv * inv - 15.0 * inv.powi(3) + 105.0 * inv.powi(4);
+        1.0 - (-a * a).exp() / (a * std::f64::consts::PI.sqrt()) * series
+    };
+    r.copysign(x)
+}
+
+/// threefry-2x32, 20 rounds (see the module docs).
+fn threefry(x: u64, key: u64) -> u64 {
+    const ROT: [[u32; 4]; 2] = [[13, 15, 26, 6], [17, 29, 16, 24]];
+    let (k0, k1) = (key as u32, (key >> 32) as u32);
+    let ks = [k1, k0 ^ k1 ^ 0x1BD1_1BDA, k0];
+    let mut x0 = (x as u32).wrapping_add(ks[2]);
+    let mut x1 = ((x >> 32) as u32).wrapping_add(ks[0]);
+    for i in 0..5 {
+        for &r in &ROT[i % 2] {
+            x0 = x0.wrapping_add(x1);
+            x1 = x1.rotate_left(r) ^ x0;
+        }
+        x0 = x0.wrapping_add(ks[i % 3]);
+        x1 = x1.wrapping_add(ks[(i + 1) % 3]).wrapping_add(i as u32 + 1);
+    }
+    ((x1 as u64) << 32) | x0 as u64
+}
+
+/// Applies an ALU op; `arg_dt` is the dtype of the first operand (the
+/// computation domain), `dt` the result's.
+fn alu(op: Op, dt: DType, arg_dt: DType, a: &[V]) -> Option<V> {
+    let float = arg_dt.is_float() || dt.is_float() && !matches!(op, Op::Where);
+    let x = a.first().copied()?;
+    let f1 = |f: fn(f64) -> f64| V::F(f(x.f()));
+    let r = match op {
+        Op::Where => {
+            if a[0].i() != 0 || a[0].f() != 0.0 {
+                a[1]
+            } else {
+                a[2]
+            }
+        }
+        Op::MulAcc if float => V::F(x.f() * a[1].f() + a[2].f()),
+        Op::MulAcc => V::I(x.i() * a[1].i() + a[2].i()),
+        Op::Neg if float => V::F(-x.f()),
+        Op::Neg => V::I(-x.i()),
+        Op::Not if arg_dt.is_bool() => V::I((x.i() == 0) as i128),
+        Op::Not => V::I(!x.i()),
+        Op::Abs if float => V::F(x.f().abs()),
+        Op::Abs => V::I(x.i().abs()),
+        Op::Sqrt => f1(f64::sqrt),
+        Op::Rsqrt => V::F(1.0 / x.f().sqrt()),
+        Op::Recip => V::F(1.0 / x.f()),
+        Op::Exp => f1(f64::exp),
+        Op::Exp2 => f1(f64::exp2),
+        Op::Log => f1(f64::ln),
+        Op::Log2 => f1(f64::log2),
+        Op::Sin => f1(f64::sin),
+        Op::Cos => f1(f64::cos),
+        Op::Tan => f1(f64::tan),
+        Op::Tanh => f1(f64::tanh),
+        Op::Erf => f1(erf),
+        Op::Floor if float => f1(f64::floor),
+        Op::Ceil if float => f1(f64::ceil),
+        Op::Round if float => f1(f64::round_ties_even),
+        Op::Trunc if float => f1(f64::trunc),
+        Op::Floor | Op::Ceil | Op::Round | Op::Trunc => x,
+        Op::IsNan => V::I(x.f().is_nan() as i128),
+        Op::Add if float => V::F(x.f() + a[1].f()),
+        Op::Sub if float => V::F(x.f() - a[1].f()),
+        Op::Mul if float => V::F(x.f() * a[1].f()),
+        Op::Add => V::I(x.i().wrapping_add(a[1].i())),
+        Op::Sub => V::I(x.i().wrapping_sub(a[1].i())),
+        Op::Mul => V::I(x.i().wrapping_mul(a[1].i())),
+        Op::Idiv if float => V::F((x.f() / a[1].f()).trunc()),
+        Op::Idiv => V::I(x.i().checked_div(a[1].i()).unwrap_or(0)),
+        Op::Mod if float => V::F(x.f() % a[1].f()),
+        Op::Mod => V::I(x.i().checked_rem(a[1].i()).unwrap_or(0)),
+        Op::Fdiv => V::F(x.f() / a[1].f()),
+        Op::Pow => V::F(x.f().powf(a[1].f())),
+        Op::Max | Op::Min if float => {
+            let (p, q) = (x.f(), a[1].f());
+            V::F(if p.is_nan() || q.is_nan() {
+                f64::NAN
+            } else if (op == Op::Max) == (p > q) {
+                p
+            } else {
+                q
+            })
+        }
+        Op::Max => V::I(x.i().max(a[1].i())),
+        Op::Min => V::I(x.i().min(a[1].i())),
+        Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe => {
+            let ord = if float {
+                x.f().partial_cmp(&a[1].f())
+            } else {
+                Some(x.i().cmp(&a[1].i()))
+            };
+            use std::cmp::Ordering::*;
+            let b = match (op, ord) {
+                (Op::CmpNe, None) => true,
+                (_, None) => false,
+                (Op::CmpLt, Some(o)) => o == Less,
+                (Op::CmpLe, Some(o)) => o != Greater,
+                (Op::CmpEq, Some(o)) => o == Equal,
+                (_, Some(o)) => o != Equal,
+            };
+            V::I(b as i128)
+        }
+        Op::And => V::I(x.i() & a[1].i()),
+        Op::Or => V::I(x.i() | a[1].i()),
+        Op::Xor => V::I(x.i() ^ a[1].i()),
+        Op::Shl => V::I(
+            x.i()
+                .checked_shl(a[1].i().clamp(0, 127) as u32)
+                .unwrap_or(0),
+        ),
+        Op::Shr => V::I(x.i() >> a[1].i().clamp(0, 127)),
+        Op::Threefry => V::I(threefry(x.i() as u64, a[1].i() as u64) as i128),
+        _ => return None,
+    };
+    Some(convert(r, dt))
+}
+
+/// Constant folding: the value of `op` over constants (each with its
+/// dtype) as a constant of `dtype`, or `None` if the op is not foldable.
+pub(crate) fn fold(op: Op, dtype: DType, args: &[(ConstValue, DType)]) -> Option<ConstValue> {
+    let vals: Vec<V> = args.iter().map(|(c, _)| V::of_const(*c)).collect();
+    let first = args.first()?;
+    let v = match op {
+        Op::Cast => convert(vals[0], dtype),
+        Op::Bitcast if first.1.itemsize() == dtype.itemsize() => {
+            from_bits(to_bits(vals[0], first.1.scalar_type()), dtype.scalar_type())
+        }
+        op if matches!(
+            op.group(),
+            OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
+        ) =>
+        {
+            let domain = if op == Op::Where {
+                args.get(1)?.1
+            } else {
+                first.1
+            };
+            alu(op, dtype, domain, &vals)?
+        }
+        _ => return None,
+    };
+    Some(v.to_const(dtype))
+}
+
+/// Executes one kernel AST; `buffers[k]` backs DEFINE_GLOBAL slot `k`.
+pub fn run_kernel(ast: &Arc<UOp>, buffers: &mut [Vec<f64>]) -> Result<(), InterpError> {
+    Machine {
+        buffers,
+        env: HashMap::new(),
+    }
+    .exec(ast)
+}
+
+struct Machine<'a> {
+    buffers: &'a mut [Vec<f64>],
+    /// Current value of each open RANGE (by node id).
+    env: HashMap<u64, i128>,
+}
+
+impl Machine<'_> {
+    fn exec(&mut self, n: &Arc<UOp>) -> Result<(), InterpError> {
+        match n.op() {
+            Op::Sink => n.src().iter().try_for_each(|s| self.exec(s)),
+            Op::End => self.loops(&n.src()[1..], &mut |m| m.exec(n.s(0))),
+            Op::Store => {
+                let (slot, index, open) = self.address(n.s(0))?;
+                if !open {
+                    return Ok(());
+                }
+                let v = convert(self.eval(n.s(1))?, n.s(0).dtype().pointee());
+                let buf = self
+                    .buffers
+                    .get_mut(slot)
+                    .ok_or_else(|| unsupported(n, "no buffer for the slot"))?;
+                let len = buf.len();
+                let cell = usize::try_from(index).ok().and_then(|i| buf.get_mut(i));
+                *cell.ok_or(InterpError::OutOfBounds {
+                    access: "store",
+                    slot,
+                    index,
+                    len,
+                })? = v.f();
+                Ok(())
+            }
+            _ => Err(unsupported(n, "not a statement (SINK, END or STORE)")),
+        }
+    }
+
+    /// Runs `body` for every point of the ranges (first range outermost).
+    fn loops(
+        &mut self,
+        ranges: &[Arc<UOp>],
+        body: &mut dyn FnMut(&mut Self) -> Result<(), InterpError>,
+    ) -> Result<(), InterpError> {
+        let Some((r, rest)) = ranges.split_first() else {
+            return body(self);
+        };
+        if r.op() != Op::Range {
+            return Err(unsupported(r, "expected a RANGE"));
+        }
+        let end = self.eval(r.s(0))?.i();
+        for i in 0..end {
+            self.env.insert(r.id(), i);
+            self.loops(rest, body)?;
+        }
+        self.env.remove(&r.id());
+        Ok(())
+    }
+
+    /// Slot, element offset and gate of `INDEX(DEFINE_GLOBAL(slot), idx [, gate])`.
+    fn address(&mut self, n: &Arc<UOp>) -> Result<(usize, i128, bool), InterpError> {
+        let dg = n
+            .src()
+            .first()
+            .ok_or_else(|| unsupported(n, "no operands"))?;
+        let slot = match (n.op(), dg.op(), dg.arg()) {
+            (Op::Index, Op::DefineGlobal, Arg::Int(s)) => *s as usize,
+            _ => {
+                return Err(unsupported(
+                    n,
+                    "expected INDEX(DEFINE_GLOBAL, idx [, gate])",
+                ))
+            }
+        };
+        let index = self.eval(n.s(1))?.i();
+        let open = match n.src().get(2) {
+            Some(g) => self.eval(g)?.i() != 0,
+            None => true,
+        };
+        Ok((slot, index, open))
+    }
+
+    fn eval(&mut self, n: &Arc<UOp>) -> Result<V, InterpError> {
+        let dt = n.dtype();
+        Ok(match n.op() {
+            Op::Const => V::of_const(
+                n.const_value()
+                    .ok_or_else(|| unsupported(n, "CONST without a value"))?,
+            ),
+            Op::Range => V::I(
+                *self
+                    .env
+                    .get(&n.id())
+                    .ok_or_else(|| unsupported(n, "RANGE used outside its loop"))?,
+            ),
+            Op::Load => {
+                let (slot, index, open) = self.address(n.s(0))?;
+                if !open {
+                    return Ok(convert(V::I(0), dt));
+                }
+                let buf = self
+                    .buffers
+                    .get(slot)
+                    .ok_or_else(|| unsupported(n, "no buffer for the slot"))?;
+                let cell = usize::try_from(index).ok().and_then(|i| buf.get(i));
+                let len = buf.len();
+                let raw = *cell.ok_or(InterpError::OutOfBounds {
+                    access: "load",
+                    slot,
+                    index,
+                    len,
+                })?;
+                convert(V::F(raw), dt)
+            }
+            Op::Reduce => {
+                let Arg::Reduce(op) = n.arg() else {
+                    return Err(unsupported(n, "REDUCE without a reduce op"));
+                };
+                let mut acc = V::of_const(op.identity(dt.scalar_type()));
+                let alu_op = ReduceOp::alu(*op);
+                self.loops(&n.src()[1..], &mut |m| {
+                    let v = m.eval(n.s(0))?;
+                    acc = alu(alu_op, dt, dt, &[acc, v])
+                        .ok_or_else(|| unsupported(n, "bad reduce"))?;
+                    Ok(())
+                })?;
+                acc
+            }
+            Op::Cast => convert(self.eval(n.s(0))?, dt),
+            Op::Bitcast => {
+                let from = n.s(0).dtype();
+                if from.itemsize() != dt.itemsize() {
+                    return Err(unsupported(
+                        n,
+                        format!("bitcast {from} to {dt} changes the width"),
+                    ));
+                }
+                from_bits(
+                    to_bits(self.eval(n.s(0))?, from.scalar_type()),
+                    dt.scalar_type(),
+                )
+            }
+            op if matches!(
+                op.group(),
+                OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
+            ) =>
+            {
+                let args = n
+                    .src()
+                    .iter()
+                    .map(|s| self.eval(s))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let domain = if op == Op::Where {
+                    n.s(1).dtype()
+                } else {
+                    n.s(0).dtype()
+                };
+                alu(op, dt, domain, &args).ok_or_else(|| unsupported(n, "unsupported ALU op"))?
+            }
+            _ => return Err(unsupported(n, "not a value")),
+        })
+    }
+}
+
+/// Runs every item of a schedule in order. `inputs` holds the contents of
+/// the input buffers (by id); returns the contents of the input and output
+/// buffers. Intermediates live in their planned storage, shared as the
+/// memory plan says.
+pub fn run_schedule(
+    schedule: &Schedule,
+    inputs: &HashMap<u64, Vec<f64>>,
+) -> Result<HashMap<u64, Vec<f64>>, InterpError> {
+    let mut storage: HashMap<u64, Vec<f64>> = HashMap::new();
+    for b in &schedule.buffers {
+        if b.kind == BufferKind::Input {
+            let data = inputs.get(&b.id).ok_or(InterpError::Buffer {
+                id: b.id,
+                reason: "input not provided".into(),
+            })?;
+            if data.len() != b.size {
+                return Err(InterpError::Buffer {
+                    id: b.id,
+                    reason: format!("{} elements provided, {} expected", data.len(), b.size),
+                });
+            }
+            storage.insert(b.storage, data.clone());
+        } else {
+            let s = storage.entry(b.storage).or_default();
+            if s.len() < b.size {
+                s.resize(b.size, 0.0);
+            }
+        }
+    }
+    let storage_of: HashMap<u64, u64> =
+        schedule.buffers.iter().map(|b| (b.id, b.storage)).collect();
+    for item in &schedule.items {
+        let ids: Vec<u64> = item
+            .buffers
+            .iter()
+            .map(|id| {
+                storage_of.get(id).copied().ok_or(InterpError::Buffer {
+                    id: *id,
+                    reason: "not in the buffer table".into(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let mut bufs = Vec::with_capacity(ids.len());
+        for (k, s) in ids.iter().enumerate() {
+            if ids[..k].contains(s) {
+                return Err(InterpError::Buffer {
+                    id: item.buffers[k],
+                    reason: "shares storage with another buffer of the same kernel".into(),
+                });
+            }
+            bufs.push(storage.remove(s).unwrap_or_default());
+        }
+        let result = run_kernel(&item.ast, &mut bufs);
+        for (s, b) in ids.iter().zip(bufs) {
+            storage.insert(*s, b);
+        }
+        result?;
+    }
+    Ok(schedule
+        .buffers
+        .iter()
+        .filter(|b| b.kind != BufferKind::Intermediate)
+        .map(|b| (b.id, storage[&b.storage][..b.size].to_vec()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::AddrSpace;
+
+    fn fold_i(op: Op, dt: DType, a: i64, b: i64) -> Option<i64> {
+        let c = |v| (ConstValue::Int(v), dt);
+        fold(op, dt, &[c(a), c(b)]).and_then(|v| v.as_i64())
+    }
+
+    #[test]
+    fn integer_division_truncates_and_tolerates_zero() {
+        assert_eq!(fold_i(Op::Idiv, DType::I32, -7, 2), Some(-3));
+        assert_eq!(fold_i(Op::Mod, DType::I32, -7, 2), Some(-1));
+        assert_eq!(fold_i(Op::Mod, DType::I32, 7, -2), Some(1));
+        assert_eq!(fold_i(Op::Idiv, DType::I32, 7, 0), Some(0));
+        assert_eq!(fold_i(Op::Mod, DType::I32, 7, 0), Some(0));
+        assert_eq!(fold_i(Op::Add, DType::I8, 127, 1), Some(-128));
+        assert_eq!(fold_i(Op::Shr, DType::I32, -8, 1), Some(-4));
+    }
+
+    #[test]
+    fn casts_round_and_bitcasts_reinterpret() {
+        let f = |v: f64| (ConstValue::Float(v), DType::F32);
+        assert_eq!(
+            fold(Op::Cast, DType::I32, &[f(-2.7)]),
+            Some(ConstValue::Int(-2))
+        );
+        assert_eq!(
+            fold(Op::Cast, DType::U8, &[f(300.0)]),
+            Some(ConstValue::UInt(44))
+        );
+        assert_eq!(
+            fold(Op::Bitcast, DType::U32, &[f(1.0)]),
+            Some(ConstValue::UInt(0x3f80_0000))
+        );
+        let third = fold(Op::Fdiv, DType::F32, &[f(1.0), f(3.0)]);
+        assert_eq!(third, Some(ConstValue::Float((1.0f32 / 3.0) as f64)));
+        assert!((erf(0.5) - 0.520_499_877_813_046_5).abs() < 1e-12);
+        assert!((erf(-3.5) + 0.999_999_256_901_627_7).abs() < 1e-9);
+    }
+
+    #[test]
+    fn threefry_mixes_counter_and_key() {
+        let a = threefry(0, 0);
+        assert_ne!(a, threefry(1, 0));
+        assert_ne!(a, threefry(0, 1));
+        assert_eq!(a, threefry(0, 0));
+    }
+
+    /// out[i] = gated load of in[i - 1] for i in 0..4 (reads 0 at i = 0).
+    #[test]
+    fn gated_loads_read_zero_and_stray_accesses_fail() {
+        let r = UOp::range(&UOp::index(4), 0, crate::AxisType::Loop);
+        let out = UOp::define_global(0, DType::F32);
+        let inp = UOp::define_global(1, DType::F32);
+        let gate = UOp::index(0).bin(Op::CmpLt, &r);
+        let shifted = r.add(&UOp::index(-1));
+        let load = inp.index_into(&shifted, Some(&gate)).load();
+        let ast = UOp::sink(smallvec::smallvec![out
+            .index_into(&r, None)
+            .store(&load)
+            .end(std::slice::from_ref(&r))]);
+        let mut bufs = vec![vec![0.0; 4], vec![1.0, 2.0, 3.0, 4.0]];
+        run_kernel(&ast, &mut bufs).unwrap();
+        assert_eq!(bufs[0], vec![0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(inp.dtype(), DType::F32.ptr(AddrSpace::Global));
+
+        let ungated = inp.index_into(&shifted, None).load();
+        let bad = UOp::sink(smallvec::smallvec![out
+            .index_into(&r, None)
+            .store(&ungated)
+            .end(&[r])]);
+        let err = run_kernel(&bad, &mut bufs).unwrap_err();
+        assert_eq!(
+            err,
+            InterpError::OutOfBounds {
+                access: "load",
+                slot: 1,
+                index: -1,
+                len: 4
+            }
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! The schedule cache: one pipeline run per graph structure.
+//!
+//! The key of a list of roots is its graph with every BUFFER id replaced by
+//! the buffer's position of first appearance (sizes and dtypes stay in the
+//! key). Two calls over different buffers but the same computation get the
+//! same key; the second reuses the first's kernel ASTs (the same `Arc`s)
+//! and only renames buffers: input ids by position to the new call's
+//! buffers, outputs and intermediates to fresh ids from
+//! [`new_buffer_id`]. The pipeline does not run again.
+
+use super::{schedule, Schedule, ScheduleError};
+use crate::dtype::DType;
+use crate::uop::{new_buffer_id, Arg, Op, UOp};
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+static PIPELINE_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many times the uncached pipeline ([`schedule()`]) has run in this
+/// process.
+pub fn pipeline_runs() -> usize {
+    PIPELINE_RUNS.load(Ordering::Relaxed)
+}
+
+pub(super) fn count_pipeline_run() {
+    PIPELINE_RUNS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// One node of a structural key: op, dtype, arg (buffer ids renamed to
+/// positions) and operand positions in the key's node list.
+type KeyNode = (Op, DType, Arg, SmallVec<[u32; 4]>);
+
+/// A cached schedule and the input buffer ids it was built for, by position.
+struct Entry {
+    schedule: Schedule,
+    inputs: Vec<u64>,
+}
+
+fn cache() -> &'static Mutex<HashMap<Vec<KeyNode>, Entry>> {
+    static CACHE: OnceLock<Mutex<HashMap<Vec<KeyNode>, Entry>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The structural key of `roots` and their buffer ids by first appearance.
+fn key(roots: &[Arc<UOp>]) -> (Vec<KeyNode>, Vec<u64>) {
+    let sink = UOp::sink(roots.iter().cloned().collect::<SmallVec<_>>());
+    let nodes = sink.toposort();
+    let pos: HashMap<u64, u32> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id(), i as u32))
+        .collect();
+    let mut buffers: Vec<u64> = Vec::new();
+    let key = nodes
+        .iter()
+        .map(|n| {
+            let arg = match n.arg() {
+                Arg::Buffer { id, size } => {
+                    let p = buffers.iter().position(|b| b == id).unwrap_or_else(|| {
+                        buffers.push(*id);
+                        buffers.len() - 1
+                    });
+                    Arg::Buffer {
+                        id: p as u64,
+                        size: *size,
+                    }
+                }
+                a => a.clone(),
+            };
+            (
+                n.op(),
+                n.dtype(),
+                arg,
+                n.src().iter().map(|s| pos[&s.id()]).collect(),
+            )
+        })
+        .collect();
+    (key, buffers)
+}
+
+/// [`schedule()`] with a cache keyed by graph structure (see the module docs).
+pub fn schedule_cached(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
+    let (key, inputs) = key(roots);
+    if let Some(entry) = cache().lock().map_err(poisoned)?.get(&key) {
+        tracing::debug!(target: "morok::schedule", kernels = entry.schedule.items.len(), "schedule cache hit");
+        return Ok(rename(&entry.schedule, &entry.inputs, &inputs));
+    }
+    let sched = schedule(roots)?;
+    cache().lock().map_err(poisoned)?.insert(
+        key,
+        Entry {
+            schedule: sched.clone(),
+            inputs,
+        },
+    );
+    Ok(sched)
+}
+
+fn poisoned<T>(_: T) -> ScheduleError {
+    ScheduleError::Unsupported {
+        op: "SINK".into(),
+        shape: Vec::new(),
+        reason: "the schedule cache lock was poisoned by a panic".into(),
+    }
+}
+
+/// A copy of `cached` with input ids `old_inputs[i] → new_inputs[i]` and
+/// every other buffer id fresh.
+fn rename(cached: &Schedule, old_inputs: &[u64], new_inputs: &[u64]) -> Schedule {
+    let mut ids: HashMap<u64, u64> = old_inputs
+        .iter()
+        .copied()
+        .zip(new_inputs.iter().copied())
+        .collect();
+    for b in &cached.buffers {
+        ids.entry(b.id).or_insert_with(new_buffer_id);
+    }
+    let id = |old: u64| ids.get(&old).copied().unwrap_or(old);
+    let mut out = cached.clone();
+    for item in &mut out.items {
+        for b in &mut item.buffers {
+            *b = id(*b);
+        }
+    }
+    for b in &mut out.buffers {
+        b.id = id(b.id);
+        b.storage = id(b.storage);
+    }
+    out.outputs = cached
+        .outputs
+        .iter()
+        .map(|o| {
+            let map: HashMap<u64, Arc<UOp>> = o
+                .toposort()
+                .into_iter()
+                .filter_map(|n| match n.arg() {
+                    Arg::Buffer { id: old, size } => Some((
+                        n.id(),
+                        UOp::new(
+                            Op::Buffer,
+                            n.dtype(),
+                            SmallVec::new(),
+                            Arg::Buffer {
+                                id: id(*old),
+                                size: *size,
+                            },
+                        ),
+                    )),
+                    _ => None,
+                })
+                .collect();
+            o.substitute(&map)
+        })
+        .collect();
+    out
+}

@@ -1,0 +1,254 @@
+//! Scheduling: from a tensor-level graph to an ordered list of kernels.
+//!
+//! [`schedule()`] runs the pipeline:
+//!
+//! 1. `split-reduce` ([`rangeify::split_reduce`]): huge reductions in two stages;
+//! 2. `realize` ([`rangeify::realize`]): where kernels split;
+//! 3. `rangeify` ([`rangeify::indexing`]): movement ops become index
+//!    arithmetic, realized nodes BUFFERIZE nodes;
+//! 4. `simplify` ([`rangeify::index_simplify`], [`rangeify::reduce_simplify`]
+//!    and the shared [`crate::symbolic::symbolic`] rules);
+//! 5. `buffers` ([`rangeify::buffer_removal`]): folding, inlining, dead axes;
+//! 6. `kernelize` ([`kernelize`]): BUFFERIZE → STORE → KERNEL;
+//! 7. `schedule` ([`schedule`](mod@schedule)): items in dependency order and
+//!    parallel groups; [`memory`]: storage reuse between intermediates.
+//!
+//! Each stage's IR is emitted with `tracing` (target `morok::ir`, level
+//! TRACE, field `stage`). [`cache::schedule_cached`] skips the pipeline for
+//! graphs whose structure was seen before.
+
+pub mod cache;
+pub mod kernelize;
+pub mod memory;
+pub mod rangeify;
+#[allow(clippy::module_inception)]
+pub mod schedule;
+
+pub use cache::{pipeline_runs, schedule_cached};
+
+use crate::dtype::DType;
+use crate::rewrite::{graph_rewrite, graph_rewrite_bottom_up, PatternMatcher, RewriteError};
+use crate::shape::{numel, tensor_shape, ShapeError};
+use crate::uop::{new_buffer_id, Arg, Op, OpGroup, Srcs, UOp};
+use rangeify::indexing::{indexing_rules, IndexingCtx};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A scheduled computation: kernels in a valid order plus their buffers.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    /// The kernels, in an order that respects every dependency (group by
+    /// group, see `groups`).
+    pub items: Vec<ScheduleItem>,
+    /// Kahn levels: indices into `items`; the kernels of one group are
+    /// independent of each other and depend only on earlier groups.
+    pub groups: Vec<Vec<usize>>,
+    /// Every buffer the items use (inputs, outputs, intermediates).
+    pub buffers: Vec<BufferSpec>,
+    /// Per root: its value as a tensor-level node over a buffer, e.g.
+    /// `RESHAPE(BUFFER{new id}, root shape)` (a root that already is a view
+    /// of an input buffer is returned unchanged).
+    pub outputs: Vec<Arc<UOp>>,
+}
+
+/// One kernel to run.
+#[derive(Clone, Debug)]
+pub struct ScheduleItem {
+    /// The kernel AST (see `docs/ARCHITECTURE.md`, "Kernel AST"):
+    /// `SINK(END(STORE(INDEX(DEFINE_GLOBAL(0), idx), value), ranges…))`.
+    pub ast: Arc<UOp>,
+    /// The buffer id bound to each DEFINE_GLOBAL slot, in slot order: slot 0
+    /// is the buffer the kernel writes, then the buffers it reads in order
+    /// of first appearance.
+    pub buffers: Vec<u64>,
+}
+
+/// What a buffer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BufferKind {
+    /// Provided by the caller (a BUFFER of the input graph).
+    Input,
+    /// Holds a root's value; returned to the caller.
+    Output,
+    /// Written and read by kernels of this schedule only.
+    Intermediate,
+}
+
+/// A buffer of a schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferSpec {
+    /// Buffer id (as in `Arg::Buffer`).
+    pub id: u64,
+    /// Element type.
+    pub dtype: DType,
+    /// Number of elements.
+    pub size: usize,
+    /// Role of the buffer.
+    pub kind: BufferKind,
+    /// Memory the buffer lives in: intermediates whose lifetimes do not
+    /// overlap share a storage id (allocate each storage once, with the
+    /// byte size of its largest member); inputs and outputs use their own id.
+    pub storage: u64,
+}
+
+/// Why a graph could not be scheduled.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    /// A node of the input graph is ill-shaped.
+    #[error("ill-shaped graph: {0}")]
+    Shape(#[from] ShapeError),
+    /// A rewrite stage did not converge.
+    #[error("{0}")]
+    Rewrite(#[from] RewriteError),
+    /// The scheduler has no rule for an op.
+    #[error("cannot schedule {op} of shape {shape:?}: {reason}")]
+    Unsupported {
+        /// The op's dump name.
+        op: String,
+        /// Its tensor shape.
+        shape: Vec<usize>,
+        /// What is missing.
+        reason: String,
+    },
+}
+
+/// Emits a stage's IR on the `morok::ir` tracing target.
+pub(crate) fn trace_stage(stage: &str, node: &Arc<UOp>) {
+    if tracing::enabled!(target: "morok::ir", tracing::Level::TRACE) {
+        tracing::trace!(target: "morok::ir", stage, "{}", node.tree());
+    }
+}
+
+/// If `root` only re-views an input buffer in its own element order,
+/// returns that buffer (no kernel is needed to compute it).
+fn input_view(root: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let mut n = root.clone();
+    while matches!(n.op(), Op::Reshape | Op::Detach) {
+        n = n.s(0).clone();
+    }
+    let whole = matches!(n.arg(), Arg::Buffer { size, .. }
+        if tensor_shape(root).is_ok_and(|s| numel(&s) == *size));
+    (n.op() == Op::Buffer && whole).then_some(n)
+}
+
+/// The index, reduce and shared symbolic rules, as one fixpoint.
+fn simplify_rules() -> PatternMatcher {
+    crate::symbolic::symbolic()
+        .combined(&rangeify::index_simplify::index_rules(), "simplify")
+        .combined(&rangeify::reduce_simplify::reduce_rules(), "simplify")
+}
+
+/// Fails if a tensor-level op survived rangeify (an op without a rule).
+fn check_rangeified(sink: &Arc<UOp>) -> Result<(), ScheduleError> {
+    for n in sink.toposort() {
+        let tensor_level = matches!(n.op().group(), OpGroup::Movement | OpGroup::Tensor)
+            || n.op() == Op::ReduceAxis
+            || (rangeify::is_view_index(&n) && n.s(0).op() != Op::Bufferize);
+        if tensor_level {
+            return Err(ScheduleError::Unsupported {
+                op: n.op().dump_name(),
+                shape: tensor_shape(&n).map(|s| s.to_vec()).unwrap_or_default(),
+                reason: "left over after rangeify".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Schedules the roots (tensor-level nodes) without the cache; see the
+/// module docs for the stages. Bumps [`pipeline_runs`].
+pub fn schedule(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
+    cache::count_pipeline_run();
+    for r in roots {
+        tensor_shape(r)?;
+    }
+    let sink = UOp::sink(roots.iter().cloned().collect::<Srcs>());
+    trace_stage("input", &sink);
+
+    let sink = graph_rewrite_bottom_up(
+        &rangeify::split_reduce::split_reduce_rules(),
+        &sink,
+        &mut (),
+    )?;
+    trace_stage("split-reduce", &sink);
+    let roots: Vec<Arc<UOp>> = sink.src().to_vec();
+
+    let mut kernel_roots: Vec<Arc<UOp>> = Vec::new();
+    for r in &roots {
+        if input_view(r).is_none() && !kernel_roots.iter().any(|k| Arc::ptr_eq(k, r)) {
+            kernel_roots.push(r.clone());
+        }
+    }
+    let realization = rangeify::realize::realization(&sink, &kernel_roots)?;
+    let mut ctx = IndexingCtx {
+        realize: realization.realize,
+        removable: realization.removable,
+        outputs: kernel_roots
+            .iter()
+            .map(|r| (r.id(), new_buffer_id()))
+            .collect(),
+        ..IndexingCtx::default()
+    };
+    let bufs: Srcs = kernel_roots
+        .iter()
+        .map(|r| ctx.bufferize(r))
+        .collect::<Result<_, _>>()?;
+    let out_ids: HashMap<u64, u64> = ctx.outputs.clone();
+    let mut graph = graph_rewrite(&indexing_rules(), &UOp::sink(bufs), &mut ctx)?;
+    if let Some(e) = ctx.error.take() {
+        return Err(e);
+    }
+    check_rangeified(&graph)?;
+    trace_stage("rangeify", &graph);
+
+    let simplify = simplify_rules();
+    graph = graph_rewrite(&simplify, &graph, &mut ())?;
+    trace_stage("simplify", &graph);
+    let buffers = simplify.combined(&rangeify::buffer_removal::buffer_rules(), "buffers");
+    graph = graph_rewrite(&buffers, &graph, &mut ())?;
+    trace_stage("buffers", &graph);
+
+    let loads = kernelize::load_rules().combined(&simplify, "bufferize-loads");
+    graph = graph_rewrite(&loads, &graph, &mut ())?;
+    let mut kctx = kernelize::KernelCtx::default();
+    graph = graph_rewrite_bottom_up(&kernelize::kernel_rules(), &graph, &mut kctx)?;
+    if let Some(e) = kctx.error.take() {
+        return Err(e.into());
+    }
+    trace_stage("kernelize", &graph);
+
+    let outputs = roots
+        .iter()
+        .map(|r| output_node(r, &out_ids))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sched = schedule::build(&graph, outputs)?;
+    for (i, item) in sched.items.iter().enumerate() {
+        tracing::trace!(target: "morok::ir", stage = "schedule", item = i, buffers = ?item.buffers, "{}", item.ast.tree());
+    }
+    Ok(sched)
+}
+
+/// The tensor-level node that holds a root's value after the schedule ran.
+fn output_node(root: &Arc<UOp>, out_ids: &HashMap<u64, u64>) -> Result<Arc<UOp>, ScheduleError> {
+    let Some(&id) = out_ids.get(&root.id()) else {
+        return Ok(root.clone());
+    };
+    let shape = tensor_shape(root)?;
+    let size = numel(&shape);
+    let buf = UOp::new(
+        Op::Buffer,
+        root.dtype().base(),
+        Srcs::new(),
+        Arg::Buffer { id, size },
+    );
+    Ok(if shape.as_slice() == [size] {
+        buf
+    } else {
+        UOp::new(
+            Op::Reshape,
+            buf.dtype(),
+            Srcs::from_iter([buf]),
+            Arg::Shape(shape),
+        )
+    })
+}

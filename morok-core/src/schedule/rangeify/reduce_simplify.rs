@@ -1,0 +1,237 @@
+//! Reduction simplification: unparented ranges and closed-form sums.
+//!
+//! *Reduce unparented.* A range of `REDUCE(x, r…)` that `x` does not use
+//! contributes `n` equal terms: for ADD the range is dropped and the result
+//! multiplied by `n`; for MAX/MIN it is dropped (idempotent ops). MUL is left
+//! alone (no integer power op on every dtype).
+//!
+//! *Reduce collapse.* An ADD reduction over a range `r ∈ [0, n)` whose body
+//! is a sum of range-gated terms is replaced by a closed form, one range at
+//! a time. The body is decomposed with
+//!
+//! - `Σ (a + b) = Σ a + Σ b`, `Σ (a − b) = Σ a − Σ b`, `Σ −a = −Σ a`;
+//! - `Σ (a · y) = (Σ a) · y` when `y` does not use `r`;
+//! - `Σ y = y · n` when `y` does not use `r`;
+//! - `Σ where(c, y, z) = cnt·y + (n − cnt)·z` with `y, z` free of `r`, and
+//!   `a · cast(c)` read as `where(c, a, 0)`, `cast(where(c, y, z))` as
+//!   `where(c, cast y, cast z)`;
+//!
+//! where `c` is a conjunction of comparisons linear in `r` with coefficient
+//! ±1 (`r + e < f` gives the exclusive upper bound `f − e`, `e < f − r` the
+//! lower bound `e − f + 1`, equality both) and of conditions free of `r`
+//! (`g`). The count of `r ∈ [0, n)` satisfying `c` is then
+//! `g ? max(0, min(n, hi) − max(0, lo)) : 0`. This turns the `arange`
+//! counter (a cumulative sum of ones, O(n²) as a loop) into `i + 1`.
+
+use super::depends_on;
+use super::index_simplify::{self as ix, Linear};
+use crate::dtype::DType;
+use crate::patterns;
+use crate::rewrite::PatternMatcher;
+use crate::uop::{Arg, Op, ReduceOp, UOp};
+use std::sync::Arc;
+
+/// The reduce simplification rule set.
+pub fn reduce_rules() -> PatternMatcher {
+    patterns! {
+        @name "reduce-simplify";
+        n @ Reduce(..) => reduce_unparented(n),
+        n @ Reduce(..) => reduce_collapse(n),
+    }
+}
+
+fn reduce_op(n: &UOp) -> Option<ReduceOp> {
+    match n.arg() {
+        Arg::Reduce(op) => Some(*op),
+        _ => None,
+    }
+}
+
+fn range_size(r: &UOp) -> i64 {
+    super::axis_size(r) as i64
+}
+
+/// `REDUCE(x, r_used…, r_unused…)` → `REDUCE(x, r_used…) ⊗ unused sizes`.
+fn reduce_unparented(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let op = reduce_op(n)?;
+    if op == ReduceOp::Mul {
+        return None;
+    }
+    let x = n.s(0);
+    let (used, unused): (Vec<_>, Vec<_>) =
+        n.src()[1..].iter().cloned().partition(|r| depends_on(x, r));
+    if unused.is_empty() {
+        return None;
+    }
+    let rest = if used.is_empty() {
+        x.clone()
+    } else {
+        x.reduce(op, &used)
+    };
+    if op != ReduceOp::Add || n.dtype().is_bool() {
+        return Some(rest);
+    }
+    let count: i64 = unused.iter().map(|r| range_size(r)).product();
+    Some(rest.mul(&UOp::index(count).cast(n.dtype())))
+}
+
+/// Collapses one range of an ADD reduction if its body has a closed form.
+fn reduce_collapse(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+    if reduce_op(n)? != ReduceOp::Add || n.dtype().is_bool() {
+        return None;
+    }
+    let x = n.s(0);
+    let ranges = &n.src()[1..];
+    ranges.iter().enumerate().find_map(|(k, r)| {
+        let closed = sum_closed(x, r)?;
+        let rest: Vec<_> = ranges
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != k)
+            .map(|(_, r)| r.clone())
+            .collect();
+        Some(if rest.is_empty() {
+            closed
+        } else {
+            closed.reduce(ReduceOp::Add, &rest)
+        })
+    })
+}
+
+/// `Σ_{r ∈ [0, n)} v` without `r`, if found (see the module docs).
+fn sum_closed(v: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
+    if !depends_on(v, r) {
+        return Some(v.mul(&UOp::index(range_size(r)).cast(v.dtype())));
+    }
+    match v.op() {
+        Op::Add | Op::Sub => {
+            let (a, b) = (sum_closed(v.s(0), r)?, sum_closed(v.s(1), r)?);
+            Some(a.bin(v.op(), &b))
+        }
+        Op::Neg => Some(sum_closed(v.s(0), r)?.un(Op::Neg)),
+        Op::Mul => {
+            let (a, b) = (v.s(0), v.s(1));
+            if b.op() == Op::Cast && b.s(0).dtype().is_bool() {
+                return sum_where(b.s(0), a, &UOp::zero(v.dtype()), r);
+            }
+            if a.op() == Op::Cast && a.s(0).dtype().is_bool() {
+                return sum_where(a.s(0), b, &UOp::zero(v.dtype()), r);
+            }
+            if !depends_on(b, r) {
+                Some(sum_closed(a, r)?.mul(b))
+            } else if !depends_on(a, r) {
+                Some(a.mul(&sum_closed(b, r)?))
+            } else {
+                None
+            }
+        }
+        Op::Where => sum_where(v.s(0), v.s(1), v.s(2), r),
+        Op::Cast if v.s(0).dtype().is_bool() => {
+            sum_where(v.s(0), &UOp::one(v.dtype()), &UOp::zero(v.dtype()), r)
+        }
+        Op::Cast if v.s(0).op() == Op::Where => {
+            let w = v.s(0);
+            sum_where(w.s(0), &w.s(1).cast(v.dtype()), &w.s(2).cast(v.dtype()), r)
+        }
+        _ => None,
+    }
+}
+
+/// `Σ where(c, y, z)` for `y`, `z` free of `r`.
+fn sum_where(c: &Arc<UOp>, y: &Arc<UOp>, z: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
+    if depends_on(y, r) || depends_on(z, r) {
+        return None;
+    }
+    let n = range_size(r);
+    let cnt = count(c, r, n)?;
+    let dt = y.dtype();
+    let mut out = cnt.cast(dt).mul(y);
+    if !z.is_zero_const() {
+        let rest = ix::add(&UOp::index(n), &ix::mul_c(&cnt, -1));
+        out = out.add(&rest.cast(dt).mul(z));
+    }
+    Some(out)
+}
+
+/// Bounds on `r` from one comparison atom: (lower inclusive, upper exclusive).
+type Bound = (Option<Arc<UOp>>, Option<Arc<UOp>>);
+
+/// The number of `r ∈ [0, n)` for which the condition `c` holds.
+fn count(c: &Arc<UOp>, r: &Arc<UOp>, n: i64) -> Option<Arc<UOp>> {
+    let mut atoms = Vec::new();
+    conjuncts(c, &mut atoms);
+    let mut lo = UOp::index(0);
+    let mut hi = UOp::index(n);
+    let mut guard: Option<Arc<UOp>> = None;
+    for a in atoms {
+        if !depends_on(&a, r) {
+            guard = Some(ix::and(guard.as_ref(), &a));
+            continue;
+        }
+        let (l, h) = atom_bound(&a, r)?;
+        if let Some(l) = l {
+            lo = ix::max(&lo, &l);
+        }
+        if let Some(h) = h {
+            hi = ix::min(&hi, &h);
+        }
+    }
+    let cnt = ix::max(&UOp::index(0), &ix::add(&hi, &ix::mul_c(&lo, -1)));
+    Some(match guard {
+        Some(g) => g.where_(&cnt, &UOp::index(0)),
+        None => cnt,
+    })
+}
+
+fn conjuncts(c: &Arc<UOp>, out: &mut Vec<Arc<UOp>>) {
+    if c.op() == Op::And && c.dtype().is_bool() {
+        conjuncts(c.s(0), out);
+        conjuncts(c.s(1), out);
+    } else {
+        out.push(c.clone());
+    }
+}
+
+/// Reads `a < b`, `a <= b`, `a == b` or `not(a < b)` over `index` as a
+/// bound on `r`, when `a − b` is `±r + e` with `e` free of `r`.
+fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
+    let index = |x: &Arc<UOp>| x.dtype() == DType::INDEX;
+    // Normalize to `d < 0` (strict), `d <= 0` is `d - 1 < 0`, `d == 0` both sides.
+    let (diff, eq) = match atom.op() {
+        Op::CmpLt if index(atom.s(0)) => (atom.s(0).bin(Op::Sub, atom.s(1)), false),
+        Op::CmpLe if index(atom.s(0)) => (
+            ix::add(&atom.s(0).bin(Op::Sub, atom.s(1)), &UOp::index(-1)),
+            false,
+        ),
+        Op::CmpEq if index(atom.s(0)) => (atom.s(0).bin(Op::Sub, atom.s(1)), true),
+        Op::Not if atom.s(0).op() == Op::CmpLt && index(atom.s(0).s(0)) => {
+            // not(a < b) ⟺ b − a − 1 < 0... i.e. b ≤ a.
+            let inner = atom.s(0);
+            (
+                ix::add(&inner.s(1).bin(Op::Sub, inner.s(0)), &UOp::index(-1)),
+                false,
+            )
+        }
+        _ => return None,
+    };
+    let lin = Linear::of(&diff);
+    let pos = lin.terms.iter().position(|(t, _)| Arc::ptr_eq(t, r))?;
+    let coeff = lin.terms[pos].1;
+    let mut rest = lin.clone();
+    rest.terms.remove(pos);
+    if rest.terms.iter().any(|(t, _)| depends_on(t, r)) {
+        return None;
+    }
+    let e = rest.build();
+    let neg_e = ix::mul_c(&e, -1);
+    match (coeff, eq) {
+        // r + e < 0 ⟺ r < −e.
+        (1, false) => Some((None, Some(neg_e))),
+        // −r + e < 0 ⟺ r ≥ e + 1.
+        (-1, false) => Some((Some(ix::add(&e, &UOp::index(1))), None)),
+        // ±r + e == 0 ⟺ r = ∓e.
+        (1, true) => Some((Some(neg_e.clone()), Some(ix::add(&neg_e, &UOp::index(1))))),
+        (-1, true) => Some((Some(e.clone()), Some(ix::add(&e, &UOp::index(1))))),
+        _ => None,
+    }
+}
