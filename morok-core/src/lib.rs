@@ -3,12 +3,16 @@
 //! - [`dtype`]: scalar, vector and pointer types and type promotion;
 //! - [`uop`]: the hash-consed IR node and the op set;
 //! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter;
+//! - [`reference`]: the f64 reference evaluator of tensor-level graphs (the test oracle);
+//! - [`random`]: Threefry-2x32, the counter-based generator behind `Op::Threefry`;
 //!
 //! The `patterns!` macro (from `morok-patterns`) is re-exported here.
 
 extern crate self as morok_core;
 
 pub mod dtype;
+pub mod random;
+pub mod reference;
 pub mod rewrite;
 pub mod shape;
 pub mod symbolic;

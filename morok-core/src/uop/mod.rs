@@ -225,7 +225,6 @@ impl fmt::Debug for UOp {
     }
 }
 
-
 /// A fresh, process-unique buffer id for a BUFFER node (`Arg::Buffer`).
 pub fn new_buffer_id() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
