@@ -102,13 +102,31 @@ impl Tensor {
         self.derive(uop, shape)
     }
 
-    /// RESHAPE to `shape` (same element count).
+    /// RESHAPE to `shape` (same element count). A reshape of a reshape
+    /// reshapes the inner source, and a buffer reshaped back to its own
+    /// 1-D shape is the bare BUFFER.
     #[track_caller]
     pub(super) fn reshape_to(&self, shape: &[usize]) -> Result<Tensor> {
-        if self.graph()?.shape.as_slice() == shape {
+        let g = self.graph()?;
+        if g.shape.as_slice() == shape {
             return Ok(self.clone());
         }
-        self.movement_node(Op::Reshape, Arg::Shape(shape.into()), shape.into())
+        let source = match (g.uop.op(), g.uop.src().first()) {
+            (Op::Reshape, Some(inner)) => inner.clone(),
+            _ => g.uop.clone(),
+        };
+        if let Arg::Buffer { size, .. } = source.arg() {
+            if source.op() == Op::Buffer && shape == [*size] {
+                return self.derive(source, shape.into());
+            }
+        }
+        let uop = UOp::new(
+            Op::Reshape,
+            source.dtype(),
+            smallvec![source],
+            Arg::Shape(shape.into()),
+        );
+        self.derive(uop, shape.into())
     }
 
     /// Broadcasts to `shape` (NumPy rules, already checked): RESHAPE to add
