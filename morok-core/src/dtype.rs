@@ -513,7 +513,7 @@ mod tests {
         assert_eq!(DType::F32.ptr(AddrSpace::Global).itemsize(), 8);
         assert_eq!(I8.min_int(), -128);
         assert_eq!(U16.max_int(), 65535);
-        assert_eq!(I64.max_f64(), 9.223372036854775807e18);
+        assert_eq!(I64.max_f64(), 2f64.powi(63));
         assert!(F32.min_f64().is_infinite());
     }
 

@@ -2,12 +2,14 @@
 //! traversal every compiler stage is built on.
 
 mod engine;
+mod into_uop;
 mod matcher;
 
 pub use engine::{
     graph_rewrite, graph_rewrite_bottom_up, graph_rewrite_with, Direction, RewriteError,
     RewriteOptions,
 };
+pub use into_uop::IntoUOp;
 pub use matcher::{PatternMatcher, RuleFn};
 
 #[cfg(test)]

@@ -1,0 +1,8 @@
+use morok_core::patterns;
+
+fn main() {
+    let _ = patterns! {
+        Where[c, t, f] ~> t,
+        End[x, ..] ~> x,
+    };
+}

@@ -1,0 +1,7 @@
+use morok_core::patterns;
+
+fn main() {
+    let _ = patterns! {
+        Add(x, _) ~> x.dtype(),
+    };
+}
