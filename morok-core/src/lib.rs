@@ -3,7 +3,7 @@
 //! - [`dtype`]: scalar, vector and pointer types and type promotion;
 //! - [`uop`]: the hash-consed IR node and the op set;
 //! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter;
-//! - [`reference`]: the f64 reference evaluator of tensor-level graphs (the test oracle);
+//! - [`reference`](mod@reference): the f64 reference evaluator of tensor-level graphs (the test oracle);
 //! - [`random`]: Threefry-2x32, the counter-based generator behind `Op::Threefry`;
 //!
 //! The `patterns!` macro (from `morok-patterns`) is re-exported here.
