@@ -146,3 +146,64 @@ fn error_tensors_have_no_graph_but_do_not_panic() {
     assert!(bad.reference().is_err());
     assert!(format!("{bad:?}").contains("error"));
 }
+
+#[test]
+fn huge_arguments_are_errors_not_panics() {
+    assert!(Tensor::zeros(&[usize::MAX, 2], DType::F32)
+        .error()
+        .is_some());
+    assert!(Tensor::rand(&[usize::MAX, 3], DType::F32).error().is_some());
+    assert!(Tensor::randn_seeded(&[usize::MAX], DType::F32, 1)
+        .error()
+        .is_some());
+    assert!(Tensor::from_vec(vec![1u8], &[usize::MAX, usize::MAX]).is_err());
+    assert!(Tensor::arange(0.0f64, 1e300, 1.0).is_err());
+    assert!(Tensor::eye(usize::MAX, DType::F32).error().is_some());
+    let x = matrix();
+    assert!(x
+        .try_pad(&[(isize::MIN, 0), (0, isize::MAX)], 0.0f32)
+        .is_err());
+    assert!(x
+        .try_pad(&[(0, 0), (isize::MAX, isize::MAX)], 0.0f32)
+        .is_err());
+    assert!(x.try_repeat(&[usize::MAX, 2]).is_err());
+    assert!(x.try_broadcast_to(&[usize::MAX, 3, 2]).is_err());
+    let s = x.try_slice(&[morok::Slice {
+        start: Some(isize::MIN),
+        end: Some(isize::MAX),
+        step: isize::MIN,
+    }]);
+    assert_eq!(s.unwrap().shape(), &[0, 2]);
+    let s = x
+        .try_slice(&[morok::Slice::all().step(isize::MAX)])
+        .unwrap();
+    assert_eq!(s.shape(), &[1, 2]);
+    let img = Tensor::zeros(&[1, 1, 4, 4], DType::F32);
+    let w = Tensor::zeros(&[1, 1, 2, 2], DType::F32);
+    let opts = morok::ConvOptions {
+        dilation: (usize::MAX, 1),
+        ..Default::default()
+    };
+    assert!(img.conv2d(&w, None, opts).is_err());
+    let opts = morok::ConvOptions {
+        padding: (usize::MAX, 0),
+        ..Default::default()
+    };
+    assert!(img.conv2d(&w, None, opts).is_err());
+    let opts = morok::ConvOptions {
+        groups: usize::MAX,
+        ..Default::default()
+    };
+    assert!(img.conv2d(&w, None, opts).is_err());
+    let pool = morok::PoolOptions::new((2, 2)).stride((usize::MAX, 1));
+    assert!(img.max_pool2d(pool).is_ok());
+    let empty = Tensor::zeros(&[0, 3], DType::F32);
+    assert_eq!(
+        empty
+            .try_slice(&[morok::Slice::all().step(-1)])
+            .unwrap()
+            .shape(),
+        &[0, 3]
+    );
+    assert_eq!(empty.try_chunk(2, 0).unwrap().len(), 0);
+}

@@ -149,7 +149,7 @@ fn comparisons_and_logic() {
     close(&vals(&a.ne(2.0).unwrap()), &[1.0, 0.0, 1.0]);
     let m = a.lt(2.5).unwrap();
     close(
-        &vals(&m.logical_xor(&a.eq(1.0).unwrap()).unwrap()),
+        &vals(&m.logical_xor(a.eq(1.0).unwrap()).unwrap()),
         &[0.0, 1.0, 0.0],
     );
     close(&vals(&m.logical_not().unwrap()), &[0.0, 0.0, 1.0]);

@@ -31,6 +31,9 @@ impl Tensor {
     /// `value` (converted to `dtype`) broadcast to `shape`.
     #[track_caller]
     pub(super) fn constant(value: ConstValue, dtype: ScalarType, shape: &[usize]) -> Tensor {
+        if let Err(e) = super::checked_numel("full", shape) {
+            return Tensor::failed(e);
+        }
         let uop = UOp::const_(DType::scalar(dtype), value);
         let scalar = Tensor::from_parts(uop, Default::default(), Vec::new());
         Tensor::lift(scalar.expand_to(shape))
@@ -100,6 +103,7 @@ impl Tensor {
             ));
         }
         let n = ((b - a) / s).ceil().max(0.0) as usize;
+        super::checked_numel("arange", &[n, n])?;
         Tensor::counting(n, T::SCALAR)?.scale_shift(const_value(step), const_value(start))
     }
 
@@ -118,6 +122,7 @@ impl Tensor {
         } else {
             0.0
         };
+        super::checked_numel("linspace", &[steps, steps])?;
         let dtype = T::SCALAR.to_float();
         let idx = Tensor::counting(steps, dtype)?;
         let scaled = idx.scale_shift(ConstValue::Float(delta), ConstValue::Float(a))?;
@@ -133,6 +138,7 @@ impl Tensor {
     #[track_caller]
     fn eye_graph(n: usize, dtype: DType) -> Result<Tensor> {
         let t = element_type("eye", dtype)?;
+        super::checked_numel("eye", &[n, n.saturating_add(1)])?;
         let column = Tensor::constant(ConstValue::one(t), t, &[n, 1]);
         // Rows of length n + 1 with the one first, read back with rows of
         // length n: row r starts r places later, so its one sits at column r.

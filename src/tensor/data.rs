@@ -4,7 +4,7 @@ use super::Tensor;
 use crate::error::{Error, Result};
 use crate::storage::{self, codec};
 use morok_core::dtype::Element;
-use morok_core::shape::{numel, ShapeError};
+use morok_core::shape::ShapeError;
 use morok_core::uop::{Arg, Op, Srcs, UOp};
 use morok_core::DType;
 
@@ -18,7 +18,7 @@ impl Tensor {
     /// A tensor of `shape` holding `data` in row-major order.
     #[track_caller]
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
-        if numel(shape) != data.len() {
+        if super::checked_numel("from_vec", shape)? != data.len() {
             return Err(Error::shape(ShapeError::new(
                 "from_vec",
                 &[shape],

@@ -268,6 +268,23 @@ impl Tensor {
     }
 }
 
+/// The element count of a user-given shape, or an error when it does not
+/// fit in memory addresses (`isize::MAX` elements).
+#[track_caller]
+fn checked_numel(op: &str, shape: &[usize]) -> Result<usize, Error> {
+    let n = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= isize::MAX as usize);
+    match n {
+        Some(n) => Ok(n),
+        None => Err(Error::argument(
+            op,
+            format!("shape {shape:?} has too many elements"),
+        )),
+    }
+}
+
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner.state {

@@ -68,24 +68,21 @@ impl Slice {
     /// Python's `slice.indices`: the first index and the number of
     /// elements picked on an axis of length `len`.
     fn resolve(self, len: usize) -> (usize, usize) {
-        let n = len as isize;
-        let (lower, upper) = if self.step > 0 { (0, n) } else { (-1, n - 1) };
+        // i128 arithmetic: no bound or step can overflow it.
+        let n = len as i128;
+        let step = self.step as i128;
+        let (lower, upper) = if step > 0 { (0, n) } else { (-1, n - 1) };
         let clamp = |v: isize| {
+            let v = v as i128;
             let v = if v < 0 { v + n } else { v };
             v.clamp(lower, upper)
         };
-        let start = self
-            .start
-            .map_or(if self.step > 0 { 0 } else { n - 1 }, clamp);
-        let end = self.end.map_or(if self.step > 0 { n } else { -1 }, clamp);
-        let span = if self.step > 0 {
-            end - start
-        } else {
-            start - end
-        };
-        let step = self.step.abs();
+        let start = self.start.map_or(if step > 0 { 0 } else { n - 1 }, clamp);
+        let end = self.end.map_or(if step > 0 { n } else { -1 }, clamp);
+        let span = if step > 0 { end - start } else { start - end };
+        let stride = step.abs();
         let count = if span > 0 {
-            (span + step - 1) / step
+            (span + stride - 1) / stride
         } else {
             0
         };
@@ -161,11 +158,18 @@ impl Tensor {
             return Ok(self.clone());
         }
         let src = &self.graph()?.shape;
-        let shape = src
+        let grown: Option<Shape> = src
             .iter()
             .zip(pads)
-            .map(|(&d, &(a, b))| d + a + b)
+            .map(|(&d, &(a, b))| d.checked_add(a)?.checked_add(b))
             .collect();
+        let Some(shape) = grown else {
+            return Err(Error::argument(
+                "pad",
+                format!("padding {pads:?} is too large"),
+            ));
+        };
+        super::checked_numel("pad", &shape)?;
         let arg = Arg::Pairs(pads.iter().map(|&(a, b)| (a as i64, b as i64)).collect());
         self.movement_node(Op::Pad, arg, shape)
     }
@@ -252,6 +256,7 @@ impl Tensor {
     #[track_caller]
     pub fn try_broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         let src = self.graph()?.shape.clone();
+        super::checked_numel("broadcast_to", shape)?;
         let joint = broadcast_shapes("broadcast_to", &src, shape).located()?;
         if joint.as_slice() != shape {
             return Err(Error::shape(ShapeError::new(
@@ -304,22 +309,24 @@ impl Tensor {
             )));
         }
         let mut crop = Vec::with_capacity(shape.len());
+        let mut grow = Vec::with_capacity(shape.len());
+        let mut padded = Vec::with_capacity(shape.len());
         for (&d, &(a, b)) in shape.iter().zip(pads) {
-            let begin = (-a).max(0) as usize;
-            let end = d as isize + b.min(0);
-            if begin as isize > end {
+            let (a, b) = (a as i128, b as i128);
+            let (begin, end) = ((-a).max(0), d as i128 + b.min(0));
+            if begin > end {
                 return Err(Error::shape(ShapeError::new(
                     "pad",
                     &[&shape],
                     format!("padding {pads:?} removes more than the whole axis"),
                 )));
             }
-            crop.push((begin, end as usize));
+            crop.push((begin as usize, end as usize));
+            let (before, after) = (a.max(0), b.max(0));
+            grow.push((before as usize, after as usize));
+            padded.push(usize::try_from(end - begin + before + after).unwrap_or(usize::MAX));
         }
-        let grow: Vec<(usize, usize)> = pads
-            .iter()
-            .map(|&(a, b)| (a.max(0) as usize, b.max(0) as usize))
-            .collect();
+        super::checked_numel("pad", &padded)?;
         let x = self.shrink_to(&crop)?;
         x.pad_with(&grow, super::operand::const_value(value))
     }
@@ -396,7 +403,10 @@ impl Tensor {
         let (start, count) = s.resolve(len);
         let step = s.step.unsigned_abs();
         let (x, start) = if s.step < 0 {
-            (self.flip_axes(&[axis])?, (len - 1).saturating_sub(start))
+            (
+                self.flip_axes(&[axis])?,
+                len.saturating_sub(1).saturating_sub(start),
+            )
         } else {
             (self.clone(), start)
         };
@@ -509,6 +519,9 @@ impl Tensor {
         }
         let mut base = vec![1; reps.len() - shape.len()];
         base.extend_from_slice(&shape);
+        let mut grown = base.clone();
+        grown.extend_from_slice(reps);
+        super::checked_numel("repeat", &grown)?;
         let mut interleaved = Vec::with_capacity(2 * base.len());
         let mut expanded = Vec::with_capacity(2 * base.len());
         for (&d, &r) in base.iter().zip(reps) {
@@ -657,11 +670,30 @@ impl Tensor {
         }
         let lead = shape.len() - n;
         let inner = &shape[lead..];
+        // Per axis: output count o and row width W ≡ d (mod i), at least
+        // o*s, so that row `a` of the [k, W] view of the repeated axis
+        // starts at element a*d. Checked: huge arguments are errors.
         let mut outs = Vec::with_capacity(n);
+        let mut steps = Vec::with_capacity(n);
+        let mut widths = Vec::with_capacity(n);
+        let mut reps = vec![1; lead];
         for j in 0..n {
             let (i, k, s, d) = (inner[j], kernel[j], stride[j], dilation[j]);
-            let reach = d * k.saturating_sub(1) + 1;
-            if k == 0 || s == 0 || d == 0 || i < reach {
+            let sizes = d
+                .checked_mul(k.saturating_sub(1))
+                .and_then(|r| r.checked_add(1))
+                .filter(|&reach| k > 0 && s > 0 && d > 0 && i >= reach)
+                .and_then(|reach| {
+                    let o = (i - reach) / s + 1;
+                    // A single window does not step: its stride is moot.
+                    let s = if o == 1 { 1 } else { s };
+                    let rows = o.checked_mul(s)?.saturating_sub(d).div_ceil(i).max(1);
+                    let w = rows.checked_mul(i)?.checked_add(d)?;
+                    let r = k.checked_mul(w)?.div_ceil(i);
+                    r.checked_mul(i)?.checked_mul(k)?;
+                    Some((o, s, w, r))
+                });
+            let Some((o, s, w, r)) = sizes else {
                 return Err(Error::argument(
                     op,
                     format!(
@@ -669,20 +701,12 @@ impl Tensor {
                          does not fit input {shape:?}"
                     ),
                 ));
-            }
-            outs.push((i - reach) / s + 1);
+            };
+            outs.push(o);
+            steps.push(s);
+            widths.push(w);
+            reps.push(r);
         }
-        // Row width W ≡ d (mod i), at least o*s: row `a` of the [k, W]
-        // view of the repeated axis then starts at element a*d.
-        let widths: Vec<usize> = (0..n)
-            .map(|j| {
-                let (i, d) = (inner[j], dilation[j]);
-                let rows = (outs[j] * stride[j]).saturating_sub(d).div_ceil(i).max(1);
-                rows * i + d
-            })
-            .collect();
-        let mut reps = vec![1; lead];
-        reps.extend((0..n).map(|j| (kernel[j] * widths[j]).div_ceil(inner[j])));
         let x = self.try_repeat(&reps)?;
         let keep: Vec<usize> = shape[..lead].to_vec();
         let full = |tail: &[(usize, usize)]| {
@@ -707,12 +731,12 @@ impl Tensor {
         ))?;
         let x = x.shrink_to(&full(
             &(0..n)
-                .flat_map(|j| [(0, kernel[j]), (0, outs[j] * stride[j])])
+                .flat_map(|j| [(0, kernel[j]), (0, outs[j] * steps[j])])
                 .collect::<Vec<_>>(),
         ))?;
         let x = x.reshape_to(&dims(
             &(0..n)
-                .flat_map(|j| [kernel[j], outs[j], stride[j]])
+                .flat_map(|j| [kernel[j], outs[j], steps[j]])
                 .collect::<Vec<_>>(),
         ))?;
         let x = x.shrink_to(&full(

@@ -181,7 +181,7 @@ impl Tensor {
             )));
         }
         let (n, cin, cout, cin_g, kh, kw) = (xs[0], xs[1], ws[0], ws[1], ws[2], ws[3]);
-        if g == 0 || cin != cin_g * g || cout % g != 0 {
+        if g == 0 || cin_g.checked_mul(g) != Some(cin) || cout % g != 0 {
             return Err(Error::shape(ShapeError::new(
                 "conv2d",
                 &[&xs, &ws],

@@ -28,6 +28,15 @@ fn take_counters(n: usize) -> (u64, u64) {
     (key, base)
 }
 
+/// The element count of `shape`, saturating at `usize::MAX` (which the
+/// caller's size check rejects).
+fn saturating_numel(shape: &[usize]) -> usize {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .unwrap_or(usize::MAX)
+}
+
 impl Tensor {
     /// Seeds the global generator used by [`Tensor::rand`] and
     /// [`Tensor::randn`] and restarts its counter.
@@ -42,6 +51,9 @@ impl Tensor {
     /// generator (each call continues where the last one stopped).
     #[track_caller]
     pub fn rand(shape: &[usize], dtype: DType) -> Tensor {
+        if let Err(e) = super::checked_numel("rand", shape) {
+            return Tensor::failed(e);
+        }
         let (key, base) = take_counters(numel(shape));
         Tensor::lift(Tensor::uniform(shape, dtype, key, base))
     }
@@ -49,6 +61,9 @@ impl Tensor {
     /// Standard normal samples of a float `dtype`, from the global generator.
     #[track_caller]
     pub fn randn(shape: &[usize], dtype: DType) -> Tensor {
+        if let Err(e) = super::checked_numel("randn", &[2, saturating_numel(shape)]) {
+            return Tensor::failed(e);
+        }
         let (key, base) = take_counters(2 * numel(shape));
         Tensor::lift(Tensor::normal(shape, dtype, key, base))
     }
@@ -68,7 +83,7 @@ impl Tensor {
     /// `THREEFRY(base + i, key)` for every element of `shape` (u64).
     #[track_caller]
     fn random_bits(shape: &[usize], key: u64, base: u64) -> Result<Tensor> {
-        let n = numel(shape);
+        let n = super::checked_numel("rand", shape)?;
         let index = Tensor::counting(n, ScalarType::U64)?;
         let offset = Tensor::constant(ConstValue::UInt(base), ScalarType::U64, &[n]);
         let counter = Tensor::alu(Op::Add, &[&index, &offset])?.reshape_to(shape)?;
