@@ -232,17 +232,19 @@ impl Tensor {
         }
         let mut out = Vec::with_capacity(tensors.len());
         for (t, uop) in tensors.iter().zip(done.outputs) {
-            let id = uop
-                .toposort()
-                .iter()
-                .find_map(|n| match n.arg() {
-                    Arg::Buffer { id, .. } if n.op() == Op::Buffer => Some(*id),
-                    _ => None,
-                })
-                .ok_or_else(|| Error::runtime("realize", "an output reads no buffer"))?;
-            let handle = storage::handle(id).ok_or_else(|| {
-                Error::runtime("realize", format!("output buffer {id} is not in storage"))
-            })?;
+            let id = uop.toposort().iter().find_map(|n| match n.arg() {
+                Arg::Buffer { id, .. } if n.op() == Op::Buffer => Some(*id),
+                _ => None,
+            });
+            let Some(id) = id else {
+                return Err(Error::runtime("realize", "an output reads no buffer"));
+            };
+            let Some(handle) = storage::handle(id) else {
+                return Err(Error::runtime(
+                    "realize",
+                    format!("output buffer {id} is not in storage"),
+                ));
+            };
             let shape = t.graph()?.shape.clone();
             out.push(Tensor::with_kernels(
                 uop,
@@ -261,10 +263,14 @@ impl Tensor {
         let g = self.graph()?;
         let lookup =
             |id: u64| storage::read(id).map(|b| storage::codec::decode_f64(b.dtype, &b.bytes));
-        let r = morok_core::reference::evaluate(&g.uop, &lookup)
-            .map_err(|e| Error::runtime("reference", e.to_string()))?;
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&r.shape), r.data)
-            .map_err(|e| Error::runtime("reference", e.to_string()))
+        let r = match morok_core::reference::evaluate(&g.uop, &lookup) {
+            Ok(r) => r,
+            Err(e) => return Err(Error::runtime("reference", e.to_string())),
+        };
+        match ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&r.shape), r.data) {
+            Ok(a) => Ok(a),
+            Err(e) => Err(Error::runtime("reference", e.to_string())),
+        }
     }
 }
 
