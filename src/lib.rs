@@ -1,2 +1,27 @@
 //! Morok: lazy tensors compiled to fused kernels.
+//!
+//! Build a computation with [`Tensor`] ops (nothing runs), then call
+//! [`Tensor::realize`] (or read the data with [`Tensor::to_vec`] /
+//! [`Tensor::to_ndarray`]) to compile and run it.
+//!
+//! ```no_run
+//! use morok::Tensor;
+//! let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
+//! let b = &a * 2.0 + 1.0;
+//! println!("{:?}", b.realize()?.to_vec::<f32>()?);
+//! # Ok::<(), morok::Error>(())
+//! ```
+
 pub use morok_core as core;
+
+mod error;
+mod kernel;
+mod realize;
+pub mod storage;
+mod tensor;
+
+pub use error::{Error, Result};
+pub use kernel::KernelInfo;
+pub use morok_core::dtype::Element;
+pub use morok_core::{DType, ScalarType};
+pub use tensor::{ConvOptions, IntoOperand, Operand, PoolOptions, Slice, Tensor};

@@ -8,6 +8,8 @@
 //! - [`render`] and [`device`]: the interfaces backends implement;
 //! - [`schedule`]: rangeify, kernel splitting, schedule, memory planning;
 //! - [`interp`]: a kernel-AST interpreter (test oracle);
+//! - [`reference`](mod@reference): the f64 reference evaluator of tensor-level graphs (the test oracle);
+//! - [`random`]: Threefry-2x32, the counter-based generator behind `Op::Threefry`;
 //!
 //! The `patterns!` macro (from `morok-patterns`) is re-exported here.
 
@@ -18,6 +20,8 @@ pub mod dtype;
 pub mod lower;
 pub mod render;
 pub mod interp;
+pub mod random;
+pub mod reference;
 pub mod rewrite;
 pub mod schedule;
 pub mod shape;

@@ -1,0 +1,68 @@
+//! A nearest-centroid classifier for the 8×8 handwritten digits, written
+//! with tensor ops only.
+//!
+//! Centroids are masked means: a one-hot label matrix (labels compared with
+//! `arange`) transposed and multiplied with the pixel matrix gives the
+//! per-class pixel sums, divided by the class counts. Squared distances
+//! come from one matrix product, `|x|² - 2 x·c + |c|²`, and the predicted
+//! class is the nearest centroid.
+
+use flate2::read::GzDecoder;
+use morok::{DType, Tensor};
+use std::io::Read;
+
+const TRAIN: usize = 1200;
+const PIXELS: usize = 64;
+const CLASSES: i32 = 10;
+
+/// Pixels (`[rows, 64]`, f32) and labels (`[rows]`, i32) of the data set.
+fn load() -> Result<(Vec<f32>, Vec<i32>), Box<dyn std::error::Error>> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/digits.csv.gz");
+    let mut text = String::new();
+    GzDecoder::new(std::fs::File::open(path)?).read_to_string(&mut text)?;
+    let (mut pixels, mut labels) = (Vec::new(), Vec::new());
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<f32> = line
+            .split(',')
+            .map(|f| f.trim().parse::<f32>())
+            .collect::<Result<_, _>>()?;
+        if fields.len() != PIXELS + 1 {
+            return Err(format!("a row has {} fields, not {}", fields.len(), PIXELS + 1).into());
+        }
+        pixels.extend_from_slice(&fields[..PIXELS]);
+        labels.push(fields[PIXELS] as i32);
+    }
+    Ok((pixels, labels))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (pixels, labels) = load()?;
+    let rows = labels.len();
+    println!(
+        "{rows} digits, training on {TRAIN}, testing on {}",
+        rows - TRAIN
+    );
+
+    let x_train = Tensor::from_vec(pixels[..TRAIN * PIXELS].to_vec(), &[TRAIN, PIXELS])?;
+    let x_test = Tensor::from_vec(pixels[TRAIN * PIXELS..].to_vec(), &[rows - TRAIN, PIXELS])?;
+    let y_train = Tensor::from_slice(&labels[..TRAIN]);
+    let y_test = Tensor::from_slice(&labels[TRAIN..]);
+
+    // One-hot labels [TRAIN, 10] and per-class means [10, 64].
+    let classes = Tensor::arange(0, CLASSES, 1)?;
+    let onehot = y_train.try_unsqueeze(1)?.eq(&classes)?.cast(DType::F32)?;
+    let counts = onehot.sum(Some(&[0]), false)?.try_unsqueeze(1)?;
+    let centroids = onehot.try_transpose(0, 1)?.matmul(&x_train)?.div(&counts)?;
+
+    // Squared distances [test, 10] and the nearest class.
+    let x_norm = x_test.mul(&x_test)?.sum(Some(&[1]), true)?;
+    let c_norm = centroids.mul(&centroids)?.sum(Some(&[1]), false)?;
+    let cross = x_test.matmul(&centroids.try_transpose(0, 1)?)?;
+    let distances = x_norm.sub(&cross.mul(2.0)?)?.add(&c_norm)?;
+    let predicted = distances.argmin(Some(1))?;
+
+    let accuracy = predicted.eq(&y_test)?.cast(DType::F32)?.mean(None, false)?;
+    let accuracy = accuracy.realize()?.to_vec::<f32>()?;
+    println!("accuracy: {:.3}", accuracy[0]);
+    Ok(())
+}

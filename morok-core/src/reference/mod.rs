@@ -1,0 +1,228 @@
+//! The reference evaluator: the oracle every compiled kernel is checked
+//! against.
+//!
+//! [`evaluate`] walks a tensor-level graph (see `docs/ARCHITECTURE.md`,
+//! "Levels of the graph") and computes every node as a dense row-major
+//! array, with no rewriting and no code generation. Floats are computed in
+//! f64 and rounded to the node's dtype after each op; integers and bools
+//! are computed exactly in i128 and wrapped to the node's width, so the
+//! integer semantics of the IR (truncating `Idiv`, `Mod` with the sign of
+//! the dividend, wrap-around) are reproduced bit for bit. The result is
+//! returned as f64 values.
+//!
+//! Integer division or remainder by zero is undefined in C; the evaluator
+//! defines both as 0.
+
+mod alu;
+mod movement;
+
+use crate::dtype::{DType, ScalarType};
+use crate::uop::op::{round_to_float, wrap_i, wrap_u};
+use crate::uop::{Arg, ConstValue, Op, OpGroup, UOp};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The value of a tensor-level graph: shape, element type and the elements
+/// in row-major order, as f64 (64-bit integers beyond 2^53 are rounded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefArray {
+    /// The tensor's shape (empty for a scalar).
+    pub shape: Vec<usize>,
+    /// The element type the values were computed in.
+    pub dtype: ScalarType,
+    /// The elements, row-major.
+    pub data: Vec<f64>,
+}
+
+/// Why a graph could not be evaluated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("reference evaluator: {op}: {message}")]
+pub struct EvalError {
+    /// The op of the node that failed (dump name).
+    pub op: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl EvalError {
+    fn new(node: &UOp, message: impl Into<String>) -> EvalError {
+        EvalError {
+            op: node.op().dump_name(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Element storage of an evaluated node: f64 for float dtypes, exact
+/// integers for bool and integer dtypes.
+#[derive(Clone, Debug)]
+pub(crate) enum Vals {
+    /// Float elements, already rounded to the dtype.
+    F(Vec<f64>),
+    /// Bool (0/1) or integer elements, already wrapped to the dtype.
+    I(Vec<i128>),
+}
+
+/// An evaluated node.
+#[derive(Clone, Debug)]
+pub(crate) struct Arr {
+    pub shape: Vec<usize>,
+    pub dtype: ScalarType,
+    pub vals: Vals,
+}
+
+impl Arr {
+    fn len(&self) -> usize {
+        match &self.vals {
+            Vals::F(v) => v.len(),
+            Vals::I(v) => v.len(),
+        }
+    }
+
+    fn to_f64(&self) -> Vec<f64> {
+        match &self.vals {
+            Vals::F(v) => v.clone(),
+            Vals::I(v) => v.iter().map(|&x| x as f64).collect(),
+        }
+    }
+}
+
+/// Wraps an exact integer to the width of `t` (bool: non-zero is 1).
+pub(crate) fn wrap(v: i128, t: ScalarType) -> i128 {
+    match t {
+        ScalarType::Bool => (v != 0) as i128,
+        t if t.is_unsigned() => wrap_u(v, t) as i128,
+        t => wrap_i(v, t) as i128,
+    }
+}
+
+/// Converts f64 values to the canonical storage of dtype `t`: floats are
+/// rounded to the type, integers truncate toward zero and wrap.
+pub(crate) fn vals_from_f64(t: ScalarType, data: impl IntoIterator<Item = f64>) -> Vals {
+    if t.is_float() {
+        Vals::F(data.into_iter().map(|v| round_to_float(v, t)).collect())
+    } else {
+        Vals::I(data.into_iter().map(|v| int_from_f64(v, t)).collect())
+    }
+}
+
+/// Float to integer conversion: truncation toward zero, then wrap-around
+/// (NaN gives 0, infinities saturate before wrapping).
+pub(crate) fn int_from_f64(v: f64, t: ScalarType) -> i128 {
+    if t.is_bool() {
+        return (v != 0.0) as i128;
+    }
+    if v.is_nan() {
+        return 0;
+    }
+    wrap(v.trunc() as i128, t)
+}
+
+/// Evaluates the tensor-level graph rooted at `root`. `buffers` returns the
+/// elements of a BUFFER by id (as f64, converted to the buffer's dtype).
+pub fn evaluate(
+    root: &Arc<UOp>,
+    buffers: &dyn Fn(u64) -> Option<Vec<f64>>,
+) -> Result<RefArray, EvalError> {
+    let mut done: HashMap<u64, Arr> = HashMap::new();
+    for node in root.toposort() {
+        let srcs: Vec<&Arr> = node
+            .src()
+            .iter()
+            .map(|s| done.get(&s.id()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| EvalError::new(&node, "an operand was not evaluated"))?;
+        let value = eval_node(&node, &srcs, buffers)?;
+        done.insert(node.id(), value);
+    }
+    let out = done
+        .remove(&root.id())
+        .ok_or_else(|| EvalError::new(root, "the root was not evaluated"))?;
+    Ok(RefArray {
+        data: out.to_f64(),
+        shape: out.shape,
+        dtype: out.dtype,
+    })
+}
+
+/// The scalar type of a value dtype (vectors and pointers are not tensor
+/// level).
+fn scalar_of(node: &UOp, dtype: DType) -> Result<ScalarType, EvalError> {
+    if dtype.is_vector() || dtype.is_ptr() || matches!(dtype.scalar_type(), ScalarType::Void) {
+        return Err(EvalError::new(
+            node,
+            format!("dtype {dtype} is not a tensor element type"),
+        ));
+    }
+    Ok(dtype.scalar_type())
+}
+
+fn operand<'a>(node: &UOp, srcs: &[&'a Arr], i: usize) -> Result<&'a Arr, EvalError> {
+    srcs.get(i)
+        .copied()
+        .ok_or_else(|| EvalError::new(node, format!("operand {i} is missing")))
+}
+
+fn eval_node(
+    node: &UOp,
+    srcs: &[&Arr],
+    buffers: &dyn Fn(u64) -> Option<Vec<f64>>,
+) -> Result<Arr, EvalError> {
+    let dtype = scalar_of(node, node.dtype())?;
+    match (node.op(), node.arg()) {
+        (Op::Const, Arg::Const(c)) => Ok(Arr {
+            shape: Vec::new(),
+            dtype,
+            vals: const_vals(*c, dtype),
+        }),
+        (Op::Buffer, Arg::Buffer { id, size }) => {
+            let data = buffers(*id)
+                .ok_or_else(|| EvalError::new(node, format!("buffer {id} has no data")))?;
+            if data.len() != *size {
+                return Err(EvalError::new(
+                    node,
+                    format!("buffer {id} holds {} elements, not {size}", data.len()),
+                ));
+            }
+            Ok(Arr {
+                shape: vec![*size],
+                dtype,
+                vals: vals_from_f64(dtype, data),
+            })
+        }
+        (Op::Contiguous | Op::Detach | Op::Noop | Op::Copy, _) => {
+            Ok(operand(node, srcs, 0)?.clone())
+        }
+        (Op::Cast, _) => Ok(alu::cast(operand(node, srcs, 0)?, dtype)),
+        (Op::Bitcast, _) => alu::bitcast(node, operand(node, srcs, 0)?, dtype),
+        (Op::ReduceAxis, Arg::ReduceAxis(op, axes)) => {
+            movement::reduce(node, operand(node, srcs, 0)?, *op, axes)
+        }
+        (op, arg) if op.group() == OpGroup::Movement => {
+            movement::movement(node, operand(node, srcs, 0)?, arg)
+        }
+        (op, _)
+            if matches!(
+                op.group(),
+                OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
+            ) =>
+        {
+            alu::alu(node, srcs, dtype)
+        }
+        (op, _) => Err(EvalError::new(
+            node,
+            format!("{} is not a tensor-level operation", op.dump_name()),
+        )),
+    }
+}
+
+fn const_vals(c: ConstValue, t: ScalarType) -> Vals {
+    let c = ConstValue::from_f64_or_int(c, t);
+    match c {
+        ConstValue::Float(f) => Vals::F(vec![round_to_float(f, t)]),
+        other => Vals::I(vec![wrap(other.as_i128().unwrap_or(0), t)]),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,12 @@
+//! What the user can inspect about the kernels that produced a tensor.
+
+/// One compiled kernel that ran to produce a realized tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The kernel's name (as in the generated code).
+    pub name: String,
+    /// The backend that compiled and ran it (`CPU`, `LLVM`, ...).
+    pub backend: String,
+    /// The generated source code.
+    pub code: String,
+}

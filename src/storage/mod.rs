@@ -1,0 +1,145 @@
+//! The host buffer registry: the data behind every BUFFER node.
+//!
+//! A buffer is registered with [`upload`] and identified by the id of its
+//! BUFFER node. The registry owns the bytes; [`BufferRef`] handles keep an
+//! entry alive, and the entry is freed when the last handle is dropped.
+//! Tensors hold the handles of every buffer their graph reads, so a buffer
+//! lives exactly as long as some tensor can still use it.
+//!
+//! Elements are stored in the machine's native byte order, `bool` as one
+//! byte (0 or 1), `f16`/`bf16` as their 16-bit patterns: the layout a
+//! compiled kernel reads and writes.
+
+pub mod codec;
+
+use crate::Error;
+use morok_core::{new_buffer_id, ScalarType};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+
+/// The contents of one registered buffer.
+#[derive(Clone, Debug)]
+pub struct HostBuffer {
+    /// Element type.
+    pub dtype: ScalarType,
+    /// Number of elements.
+    pub len: usize,
+    /// `len * dtype.itemsize()` bytes.
+    pub bytes: Arc<[u8]>,
+}
+
+struct Entry {
+    buffer: HostBuffer,
+    owner: Weak<Owner>,
+}
+
+/// Frees its registry entry when dropped.
+struct Owner {
+    id: u64,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        registry().remove(&self.id);
+    }
+}
+
+/// A counted handle to a registered buffer; the buffer is freed when the
+/// last handle is dropped.
+#[derive(Clone)]
+pub struct BufferRef(Arc<Owner>);
+
+impl BufferRef {
+    /// The buffer's id (the `id` of its BUFFER node).
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+}
+
+impl std::fmt::Debug for BufferRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BufferRef({})", self.0.id)
+    }
+}
+
+fn registry() -> MutexGuard<'static, HashMap<u64, Entry>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<u64, Entry>>> = OnceLock::new();
+    // A panic while the lock was held cannot leave a map half-updated
+    // (every critical section is a single map operation), so a poisoned
+    // lock is safe to reuse.
+    REGISTRY
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Registers `bytes` as a new buffer of `len` elements of `dtype` under a
+/// fresh buffer id.
+#[track_caller]
+pub fn upload(dtype: ScalarType, len: usize, bytes: Vec<u8>) -> Result<BufferRef, Error> {
+    let expected = len.checked_mul(dtype.itemsize());
+    if expected != Some(bytes.len()) || matches!(dtype, ScalarType::Void | ScalarType::Index) {
+        return Err(Error::runtime(
+            "upload",
+            format!(
+                "{} bytes do not hold {len} elements of {dtype}",
+                bytes.len()
+            ),
+        ));
+    }
+    let owner = Arc::new(Owner {
+        id: new_buffer_id(),
+    });
+    let buffer = HostBuffer {
+        dtype,
+        len,
+        bytes: bytes.into(),
+    };
+    registry().insert(
+        owner.id,
+        Entry {
+            buffer,
+            owner: Arc::downgrade(&owner),
+        },
+    );
+    Ok(BufferRef(owner))
+}
+
+/// The contents of buffer `id`, if it is registered (a cheap clone).
+pub fn read(id: u64) -> Option<HostBuffer> {
+    registry().get(&id).map(|e| e.buffer.clone())
+}
+
+/// A new handle to the registered buffer `id`, if it is still alive.
+pub fn handle(id: u64) -> Option<BufferRef> {
+    registry()
+        .get(&id)
+        .and_then(|e| e.owner.upgrade())
+        .map(BufferRef)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_live_as_long_as_their_handles() {
+        let a = upload(ScalarType::U8, 3, vec![1, 2, 3]).unwrap();
+        let id = a.id();
+        assert_eq!(&*read(id).unwrap().bytes, &[1, 2, 3]);
+        let b = handle(id).unwrap();
+        drop(a);
+        assert!(read(id).is_some());
+        drop(b);
+        assert!(read(id).is_none());
+        assert!(handle(id).is_none());
+    }
+
+    #[test]
+    fn upload_checks_the_byte_count() {
+        let e = upload(ScalarType::F32, 2, vec![0; 7]).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("7 bytes do not hold 2 elements of f32"));
+    }
+}

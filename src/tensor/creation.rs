@@ -1,0 +1,176 @@
+//! Tensors made from constants: `full`, `zeros`, `ones`, `arange`,
+//! `linspace`, `eye`.
+//!
+//! Constants are CONST nodes broadcast with RESHAPE + EXPAND. `arange` is a
+//! cumulative sum of ones (a REDUCE_AXIS over a sliding window, see
+//! `cumsum`) scaled and shifted; `eye` is a padded column of ones viewed
+//! with a row stride one longer than the row, which puts the ones on the
+//! diagonal.
+
+use super::operand::const_value;
+use super::Tensor;
+use crate::error::{Error, Result};
+use morok_core::dtype::Element;
+use morok_core::uop::UOp;
+use morok_core::{ConstValue, DType, ScalarType};
+
+/// The element type of a dtype a tensor can hold.
+#[track_caller]
+pub(super) fn element_type(op: &str, dtype: DType) -> Result<ScalarType> {
+    let s = dtype.scalar_type();
+    if dtype.is_vector() || dtype.is_ptr() || matches!(s, ScalarType::Void | ScalarType::Index) {
+        return Err(Error::dtype(
+            op,
+            format!("{dtype} is not a tensor element type"),
+        ));
+    }
+    Ok(s)
+}
+
+impl Tensor {
+    /// `value` (converted to `dtype`) broadcast to `shape`.
+    #[track_caller]
+    pub(super) fn constant(value: ConstValue, dtype: ScalarType, shape: &[usize]) -> Tensor {
+        if let Err(e) = super::checked_numel("full", shape) {
+            return Tensor::failed(e);
+        }
+        let uop = UOp::const_(DType::scalar(dtype), value);
+        let scalar = Tensor::from_parts(uop, Default::default(), Vec::new());
+        Tensor::lift(scalar.expand_to(shape))
+    }
+
+    /// A tensor of `shape` filled with `value`, of `value`'s dtype.
+    #[track_caller]
+    pub fn full<T: Element>(shape: &[usize], value: T) -> Tensor {
+        Tensor::constant(const_value(value), T::SCALAR, shape)
+    }
+
+    /// A tensor of `shape` filled with zeros of `dtype`.
+    #[track_caller]
+    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+        match element_type("zeros", dtype) {
+            Ok(t) => Tensor::constant(ConstValue::zero(t), t, shape),
+            Err(e) => Tensor::failed(e),
+        }
+    }
+
+    /// A tensor of `shape` filled with ones of `dtype`.
+    #[track_caller]
+    pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
+        match element_type("ones", dtype) {
+            Ok(t) => Tensor::constant(ConstValue::one(t), t, shape),
+            Err(e) => Tensor::failed(e),
+        }
+    }
+
+    /// A tensor of `self`'s shape and dtype filled with `value`.
+    #[track_caller]
+    pub fn full_like<T: Element>(&self, value: T) -> Result<Tensor> {
+        let g = self.graph()?;
+        Ok(Tensor::constant(const_value(value), g.dtype, &g.shape))
+    }
+
+    /// Zeros of `self`'s shape and dtype.
+    #[track_caller]
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        let g = self.graph()?;
+        Ok(Tensor::constant(
+            ConstValue::zero(g.dtype),
+            g.dtype,
+            &g.shape,
+        ))
+    }
+
+    /// Ones of `self`'s shape and dtype.
+    #[track_caller]
+    pub fn ones_like(&self) -> Result<Tensor> {
+        let g = self.graph()?;
+        Ok(Tensor::constant(
+            ConstValue::one(g.dtype),
+            g.dtype,
+            &g.shape,
+        ))
+    }
+
+    /// `[start, start + step, ...]` up to (excluding) `end`, of `T`'s dtype.
+    #[track_caller]
+    pub fn arange<T: Element>(start: T, end: T, step: T) -> Result<Tensor> {
+        let (a, b, s) = (start.to_f64(), end.to_f64(), step.to_f64());
+        if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
+            return Err(Error::argument(
+                "arange",
+                format!("cannot count from {start:?} to {end:?} in steps of {step:?}"),
+            ));
+        }
+        let n = ((b - a) / s).ceil().max(0.0) as usize;
+        super::checked_numel("arange", &[n, n])?;
+        Tensor::counting(n, T::SCALAR)?.scale_shift(const_value(step), const_value(start))
+    }
+
+    /// `steps` evenly spaced values from `start` to `end` inclusive.
+    #[track_caller]
+    pub fn linspace<T: Element>(start: T, end: T, steps: usize) -> Result<Tensor> {
+        let (a, b) = (start.to_f64(), end.to_f64());
+        if !a.is_finite() || !b.is_finite() {
+            return Err(Error::argument(
+                "linspace",
+                format!("bounds {start:?} and {end:?} must be finite"),
+            ));
+        }
+        let delta = if steps > 1 {
+            (b - a) / (steps - 1) as f64
+        } else {
+            0.0
+        };
+        super::checked_numel("linspace", &[steps, steps])?;
+        let dtype = T::SCALAR.to_float();
+        let idx = Tensor::counting(steps, dtype)?;
+        let scaled = idx.scale_shift(ConstValue::Float(delta), ConstValue::Float(a))?;
+        scaled.cast_to(T::SCALAR)
+    }
+
+    /// The `n × n` identity matrix of `dtype`.
+    #[track_caller]
+    pub fn eye(n: usize, dtype: DType) -> Tensor {
+        Tensor::lift(Tensor::eye_graph(n, dtype))
+    }
+
+    #[track_caller]
+    fn eye_graph(n: usize, dtype: DType) -> Result<Tensor> {
+        let t = element_type("eye", dtype)?;
+        super::checked_numel("eye", &[n, n.saturating_add(1)])?;
+        let column = Tensor::constant(ConstValue::one(t), t, &[n, 1]);
+        // Rows of length n + 1 with the one first, read back with rows of
+        // length n: row r starts r places later, so its one sits at column r.
+        let padded = column.pad_to(&[(0, 0), (0, n)])?;
+        let flat = padded.reshape_to(&[n * (n + 1)])?;
+        flat.shrink_to(&[(0, n * n)])?.reshape_to(&[n, n])
+    }
+
+    /// `[0, 1, ..., n - 1]` of `dtype`: the cumulative sum of ones, minus 1.
+    #[track_caller]
+    pub(super) fn counting(n: usize, dtype: ScalarType) -> Result<Tensor> {
+        if dtype.is_bool() {
+            return Err(Error::dtype("arange", "cannot count in bool"));
+        }
+        let ones = Tensor::constant(ConstValue::one(dtype), dtype, &[n]);
+        let upto = ones.cumsum_axis(0)?.cast_to(dtype)?;
+        let one = Tensor::constant(ConstValue::one(dtype), dtype, &[n]);
+        Tensor::alu(morok_core::Op::Sub, &[&upto, &one])
+    }
+
+    /// `self * scale + shift` with constants of `self`'s dtype.
+    #[track_caller]
+    fn scale_shift(&self, scale: ConstValue, shift: ConstValue) -> Result<Tensor> {
+        let g = self.graph()?;
+        let (dtype, shape) = (g.dtype, g.shape.clone());
+        let scaled = Tensor::alu(
+            morok_core::Op::Mul,
+            &[self, &Tensor::constant(scale, dtype, &shape)],
+        )?;
+        Tensor::alu(
+            morok_core::Op::Add,
+            &[&scaled, &Tensor::constant(shift, dtype, &shape)],
+        )
+    }
+}

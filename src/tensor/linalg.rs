@@ -1,0 +1,57 @@
+//! Matrix products: `matmul`/`dot` and `linear`.
+//!
+//! `a @ b` is a broadcast multiply and a sum: `a` gets a size-1 axis
+//! before its last one, `b` has its last two axes swapped (a 1-D operand
+//! is used as it is), the product broadcasts to `[..., M, N, K]` and the
+//! `K` axis is summed away. The shape rules are `morok_core::shape::matmul_shape`.
+
+use super::Tensor;
+use crate::error::{Located, Result};
+use morok_core::shape::matmul_shape;
+
+impl Tensor {
+    /// Matrix product with NumPy/PyTorch `matmul` rules: `[M, K] @ [K, N]`,
+    /// vector-matrix, matrix-vector, vector-vector (a scalar) and batched
+    /// products with broadcast batch axes.
+    #[track_caller]
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (a, b) = (self.graph()?, other.graph()?);
+        matmul_shape(&a.shape, &b.shape).located()?;
+        let dtype = a.dtype.promote(b.dtype);
+        let (n1, n2) = (a.shape.len(), b.shape.len());
+        let ones = (n1 - 1).min(n2 - 1).min(1);
+        let mut xs: Vec<usize> = a.shape[..n1 - 1].to_vec();
+        xs.extend(vec![1; ones]);
+        xs.push(a.shape[n1 - 1]);
+        let tail = n2.min(2);
+        let mut ws: Vec<usize> = b.shape[..n2 - tail].to_vec();
+        ws.extend(vec![1; ones]);
+        ws.extend_from_slice(&b.shape[n2 - tail..]);
+        let x = self.cast_to(dtype)?.reshape_to(&xs)?;
+        let w = other.cast_to(dtype)?.reshape_to(&ws)?;
+        let w = w.swap_axes(ws.len() - 1, ws.len() - tail)?;
+        x.mul(&w)?.sum(Some(&[-1]), false)
+    }
+
+    /// The book's name for [`Tensor::matmul`].
+    #[track_caller]
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        self.matmul(other)
+    }
+
+    /// A fully connected layer, `self @ weight.T + bias`, with `weight` of
+    /// shape `[out_features, in_features]` as in PyTorch.
+    #[track_caller]
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        let w = if weight.ndim() >= 2 {
+            weight.try_transpose(-1, -2)?
+        } else {
+            weight.clone()
+        };
+        let y = self.matmul(&w)?;
+        match bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
+    }
+}

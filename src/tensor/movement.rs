@@ -1,0 +1,757 @@
+//! Movement ops: views that change shape or element order without
+//! computing. Each public op checks its arguments and lowers to the six
+//! movement primitives (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP).
+
+use super::Tensor;
+use crate::error::{Error, Located, Result};
+use morok_core::dtype::Element;
+use morok_core::shape::{broadcast_shapes, normalize_axis, numel, reshape_target, ShapeError};
+use morok_core::uop::{Arg, Op, Shape, UOp};
+use morok_core::ScalarType;
+use smallvec::smallvec;
+
+/// One axis of [`Tensor::try_slice`], with Python slice semantics:
+/// `start` and `end` may be negative (counted from the end) or absent, and
+/// out-of-range bounds are clamped; a negative `step` walks backwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slice {
+    /// First index (default: the first element in walking order).
+    pub start: Option<isize>,
+    /// One past the last index (default: past the end in walking order).
+    pub end: Option<isize>,
+    /// Distance between picked elements; must not be 0.
+    pub step: isize,
+}
+
+impl Slice {
+    /// The whole axis (`:`).
+    pub const fn all() -> Slice {
+        Slice {
+            start: None,
+            end: None,
+            step: 1,
+        }
+    }
+
+    /// `start..end` (`start:end`).
+    pub const fn range(start: isize, end: isize) -> Slice {
+        Slice {
+            start: Some(start),
+            end: Some(end),
+            step: 1,
+        }
+    }
+
+    /// From `start` to the end (`start:`).
+    pub const fn from(start: isize) -> Slice {
+        Slice {
+            start: Some(start),
+            end: None,
+            step: 1,
+        }
+    }
+
+    /// Up to `end` (`:end`).
+    pub const fn to(end: isize) -> Slice {
+        Slice {
+            start: None,
+            end: Some(end),
+            step: 1,
+        }
+    }
+
+    /// The same slice with another step (`::step`).
+    pub const fn step(self, step: isize) -> Slice {
+        Slice { step, ..self }
+    }
+
+    /// Python's `slice.indices`: the first index and the number of
+    /// elements picked on an axis of length `len`.
+    fn resolve(self, len: usize) -> (usize, usize) {
+        // i128 arithmetic: no bound or step can overflow it.
+        let n = len as i128;
+        let step = self.step as i128;
+        let (lower, upper) = if step > 0 { (0, n) } else { (-1, n - 1) };
+        let clamp = |v: isize| {
+            let v = v as i128;
+            let v = if v < 0 { v + n } else { v };
+            v.clamp(lower, upper)
+        };
+        let start = self.start.map_or(if step > 0 { 0 } else { n - 1 }, clamp);
+        let end = self.end.map_or(if step > 0 { n } else { -1 }, clamp);
+        let span = if step > 0 { end - start } else { start - end };
+        let stride = step.abs();
+        let count = if span > 0 {
+            (span + stride - 1) / stride
+        } else {
+            0
+        };
+        (start.max(0) as usize, count as usize)
+    }
+}
+
+// ---- primitives: build one movement node, skipping no-ops ----
+impl Tensor {
+    #[track_caller]
+    fn movement_node(&self, op: Op, arg: Arg, shape: Shape) -> Result<Tensor> {
+        let g = self.graph()?;
+        let uop = UOp::new(op, g.uop.dtype(), smallvec![g.uop.clone()], arg);
+        self.derive(uop, shape)
+    }
+
+    /// RESHAPE to `shape` (same element count). A reshape of a reshape
+    /// reshapes the inner source, and a buffer reshaped back to its own
+    /// 1-D shape is the bare BUFFER.
+    #[track_caller]
+    pub(super) fn reshape_to(&self, shape: &[usize]) -> Result<Tensor> {
+        let g = self.graph()?;
+        if g.shape.as_slice() == shape {
+            return Ok(self.clone());
+        }
+        let source = match (g.uop.op(), g.uop.src().first()) {
+            (Op::Reshape, Some(inner)) => inner.clone(),
+            _ => g.uop.clone(),
+        };
+        if let Arg::Buffer { size, .. } = source.arg() {
+            if source.op() == Op::Buffer && shape == [*size] {
+                return self.derive(source, shape.into());
+            }
+        }
+        let uop = UOp::new(
+            Op::Reshape,
+            source.dtype(),
+            smallvec![source],
+            Arg::Shape(shape.into()),
+        );
+        self.derive(uop, shape.into())
+    }
+
+    /// Broadcasts to `shape` (NumPy rules, already checked): RESHAPE to add
+    /// leading axes, then EXPAND.
+    #[track_caller]
+    pub(super) fn expand_to(&self, shape: &[usize]) -> Result<Tensor> {
+        let src = self.graph()?.shape.clone();
+        let mut aligned: Shape = smallvec![1; shape.len().saturating_sub(src.len())];
+        aligned.extend_from_slice(&src);
+        let x = self.reshape_to(&aligned)?;
+        if aligned.as_slice() == shape {
+            return Ok(x);
+        }
+        x.movement_node(Op::Expand, Arg::Shape(shape.into()), shape.into())
+    }
+
+    /// PERMUTE by a checked permutation.
+    #[track_caller]
+    pub(super) fn permute_to(&self, perm: &[usize]) -> Result<Tensor> {
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(self.clone());
+        }
+        let src = &self.graph()?.shape;
+        let shape = perm.iter().map(|&p| src[p]).collect();
+        self.movement_node(Op::Permute, Arg::Axes(perm.into()), shape)
+    }
+
+    /// PAD with zeros by `(before, after)` per axis.
+    #[track_caller]
+    pub(super) fn pad_to(&self, pads: &[(usize, usize)]) -> Result<Tensor> {
+        if pads.iter().all(|&p| p == (0, 0)) {
+            return Ok(self.clone());
+        }
+        let src = &self.graph()?.shape;
+        let grown: Option<Shape> = src
+            .iter()
+            .zip(pads)
+            .map(|(&d, &(a, b))| d.checked_add(a)?.checked_add(b))
+            .collect();
+        let Some(shape) = grown else {
+            return Err(Error::argument(
+                "pad",
+                format!("padding {pads:?} is too large"),
+            ));
+        };
+        super::checked_numel("pad", &shape)?;
+        let arg = Arg::Pairs(pads.iter().map(|&(a, b)| (a as i64, b as i64)).collect());
+        self.movement_node(Op::Pad, arg, shape)
+    }
+
+    /// SHRINK to `[begin, end)` per axis (checked bounds).
+    #[track_caller]
+    pub(super) fn shrink_to(&self, bounds: &[(usize, usize)]) -> Result<Tensor> {
+        let src = &self.graph()?.shape;
+        if bounds.iter().zip(src).all(|(&(b, e), &d)| b == 0 && e == d) {
+            return Ok(self.clone());
+        }
+        let shape = bounds.iter().map(|&(b, e)| e - b).collect();
+        let arg = Arg::Pairs(bounds.iter().map(|&(b, e)| (b as i64, e as i64)).collect());
+        self.movement_node(Op::Shrink, arg, shape)
+    }
+
+    /// FLIP the (checked) axes.
+    #[track_caller]
+    pub(super) fn flip_axes(&self, axes: &[usize]) -> Result<Tensor> {
+        if axes.is_empty() {
+            return Ok(self.clone());
+        }
+        let shape = self.graph()?.shape.clone();
+        self.movement_node(Op::Flip, Arg::Axes(axes.into()), shape)
+    }
+
+    /// Swaps two (normalized) axes.
+    #[track_caller]
+    pub(super) fn swap_axes(&self, a: usize, b: usize) -> Result<Tensor> {
+        let mut perm: Vec<usize> = (0..self.ndim()).collect();
+        perm.swap(a, b);
+        self.permute_to(&perm)
+    }
+
+    /// Normalizes `axis` for `op` against this tensor's rank.
+    #[track_caller]
+    pub(super) fn axis(&self, op: &str, axis: isize) -> Result<usize> {
+        normalize_axis(op, &self.graph()?.shape, axis).located()
+    }
+}
+
+// ---- the public movement ops ----
+impl Tensor {
+    /// A view with a new shape of the same element count, in row-major
+    /// order; one dimension may be `-1` (inferred).
+    #[track_caller]
+    pub fn try_reshape(&self, shape: &[isize]) -> Result<Tensor> {
+        let target = reshape_target(&self.graph()?.shape, shape).located()?;
+        self.reshape_to(&target)
+    }
+
+    /// Reorders the axes: axis `i` of the result is axis `perm[i]` of
+    /// `self` (negative axes count from the end).
+    #[track_caller]
+    pub fn try_permute(&self, perm: &[isize]) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        let mut axes = Vec::with_capacity(perm.len());
+        for &p in perm {
+            axes.push(normalize_axis("permute", &shape, p).located()?);
+        }
+        let mut seen = axes.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if axes.len() != shape.len() || seen.len() != axes.len() {
+            return Err(Error::shape(ShapeError::new(
+                "permute",
+                &[&shape],
+                format!("{perm:?} is not a permutation of {} axes", shape.len()),
+            )));
+        }
+        self.permute_to(&axes)
+    }
+
+    /// Swaps axes `a` and `b`.
+    #[track_caller]
+    pub fn try_transpose(&self, a: isize, b: isize) -> Result<Tensor> {
+        let a = self.axis("transpose", a)?;
+        let b = self.axis("transpose", b)?;
+        self.swap_axes(a, b)
+    }
+
+    /// Broadcasts to `shape` with NumPy rules: axes align from the right,
+    /// and only size-1 axes (or new leading axes) can grow.
+    #[track_caller]
+    pub fn try_broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        let src = self.graph()?.shape.clone();
+        super::checked_numel("broadcast_to", shape)?;
+        let joint = broadcast_shapes("broadcast_to", &src, shape).located()?;
+        if joint.as_slice() != shape {
+            return Err(Error::shape(ShapeError::new(
+                "broadcast_to",
+                &[&src, shape],
+                "the target must be the broadcast shape",
+            )));
+        }
+        self.expand_to(shape)
+    }
+
+    /// PyTorch `expand`: like [`Tensor::try_broadcast_to`], where `-1`
+    /// keeps the size of the aligned axis.
+    #[track_caller]
+    pub fn try_expand(&self, shape: &[isize]) -> Result<Tensor> {
+        let src = self.graph()?.shape.clone();
+        let lead = shape.len().saturating_sub(src.len());
+        let mut target = Vec::with_capacity(shape.len());
+        for (i, &d) in shape.iter().enumerate() {
+            let keep = if i >= lead { Some(src[i - lead]) } else { None };
+            match (d, keep) {
+                (-1, Some(k)) => target.push(k),
+                (d, _) if d >= 0 => target.push(d as usize),
+                _ => {
+                    return Err(Error::shape(ShapeError::new(
+                        "expand",
+                        &[&src],
+                        format!("to {shape:?}: -1 is only allowed on existing axes"),
+                    )))
+                }
+            }
+        }
+        self.try_broadcast_to(&target)
+    }
+
+    /// Pads every axis by `(before, after)` elements of `value`; negative
+    /// amounts remove elements instead.
+    #[track_caller]
+    pub fn try_pad<T: Element>(&self, pads: &[(isize, isize)], value: T) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        if pads.len() != shape.len() {
+            return Err(Error::shape(ShapeError::new(
+                "pad",
+                &[&shape],
+                format!(
+                    "{} (before, after) pairs for {} axes",
+                    pads.len(),
+                    shape.len()
+                ),
+            )));
+        }
+        let mut crop = Vec::with_capacity(shape.len());
+        let mut grow = Vec::with_capacity(shape.len());
+        let mut padded = Vec::with_capacity(shape.len());
+        for (&d, &(a, b)) in shape.iter().zip(pads) {
+            let (a, b) = (a as i128, b as i128);
+            let (begin, end) = ((-a).max(0), d as i128 + b.min(0));
+            if begin > end {
+                return Err(Error::shape(ShapeError::new(
+                    "pad",
+                    &[&shape],
+                    format!("padding {pads:?} removes more than the whole axis"),
+                )));
+            }
+            crop.push((begin as usize, end as usize));
+            let (before, after) = (a.max(0), b.max(0));
+            grow.push((before as usize, after as usize));
+            padded.push(usize::try_from(end - begin + before + after).unwrap_or(usize::MAX));
+        }
+        super::checked_numel("pad", &padded)?;
+        let x = self.shrink_to(&crop)?;
+        x.pad_with(&grow, super::operand::const_value(value))
+    }
+
+    /// PAD by `(before, after)` per axis, filling with `value` (a WHERE
+    /// over a padded mask when `value` is not zero).
+    #[track_caller]
+    pub(super) fn pad_with(
+        &self,
+        pads: &[(usize, usize)],
+        value: morok_core::ConstValue,
+    ) -> Result<Tensor> {
+        let padded = self.pad_to(pads)?;
+        if value.is_zero() || pads.iter().all(|&p| p == (0, 0)) {
+            return Ok(padded);
+        }
+        let g = self.graph()?;
+        let mask = Tensor::constant(
+            morok_core::ConstValue::Bool(true),
+            ScalarType::Bool,
+            &g.shape,
+        )
+        .pad_to(pads)?;
+        let fill = Tensor::constant(value, g.dtype, padded.shape());
+        Tensor::alu(Op::Where, &[&mask, &padded, &fill])
+    }
+
+    /// Keeps `[begin, end)` on every axis.
+    #[track_caller]
+    pub fn try_shrink(&self, bounds: &[(usize, usize)]) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        if bounds.len() != shape.len()
+            || bounds
+                .iter()
+                .zip(&shape)
+                .any(|(&(b, e), &d)| b > e || e > d)
+        {
+            return Err(Error::shape(ShapeError::new(
+                "shrink",
+                &[&shape],
+                format!("bounds {bounds:?} do not fit"),
+            )));
+        }
+        self.shrink_to(bounds)
+    }
+
+    /// Python-style slicing of the leading axes (`t[a:b:s, ...]`); axes
+    /// without a [`Slice`] are kept whole.
+    #[track_caller]
+    pub fn try_slice(&self, slices: &[Slice]) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        if slices.len() > shape.len() {
+            return Err(Error::shape(ShapeError::new(
+                "slice",
+                &[&shape],
+                format!("{} slices for {} axes", slices.len(), shape.len()),
+            )));
+        }
+        if let Some(bad) = slices.iter().find(|s| s.step == 0) {
+            return Err(Error::argument("slice", format!("{bad:?} has step 0")));
+        }
+        let mut x = self.clone();
+        for (axis, s) in slices.iter().enumerate() {
+            x = x.slice_axis(axis, *s)?;
+        }
+        Ok(x)
+    }
+
+    /// One axis of `try_slice`: FLIP for a negative step, SHRINK to the
+    /// span, then PAD + RESHAPE + SHRINK to pick every `step`-th element.
+    #[track_caller]
+    fn slice_axis(&self, axis: usize, s: Slice) -> Result<Tensor> {
+        let len = self.shape()[axis];
+        let (start, count) = s.resolve(len);
+        let step = s.step.unsigned_abs();
+        let (x, start) = if s.step < 0 {
+            (
+                self.flip_axes(&[axis])?,
+                len.saturating_sub(1).saturating_sub(start),
+            )
+        } else {
+            (self.clone(), start)
+        };
+        let span = if count == 0 {
+            0
+        } else {
+            (count - 1) * step + 1
+        };
+        let mut bounds: Vec<(usize, usize)> = x.shape().iter().map(|&d| (0, d)).collect();
+        bounds[axis] = (start, start + span);
+        let x = x.shrink_to(&bounds)?;
+        if step == 1 || count <= 1 {
+            return Ok(x);
+        }
+        let mut pads = vec![(0, 0); x.ndim()];
+        pads[axis] = (0, count * step - span);
+        let x = x.pad_to(&pads)?;
+        let mut split: Vec<usize> = x.shape().to_vec();
+        split[axis] = count;
+        split.insert(axis + 1, step);
+        let x = x.reshape_to(&split)?;
+        let mut pick: Vec<(usize, usize)> = split.iter().map(|&d| (0, d)).collect();
+        pick[axis + 1] = (0, 1);
+        let x = x.shrink_to(&pick)?;
+        split.remove(axis + 1);
+        x.reshape_to(&split)
+    }
+
+    /// Reverses the order of elements along `axes`.
+    #[track_caller]
+    pub fn try_flip(&self, axes: &[isize]) -> Result<Tensor> {
+        let mut norm = Vec::with_capacity(axes.len());
+        for &a in axes {
+            let a = self.axis("flip", a)?;
+            if !norm.contains(&a) {
+                norm.push(a);
+            }
+        }
+        if self.ndim() == 0 {
+            return Ok(self.clone());
+        }
+        norm.sort_unstable();
+        self.flip_axes(&norm)
+    }
+
+    /// Removes axis `dim`, which must have size 1.
+    #[track_caller]
+    pub fn try_squeeze(&self, dim: isize) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        let d = self.axis("squeeze", dim)?;
+        if shape.is_empty() {
+            return Ok(self.clone());
+        }
+        if shape[d] != 1 {
+            return Err(Error::shape(ShapeError::new(
+                "squeeze",
+                &[&shape],
+                format!("axis {dim} has size {}, not 1", shape[d]),
+            )));
+        }
+        let mut out = shape.to_vec();
+        out.remove(d);
+        self.reshape_to(&out)
+    }
+
+    /// Inserts an axis of size 1 at `dim` (`-1` appends).
+    #[track_caller]
+    pub fn try_unsqueeze(&self, dim: isize) -> Result<Tensor> {
+        let mut shape = self.graph()?.shape.to_vec();
+        let mut extended = shape.clone();
+        extended.push(1);
+        let d = normalize_axis("unsqueeze", &extended, dim).located()?;
+        shape.insert(d, 1);
+        self.reshape_to(&shape)
+    }
+
+    /// Merges axes `start..=end` into one.
+    #[track_caller]
+    pub fn try_flatten(&self, start: isize, end: isize) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        if shape.is_empty() {
+            return self.reshape_to(&[1]);
+        }
+        let s = self.axis("flatten", start)?;
+        let e = self.axis("flatten", end)?;
+        if s > e {
+            return Err(Error::shape(ShapeError::new(
+                "flatten",
+                &[&shape],
+                format!("start axis {start} comes after end axis {end}"),
+            )));
+        }
+        let mut out: Vec<usize> = shape[..s].to_vec();
+        out.push(numel(&shape[s..=e]));
+        out.extend_from_slice(&shape[e + 1..]);
+        self.reshape_to(&out)
+    }
+
+    /// Tiles the tensor `reps[i]` times along axis `i` (like
+    /// `torch.Tensor.repeat`; extra leading entries add axes).
+    #[track_caller]
+    pub fn try_repeat(&self, reps: &[usize]) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        if reps.len() < shape.len() {
+            return Err(Error::shape(ShapeError::new(
+                "repeat",
+                &[&shape],
+                format!("{} repetitions for {} axes", reps.len(), shape.len()),
+            )));
+        }
+        let mut base = vec![1; reps.len() - shape.len()];
+        base.extend_from_slice(&shape);
+        let mut grown = base.clone();
+        grown.extend_from_slice(reps);
+        super::checked_numel("repeat", &grown)?;
+        let mut interleaved = Vec::with_capacity(2 * base.len());
+        let mut expanded = Vec::with_capacity(2 * base.len());
+        for (&d, &r) in base.iter().zip(reps) {
+            interleaved.extend([1, d]);
+            expanded.extend([r, d]);
+        }
+        let out: Vec<usize> = base.iter().zip(reps).map(|(&d, &r)| d * r).collect();
+        self.reshape_to(&interleaved)?
+            .expand_to(&expanded)?
+            .reshape_to(&out)
+    }
+
+    /// Joins tensors along axis `dim`; all other axes must match. Dtypes
+    /// are promoted. Each part is padded to the full length and the parts
+    /// are added (OR for bool).
+    #[track_caller]
+    pub fn try_cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+        let Some(first) = tensors.first() else {
+            return Err(Error::argument("cat", "needs at least one tensor"));
+        };
+        let shape0 = first.graph()?.shape.clone();
+        let d = first.axis("cat", dim)?;
+        let mut dtype = first.graph()?.dtype;
+        let mut total = 0;
+        for t in tensors {
+            let g = t.graph()?;
+            let fits = g.shape.len() == shape0.len()
+                && g.shape
+                    .iter()
+                    .zip(&shape0)
+                    .enumerate()
+                    .all(|(i, (a, b))| i == d || a == b);
+            if !fits {
+                return Err(Error::shape(ShapeError::new(
+                    "cat",
+                    &[&shape0, &g.shape],
+                    format!("shapes must match except on axis {d}"),
+                )));
+            }
+            dtype = dtype.promote(g.dtype);
+            total += g.shape[d];
+        }
+        let combine = if dtype == ScalarType::Bool {
+            Op::Or
+        } else {
+            Op::Add
+        };
+        let mut acc: Option<Tensor> = None;
+        let mut offset = 0;
+        for t in tensors {
+            let len = t.shape()[d];
+            let mut pads = vec![(0, 0); shape0.len()];
+            pads[d] = (offset, total - offset - len);
+            offset += len;
+            let part = t.cast_to(dtype)?.pad_to(&pads)?;
+            acc = Some(match acc {
+                None => part,
+                Some(a) => Tensor::alu(combine, &[&a, &part])?,
+            });
+        }
+        match acc {
+            Some(t) => Ok(t),
+            None => Err(Error::argument("cat", "needs at least one tensor")),
+        }
+    }
+
+    /// Stacks equally shaped tensors along a new axis `dim`.
+    #[track_caller]
+    pub fn try_stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+        let mut parts = Vec::with_capacity(tensors.len());
+        for t in tensors {
+            parts.push(t.try_unsqueeze(dim)?);
+        }
+        let refs: Vec<&Tensor> = parts.iter().collect();
+        Tensor::try_cat(&refs, dim)
+    }
+
+    /// Splits axis `dim` into consecutive parts of the given sizes, which
+    /// must add up to the axis length.
+    #[track_caller]
+    pub fn try_split(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        let shape = self.graph()?.shape.clone();
+        let d = self.axis("split", dim)?;
+        if sizes.iter().sum::<usize>() != shape[d] {
+            return Err(Error::shape(ShapeError::new(
+                "split",
+                &[&shape],
+                format!(
+                    "sizes {sizes:?} do not add up to axis {d} of length {}",
+                    shape[d]
+                ),
+            )));
+        }
+        let mut out = Vec::with_capacity(sizes.len());
+        let mut offset = 0;
+        for &n in sizes {
+            let mut bounds: Vec<(usize, usize)> = shape.iter().map(|&s| (0, s)).collect();
+            bounds[d] = (offset, offset + n);
+            out.push(self.shrink_to(&bounds)?);
+            offset += n;
+        }
+        Ok(out)
+    }
+
+    /// Splits axis `dim` into `chunks` parts of equal size (the last one
+    /// smaller when the length does not divide), like `torch.chunk`.
+    #[track_caller]
+    pub fn try_chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
+        if chunks == 0 {
+            return Err(Error::argument(
+                "chunk",
+                "the number of chunks must be positive",
+            ));
+        }
+        let d = self.axis("chunk", dim)?;
+        let len = self.shape()[d];
+        let size = len.div_ceil(chunks).max(1);
+        let mut sizes = vec![size; len / size];
+        if !len.is_multiple_of(size) {
+            sizes.push(len % size);
+        }
+        self.try_split(&sizes, dim)
+    }
+
+    /// Sliding windows over the last `kernel.len()` axes: the result has
+    /// shape `[..., o_1, .., o_n, k_1, .., k_n]` where window `o` of axis
+    /// `j` starts at `o * stride[j]` and picks every `dilation[j]`-th
+    /// element. Built from movement ops only (repeat, shrink, reshape,
+    /// permute).
+    #[track_caller]
+    pub(super) fn pool(
+        &self,
+        op: &str,
+        kernel: &[usize],
+        stride: &[usize],
+        dilation: &[usize],
+    ) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        let n = kernel.len();
+        if shape.len() < n || stride.len() != n || dilation.len() != n {
+            return Err(Error::shape(ShapeError::new(
+                op,
+                &[&shape],
+                format!("a {n}-d window needs {n} trailing axes"),
+            )));
+        }
+        let lead = shape.len() - n;
+        let inner = &shape[lead..];
+        // Per axis: output count o and row width W ≡ d (mod i), at least
+        // o*s, so that row `a` of the [k, W] view of the repeated axis
+        // starts at element a*d. Checked: huge arguments are errors.
+        let mut outs = Vec::with_capacity(n);
+        let mut steps = Vec::with_capacity(n);
+        let mut widths = Vec::with_capacity(n);
+        let mut reps = vec![1; lead];
+        for j in 0..n {
+            let (i, k, s, d) = (inner[j], kernel[j], stride[j], dilation[j]);
+            let sizes = d
+                .checked_mul(k.saturating_sub(1))
+                .and_then(|r| r.checked_add(1))
+                .filter(|&reach| k > 0 && s > 0 && d > 0 && i >= reach)
+                .and_then(|reach| {
+                    let o = (i - reach) / s + 1;
+                    // A single window does not step: its stride is moot.
+                    let s = if o == 1 { 1 } else { s };
+                    let rows = o.checked_mul(s)?.saturating_sub(d).div_ceil(i).max(1);
+                    let w = rows.checked_mul(i)?.checked_add(d)?;
+                    let r = k.checked_mul(w)?.div_ceil(i);
+                    r.checked_mul(i)?.checked_mul(k)?;
+                    Some((o, s, w, r))
+                });
+            let Some((o, s, w, r)) = sizes else {
+                return Err(Error::argument(
+                    op,
+                    format!(
+                        "window {kernel:?} (stride {stride:?}, dilation {dilation:?}) \
+                         does not fit input {shape:?}"
+                    ),
+                ));
+            };
+            outs.push(o);
+            steps.push(s);
+            widths.push(w);
+            reps.push(r);
+        }
+        let x = self.try_repeat(&reps)?;
+        let keep: Vec<usize> = shape[..lead].to_vec();
+        let full = |tail: &[(usize, usize)]| {
+            let mut b: Vec<(usize, usize)> = keep.iter().map(|&d| (0, d)).collect();
+            b.extend_from_slice(tail);
+            b
+        };
+        let dims = |tail: &[usize]| {
+            let mut s = keep.clone();
+            s.extend_from_slice(tail);
+            s
+        };
+        let x = x.shrink_to(&full(
+            &(0..n)
+                .map(|j| (0, kernel[j] * widths[j]))
+                .collect::<Vec<_>>(),
+        ))?;
+        let x = x.reshape_to(&dims(
+            &(0..n)
+                .flat_map(|j| [kernel[j], widths[j]])
+                .collect::<Vec<_>>(),
+        ))?;
+        let x = x.shrink_to(&full(
+            &(0..n)
+                .flat_map(|j| [(0, kernel[j]), (0, outs[j] * steps[j])])
+                .collect::<Vec<_>>(),
+        ))?;
+        let x = x.reshape_to(&dims(
+            &(0..n)
+                .flat_map(|j| [kernel[j], outs[j], steps[j]])
+                .collect::<Vec<_>>(),
+        ))?;
+        let x = x.shrink_to(&full(
+            &(0..n)
+                .flat_map(|j| [(0, kernel[j]), (0, outs[j]), (0, 1)])
+                .collect::<Vec<_>>(),
+        ))?;
+        let x = x.reshape_to(&dims(
+            &(0..n)
+                .flat_map(|j| [kernel[j], outs[j]])
+                .collect::<Vec<_>>(),
+        ))?;
+        let mut perm: Vec<usize> = (0..lead).collect();
+        perm.extend((0..n).map(|j| lead + 2 * j + 1));
+        perm.extend((0..n).map(|j| lead + 2 * j));
+        x.permute_to(&perm)
+    }
+}

@@ -1,0 +1,282 @@
+//! Neural-network ops: activations, softmax, layer norm, convolution,
+//! pooling and the cross-entropy loss.
+//!
+//! `conv2d` cuts the padded input into windows with the movement-only
+//! `pool` view (`[N, C, OH, OW, KH, KW]`), lines the windows up with the
+//! weights per group, multiplies and sums over `(C, KH, KW)`. `max_pool2d`
+//! pads with the dtype's minimum and takes the window max; `avg_pool2d`
+//! pads with zeros and takes the window mean (padding counts).
+//! `cross_entropy` picks each row's log-probability with a one-hot mask
+//! (labels compared with `arange`) and averages the negatives.
+
+use super::Tensor;
+use crate::error::{Error, Result};
+use morok_core::shape::ShapeError;
+use morok_core::uop::{Op, ReduceOp};
+use morok_core::{ConstValue, ScalarType};
+
+/// Options of [`Tensor::conv2d`] (PyTorch's defaults: stride 1, no
+/// padding, no dilation, one group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvOptions {
+    /// Step between windows, (height, width).
+    pub stride: (usize, usize),
+    /// Zeros added on both sides, (height, width).
+    pub padding: (usize, usize),
+    /// Distance between kernel taps, (height, width).
+    pub dilation: (usize, usize),
+    /// Number of channel groups.
+    pub groups: usize,
+}
+
+impl Default for ConvOptions {
+    fn default() -> Self {
+        ConvOptions {
+            stride: (1, 1),
+            padding: (0, 0),
+            dilation: (1, 1),
+            groups: 1,
+        }
+    }
+}
+
+/// Options of [`Tensor::max_pool2d`] and [`Tensor::avg_pool2d`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// Window size, (height, width).
+    pub kernel: (usize, usize),
+    /// Step between windows, (height, width).
+    pub stride: (usize, usize),
+    /// Padding on both sides, (height, width).
+    pub padding: (usize, usize),
+}
+
+impl PoolOptions {
+    /// Windows of `kernel` with a stride equal to the kernel, no padding.
+    pub const fn new(kernel: (usize, usize)) -> PoolOptions {
+        PoolOptions {
+            kernel,
+            stride: kernel,
+            padding: (0, 0),
+        }
+    }
+
+    /// The same options with another stride.
+    pub const fn stride(self, stride: (usize, usize)) -> PoolOptions {
+        PoolOptions { stride, ..self }
+    }
+
+    /// The same options with another padding.
+    pub const fn padding(self, padding: (usize, usize)) -> PoolOptions {
+        PoolOptions { padding, ..self }
+    }
+}
+
+impl Tensor {
+    /// `max(x, 0)`.
+    #[track_caller]
+    pub fn relu(&self) -> Result<Tensor> {
+        let zero = self.filled(0.0)?;
+        Tensor::alu(Op::Max, &[self, &zero])
+    }
+
+    /// `x` where positive, `slope * x` elsewhere (in floats).
+    #[track_caller]
+    pub fn leaky_relu(&self, slope: f64) -> Result<Tensor> {
+        let x = self.to_float()?;
+        let scaled = x.mul(slope)?;
+        x.gt(0.0)?.where_(&x, &scaled)
+    }
+
+    /// `1 / (1 + e^-x)`.
+    #[track_caller]
+    pub fn sigmoid(&self) -> Result<Tensor> {
+        let x = self.to_float()?;
+        let one = x.filled(1.0)?;
+        let e = x.neg()?.exp()?;
+        Tensor::alu(Op::Add, &[&one, &e])?.reciprocal()
+    }
+
+    /// GELU in PyTorch's default (exact) form, `x/2 · (1 + erf(x/√2))`.
+    #[track_caller]
+    pub fn gelu(&self) -> Result<Tensor> {
+        let x = self.to_float()?;
+        let e = x.mul(std::f64::consts::FRAC_1_SQRT_2)?.erf()?;
+        x.mul(0.5)?.mul(&e.add(1.0)?)
+    }
+
+    /// SiLU (swish), `x · sigmoid(x)`.
+    #[track_caller]
+    pub fn silu(&self) -> Result<Tensor> {
+        let x = self.to_float()?;
+        x.mul(&x.sigmoid()?)
+    }
+
+    /// `e^x / sum(e^x)` along `axis`, shifted by the max for stability.
+    #[track_caller]
+    pub fn softmax(&self, axis: isize) -> Result<Tensor> {
+        let ax = self.axis("softmax", axis)?;
+        let x = self.to_float()?;
+        let axes = [ax];
+        let axes = if x.ndim() == 0 { &[][..] } else { &axes[..] };
+        let m = x.reduce_to(ReduceOp::Max, axes, true)?;
+        let e = x.sub(&m)?.exp()?;
+        let s = e.reduce_to(ReduceOp::Add, axes, true)?;
+        e.div(&s)
+    }
+
+    /// `log(softmax(x))` along `axis`, computed as `x - max - log(sum(e^(x - max)))`.
+    #[track_caller]
+    pub fn log_softmax(&self, axis: isize) -> Result<Tensor> {
+        let ax = self.axis("log_softmax", axis)?;
+        let x = self.to_float()?;
+        let axes = [ax];
+        let axes = if x.ndim() == 0 { &[][..] } else { &axes[..] };
+        let m = x.reduce_to(ReduceOp::Max, axes, true)?;
+        let shifted = x.sub(&m)?;
+        let lse = shifted.exp()?.reduce_to(ReduceOp::Add, axes, true)?.log()?;
+        shifted.sub(&lse)
+    }
+
+    /// Layer normalization over `axes`: `(x - mean) / sqrt(var + eps)`
+    /// (population variance), then `* weight + bias` when given.
+    #[track_caller]
+    pub fn layernorm(
+        &self,
+        axes: &[isize],
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Result<Tensor> {
+        let x = self.to_float()?;
+        let mu = x.mean(Some(axes), true)?;
+        let var = x.var(Some(axes), 0, true)?;
+        let mut y = x.sub(&mu)?.mul(&var.add(eps)?.rsqrt()?)?;
+        if let Some(w) = weight {
+            y = y.mul(w)?;
+        }
+        if let Some(b) = bias {
+            y = y.add(b)?;
+        }
+        Ok(y)
+    }
+
+    /// 2-D convolution (cross-correlation, as in PyTorch) of an NCHW input
+    /// with OIHW weights `[C_out, C_in / groups, KH, KW]` and an optional
+    /// bias `[C_out]`.
+    #[track_caller]
+    pub fn conv2d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        opts: ConvOptions,
+    ) -> Result<Tensor> {
+        let (xs, ws) = (self.graph()?.shape.clone(), weight.graph()?.shape.clone());
+        let g = opts.groups;
+        if xs.len() != 4 || ws.len() != 4 {
+            return Err(Error::shape(ShapeError::new(
+                "conv2d",
+                &[&xs, &ws],
+                "input and weight must both have 4 axes (NCHW, OIHW)",
+            )));
+        }
+        let (n, cin, cout, cin_g, kh, kw) = (xs[0], xs[1], ws[0], ws[1], ws[2], ws[3]);
+        if g == 0 || cin_g.checked_mul(g) != Some(cin) || cout % g != 0 {
+            return Err(Error::shape(ShapeError::new(
+                "conv2d",
+                &[&xs, &ws],
+                format!(
+                    "{cin} input channels and {cout} output channels do not fit \
+                     {g} group(s) of {cin_g}"
+                ),
+            )));
+        }
+        let dtype = self.graph()?.dtype.promote(weight.graph()?.dtype);
+        let (ph, pw) = opts.padding;
+        let x = self
+            .cast_to(dtype)?
+            .pad_to(&[(0, 0), (0, 0), (ph, ph), (pw, pw)])?;
+        let s = [opts.stride.0, opts.stride.1];
+        let d = [opts.dilation.0, opts.dilation.1];
+        let win = x.pool("conv2d", &[kh, kw], &s, &d)?;
+        let (oh, ow) = (win.shape()[2], win.shape()[3]);
+        let rcout = cout / g;
+        let win = win
+            .reshape_to(&[n, g, cin_g, 1, oh, ow, kh, kw])?
+            .expand_to(&[n, g, cin_g, rcout, oh, ow, kh, kw])?
+            .permute_to(&[0, 1, 3, 4, 5, 2, 6, 7])?;
+        let w = weight
+            .cast_to(dtype)?
+            .reshape_to(&[1, g, rcout, 1, 1, cin_g, kh, kw])?;
+        let y = win.mul(&w)?.sum(Some(&[-3, -2, -1]), false)?;
+        let y = y.reshape_to(&[n, cout, oh, ow])?;
+        match bias {
+            Some(b) => y.add(&b.try_reshape(&[1, -1, 1, 1])?),
+            None => Ok(y),
+        }
+    }
+
+    /// The padded input cut into pooling windows `[..., OH, OW, KH, KW]`.
+    #[track_caller]
+    fn pool_windows(&self, op: &str, opts: PoolOptions, fill: ConstValue) -> Result<Tensor> {
+        let rank = self.ndim();
+        if rank < 2 {
+            return Err(Error::shape(ShapeError::new(
+                op,
+                &[self.shape()],
+                "pooling needs at least 2 axes",
+            )));
+        }
+        let mut pads = vec![(0, 0); rank];
+        pads[rank - 2] = (opts.padding.0, opts.padding.0);
+        pads[rank - 1] = (opts.padding.1, opts.padding.1);
+        let x = self.pad_with(&pads, fill)?;
+        let k = [opts.kernel.0, opts.kernel.1];
+        let s = [opts.stride.0, opts.stride.1];
+        x.pool(op, &k, &s, &[1, 1])
+    }
+
+    /// Max pooling over the last two axes (padding never wins).
+    #[track_caller]
+    pub fn max_pool2d(&self, opts: PoolOptions) -> Result<Tensor> {
+        let dtype = self.graph()?.dtype;
+        let windows = self.pool_windows("max_pool2d", opts, ConstValue::min_of(dtype))?;
+        windows.max(Some(&[-2, -1]), false)
+    }
+
+    /// Average pooling over the last two axes (padded zeros are counted).
+    #[track_caller]
+    pub fn avg_pool2d(&self, opts: PoolOptions) -> Result<Tensor> {
+        let x = self.to_float()?;
+        let windows = x.pool_windows("avg_pool2d", opts, ConstValue::Float(0.0))?;
+        windows.mean(Some(&[-2, -1]), false)
+    }
+
+    /// Mean cross-entropy of `self` (logits `[..., C]`, classes on the
+    /// last axis) against integer class labels of shape `[...]`. A label
+    /// outside `0..C` selects nothing and contributes 0.
+    #[track_caller]
+    pub fn cross_entropy(&self, labels: &Tensor) -> Result<Tensor> {
+        let (ls, ts) = (self.graph()?.shape.clone(), labels.graph()?.shape.clone());
+        let label_type = labels.graph()?.dtype;
+        if !label_type.is_int() {
+            return Err(Error::dtype(
+                "cross_entropy",
+                format!("labels must be integers, not {label_type}"),
+            ));
+        }
+        if ls.is_empty() || ls[..ls.len() - 1] != ts[..] {
+            return Err(Error::shape(ShapeError::new(
+                "cross_entropy",
+                &[&ls, &ts],
+                "labels must have the logits' shape without the class axis",
+            )));
+        }
+        let classes = ls[ls.len() - 1];
+        let logp = self.log_softmax(-1)?;
+        let ids = Tensor::counting(classes, ScalarType::I32)?;
+        let onehot = labels.try_unsqueeze(-1)?.eq(&ids)?;
+        let picked = onehot.where_(&logp, 0.0)?.sum(Some(&[-1]), false)?;
+        picked.neg()?.mean(None, false)
+    }
+}

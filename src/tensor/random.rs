@@ -1,0 +1,135 @@
+//! Seeded random tensors from a counter-based generator.
+//!
+//! Element `i` of a draw is `THREEFRY(base + i, key)`: 64 random bits that
+//! depend only on the counter and the key, so every backend (and the
+//! reference evaluator) produces the same numbers. The top mantissa bits
+//! are put under the exponent of 1.0 and the result, a float in [1, 2),
+//! is shifted down by 1 to give a uniform sample in [0, 1). Normal samples
+//! use the Box-Muller transform of two uniform draws.
+
+use super::creation::element_type;
+use super::Tensor;
+use crate::error::{Error, Result};
+use morok_core::shape::numel;
+use morok_core::uop::Op;
+use morok_core::{ConstValue, DType, ScalarType};
+use std::sync::Mutex;
+
+/// The global generator state: the key and the next unused counter.
+static STATE: Mutex<(u64, u64)> = Mutex::new((0, 0));
+
+/// Takes `n` counters from the global generator: (key, first counter).
+fn take_counters(n: usize) -> (u64, u64) {
+    let mut state = STATE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (key, base) = *state;
+    state.1 = base.wrapping_add(n as u64);
+    (key, base)
+}
+
+/// The element count of `shape`, saturating at `usize::MAX` (which the
+/// caller's size check rejects).
+fn saturating_numel(shape: &[usize]) -> usize {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .unwrap_or(usize::MAX)
+}
+
+impl Tensor {
+    /// Seeds the global generator used by [`Tensor::rand`] and
+    /// [`Tensor::randn`] and restarts its counter.
+    pub fn manual_seed(seed: u64) {
+        let mut state = STATE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *state = (seed, 0);
+    }
+
+    /// Uniform samples in `[0, 1)` of a float `dtype`, from the global
+    /// generator (each call continues where the last one stopped).
+    #[track_caller]
+    pub fn rand(shape: &[usize], dtype: DType) -> Tensor {
+        if let Err(e) = super::checked_numel("rand", shape) {
+            return Tensor::failed(e);
+        }
+        let (key, base) = take_counters(numel(shape));
+        Tensor::lift(Tensor::uniform(shape, dtype, key, base))
+    }
+
+    /// Standard normal samples of a float `dtype`, from the global generator.
+    #[track_caller]
+    pub fn randn(shape: &[usize], dtype: DType) -> Tensor {
+        if let Err(e) = super::checked_numel("randn", &[2, saturating_numel(shape)]) {
+            return Tensor::failed(e);
+        }
+        let (key, base) = take_counters(2 * numel(shape));
+        Tensor::lift(Tensor::normal(shape, dtype, key, base))
+    }
+
+    /// Uniform samples in `[0, 1)` determined by `seed` alone.
+    #[track_caller]
+    pub fn rand_seeded(shape: &[usize], dtype: DType, seed: u64) -> Tensor {
+        Tensor::lift(Tensor::uniform(shape, dtype, seed, 0))
+    }
+
+    /// Standard normal samples determined by `seed` alone.
+    #[track_caller]
+    pub fn randn_seeded(shape: &[usize], dtype: DType, seed: u64) -> Tensor {
+        Tensor::lift(Tensor::normal(shape, dtype, seed, 0))
+    }
+
+    /// `THREEFRY(base + i, key)` for every element of `shape` (u64).
+    #[track_caller]
+    fn random_bits(shape: &[usize], key: u64, base: u64) -> Result<Tensor> {
+        let n = super::checked_numel("rand", shape)?;
+        let index = Tensor::counting(n, ScalarType::U64)?;
+        let offset = Tensor::constant(ConstValue::UInt(base), ScalarType::U64, &[n]);
+        let counter = Tensor::alu(Op::Add, &[&index, &offset])?.reshape_to(shape)?;
+        let key = Tensor::constant(ConstValue::UInt(key), ScalarType::U64, shape);
+        Tensor::alu(Op::Threefry, &[&counter, &key])
+    }
+
+    #[track_caller]
+    fn uniform(shape: &[usize], dtype: DType, key: u64, base: u64) -> Result<Tensor> {
+        let t = element_type("rand", dtype)?;
+        let (mantissa, bits_type, one_bits) = match t {
+            ScalarType::F16 => (10, ScalarType::U16, 0x3c00),
+            ScalarType::BF16 => (7, ScalarType::U16, 0x3f80),
+            ScalarType::F32 => (23, ScalarType::U32, 0x3f80_0000),
+            ScalarType::F64 => (52, ScalarType::U64, 0x3ff0_0000_0000_0000),
+            _ => return Err(Error::dtype("rand", format!("{t} is not a float type"))),
+        };
+        let bits = Tensor::random_bits(shape, key, base)?;
+        let shift = Tensor::constant(ConstValue::UInt(64 - mantissa), ScalarType::U64, shape);
+        let top = Tensor::alu(Op::Shr, &[&bits, &shift])?.cast_to(bits_type)?;
+        let exponent = Tensor::constant(ConstValue::UInt(one_bits), bits_type, shape);
+        let in_one_two = Tensor::alu(Op::Or, &[&top, &exponent])?.bitcast(DType::scalar(t))?;
+        let one = Tensor::constant(ConstValue::one(t), t, shape);
+        Tensor::alu(Op::Sub, &[&in_one_two, &one])
+    }
+
+    /// Box-Muller: `sqrt(-2 ln(1 - u1)) · cos(2π u2)`, computed in at
+    /// least `f32`.
+    #[track_caller]
+    fn normal(shape: &[usize], dtype: DType, key: u64, base: u64) -> Result<Tensor> {
+        let t = element_type("randn", dtype)?;
+        if !t.is_float() {
+            return Err(Error::dtype("randn", format!("{t} is not a float type")));
+        }
+        let work = if t == ScalarType::F64 {
+            ScalarType::F64
+        } else {
+            ScalarType::F32
+        };
+        let mut doubled = vec![2];
+        doubled.extend_from_slice(shape);
+        let u = Tensor::uniform(&doubled, DType::scalar(work), key, base)?;
+        let halves = u.try_split(&[1, 1], 0)?;
+        let (u1, u2) = (halves[0].try_squeeze(0)?, halves[1].try_squeeze(0)?);
+        let radius = u1.mul(-1.0)?.add(1.0)?.log()?.mul(-2.0)?.sqrt()?;
+        let angle = u2.mul(2.0 * std::f64::consts::PI)?.cos()?;
+        radius.mul(&angle)?.cast_to(t)
+    }
+}

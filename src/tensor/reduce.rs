@@ -1,0 +1,285 @@
+//! Reductions: REDUCE_AXIS keeps reduced axes with size 1, and a RESHAPE
+//! drops them unless `keepdim` is set.
+//!
+//! Composite reductions: `mean` = sum / count; `var` = sum of squared
+//! deviations / (count - correction); `argmax` marks the maxima, weights
+//! them with a descending count `n, n-1, ..., 1` and takes the max, so the
+//! first occurrence wins; `logsumexp` subtracts the (finite) max before
+//! exponentiating; `cumsum` sums sliding windows of the zero-padded axis.
+
+use super::Tensor;
+use crate::error::{Error, Located, Result};
+use morok_core::shape::{normalize_axis, reduce_shape, ShapeError};
+use morok_core::uop::{Arg, Op, ReduceOp};
+use morok_core::{ConstValue, ScalarType};
+
+/// The dtype `sum` and `prod` accumulate in: small integers widen to 32
+/// bits, bools count as `i32`, half floats accumulate in `f32`.
+fn accumulator(t: ScalarType) -> ScalarType {
+    match t {
+        ScalarType::Bool | ScalarType::I8 | ScalarType::I16 => ScalarType::I32,
+        ScalarType::U8 | ScalarType::U16 => ScalarType::U32,
+        ScalarType::F16 | ScalarType::BF16 => ScalarType::F32,
+        t => t,
+    }
+}
+
+/// The dtype a `sum` of `t` returns (half floats come back as themselves).
+fn sum_result(t: ScalarType) -> ScalarType {
+    if t.is_float() {
+        t
+    } else {
+        accumulator(t)
+    }
+}
+
+impl Tensor {
+    /// Normalized, sorted, distinct reduction axes (`None`: all axes).
+    #[track_caller]
+    pub(super) fn reduce_axes(&self, op: &str, axes: Option<&[isize]>) -> Result<Vec<usize>> {
+        let shape = self.graph()?.shape.clone();
+        let Some(axes) = axes else {
+            return Ok((0..shape.len()).collect());
+        };
+        let mut out = Vec::with_capacity(axes.len());
+        for &a in axes {
+            let n = normalize_axis(op, &shape, a).located()?;
+            if out.contains(&n) {
+                return Err(Error::shape(ShapeError::new(
+                    op,
+                    &[&shape],
+                    format!("axis {a} is listed twice"),
+                )));
+            }
+            out.push(n);
+        }
+        if shape.is_empty() {
+            out.clear();
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// REDUCE_AXIS over normalized `axes`, dropping them unless `keepdim`.
+    #[track_caller]
+    pub(super) fn reduce_to(&self, op: ReduceOp, axes: &[usize], keepdim: bool) -> Result<Tensor> {
+        let g = self.graph()?;
+        if axes.is_empty() {
+            return Ok(self.clone());
+        }
+        let kept = reduce_shape(&g.shape, axes, true);
+        let uop = morok_core::UOp::new(
+            Op::ReduceAxis,
+            g.uop.dtype(),
+            smallvec::smallvec![g.uop.clone()],
+            Arg::ReduceAxis(op, axes.into()),
+        );
+        let reduced = self.derive(uop, kept)?;
+        if keepdim {
+            Ok(reduced)
+        } else {
+            reduced.reshape_to(&reduce_shape(&g.shape, axes, false))
+        }
+    }
+
+    /// Number of elements in the reduced `axes`.
+    fn reduced_count(&self, axes: &[usize]) -> usize {
+        axes.iter().map(|&a| self.shape()[a]).product()
+    }
+
+    /// Sum or product in the accumulator dtype, cast to the result dtype.
+    #[track_caller]
+    fn accumulate(
+        &self,
+        op: ReduceOp,
+        name: &str,
+        axes: Option<&[isize]>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        let axes = self.reduce_axes(name, axes)?;
+        let dtype = self.graph()?.dtype;
+        let acc = self.cast_to(accumulator(dtype))?;
+        acc.reduce_to(op, &axes, keepdim)?
+            .cast_to(sum_result(dtype))
+    }
+
+    /// Sum over `axes` (`None`: all). Small integers and bools sum as
+    /// 32-bit integers; half floats accumulate in `f32`.
+    #[track_caller]
+    pub fn sum(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        self.accumulate(ReduceOp::Add, "sum", axes, keepdim)
+    }
+
+    /// Product over `axes`, with the dtype rules of [`Tensor::sum`].
+    #[track_caller]
+    pub fn prod(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        self.accumulate(ReduceOp::Mul, "prod", axes, keepdim)
+    }
+
+    /// Maximum over `axes` (NaN wins).
+    #[track_caller]
+    pub fn max(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        let axes = self.reduce_axes("max", axes)?;
+        self.reduce_to(ReduceOp::Max, &axes, keepdim)
+    }
+
+    /// Minimum over `axes` (NaN wins).
+    #[track_caller]
+    pub fn min(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        let axes = self.reduce_axes("min", axes)?;
+        self.reduce_to(ReduceOp::Min, &axes, keepdim)
+    }
+
+    /// Arithmetic mean over `axes` (integers are averaged as `f32`).
+    #[track_caller]
+    pub fn mean(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        let norm = self.reduce_axes("mean", axes)?;
+        let x = self.to_float()?;
+        let dtype = x.graph()?.dtype;
+        let total = x
+            .cast_to(accumulator(dtype))?
+            .reduce_to(ReduceOp::Add, &norm, keepdim)?;
+        let count = total.filled(self.reduced_count(&norm) as f64)?;
+        Tensor::alu(Op::Fdiv, &[&total, &count])?.cast_to(dtype)
+    }
+
+    /// Variance over `axes`: the sum of squared deviations divided by
+    /// `count - correction` (1: unbiased, 0: population).
+    #[track_caller]
+    pub fn var(&self, axes: Option<&[isize]>, correction: usize, keepdim: bool) -> Result<Tensor> {
+        let norm = self.reduce_axes("var", axes)?;
+        let x = self.to_float()?;
+        let dtype = x.graph()?.dtype;
+        let x = x.cast_to(accumulator(dtype))?;
+        let signed: Vec<isize> = norm.iter().map(|&a| a as isize).collect();
+        let mu = x.mean(Some(&signed), true)?;
+        let d = x.sub(&mu)?;
+        let ss = Tensor::alu(Op::Mul, &[&d, &d])?.reduce_to(ReduceOp::Add, &norm, keepdim)?;
+        let n = self.reduced_count(&norm).saturating_sub(correction);
+        let divisor = ss.filled(n as f64)?;
+        Tensor::alu(Op::Fdiv, &[&ss, &divisor])?.cast_to(dtype)
+    }
+
+    /// Standard deviation: the square root of [`Tensor::var`].
+    #[track_caller]
+    pub fn std(&self, axes: Option<&[isize]>, correction: usize, keepdim: bool) -> Result<Tensor> {
+        self.var(axes, correction, keepdim)?.sqrt()
+    }
+
+    /// Index (`i32`) of the first maximum along `axis`; `None` searches
+    /// the flattened tensor. NaN counts as the maximum.
+    #[track_caller]
+    pub fn argmax(&self, axis: Option<isize>) -> Result<Tensor> {
+        self.arg_extreme("argmax", axis, false)
+    }
+
+    /// Index (`i32`) of the first minimum along `axis`; `None` searches
+    /// the flattened tensor. NaN counts as the minimum.
+    #[track_caller]
+    pub fn argmin(&self, axis: Option<isize>) -> Result<Tensor> {
+        self.arg_extreme("argmin", axis, true)
+    }
+
+    #[track_caller]
+    fn arg_extreme(&self, name: &str, axis: Option<isize>, min: bool) -> Result<Tensor> {
+        let (x, axis) = match axis {
+            Some(a) => (self.clone(), a),
+            None => (self.reshape_to(&[self.numel()])?, 0),
+        };
+        let ax = x.axis(name, axis)?;
+        if x.ndim() == 0 {
+            return Ok(Tensor::constant(ConstValue::Int(0), ScalarType::I32, &[]));
+        }
+        let n = x.shape()[ax];
+        if n == 0 {
+            return Err(Error::argument(name, format!("axis {axis} is empty")));
+        }
+        let dtype = x.graph()?.dtype;
+        // Order-reversing map for argmin: -x for floats, !x for integers
+        // and bools (no overflow at the type's minimum).
+        let x = match (min, dtype.is_float()) {
+            (false, _) => x,
+            (true, true) => Tensor::alu(Op::Neg, &[&x])?,
+            (true, false) => Tensor::alu(Op::Not, &[&x])?,
+        };
+        let peak = x.reduce_to(ReduceOp::Max, &[ax], true)?;
+        let mut hit = x.eq(&peak)?;
+        if dtype.is_float() {
+            hit = hit.logical_or(&x.isnan()?)?;
+        }
+        let mut weight_shape = vec![1; x.ndim() - ax];
+        weight_shape[0] = n;
+        let weights = Tensor::arange(n as i32, 0, -1)?.reshape_to(&weight_shape)?;
+        let zero = Tensor::constant(ConstValue::Int(0), ScalarType::I32, &[]);
+        let picked = hit.where_(&weights, &zero)?;
+        let best = picked.reduce_to(ReduceOp::Max, &[ax], false)?;
+        let count = best.filled(n as f64)?;
+        Tensor::alu(Op::Sub, &[&count, &best])
+    }
+
+    /// True where any element over `axes` is non-zero.
+    #[track_caller]
+    pub fn any(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        let axes = self.reduce_axes("any", axes)?;
+        self.cast_to(ScalarType::Bool)?
+            .reduce_to(ReduceOp::Max, &axes, keepdim)
+    }
+
+    /// True where every element over `axes` is non-zero.
+    #[track_caller]
+    pub fn all(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        let axes = self.reduce_axes("all", axes)?;
+        self.cast_to(ScalarType::Bool)?
+            .reduce_to(ReduceOp::Min, &axes, keepdim)
+    }
+
+    /// `log(sum(exp(x)))` over `axes`, computed stably by subtracting the
+    /// maximum first (an infinite maximum is left out of the shift).
+    #[track_caller]
+    pub fn logsumexp(&self, axes: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
+        let norm = self.reduce_axes("logsumexp", axes)?;
+        let x = self.to_float()?;
+        let m = x.reduce_to(ReduceOp::Max, &norm, true)?;
+        let zero = m.filled(0.0)?;
+        let shift = m.isinf()?.where_(&zero, &m)?;
+        let e = x.sub(&shift)?.exp()?;
+        let s = e.reduce_to(ReduceOp::Add, &norm, true)?.log()?;
+        let out = Tensor::alu(Op::Add, &[&s, &shift])?;
+        if keepdim {
+            Ok(out)
+        } else {
+            out.reshape_to(&reduce_shape(out.shape(), &norm, false))
+        }
+    }
+
+    /// Running sum along `axis`, with the dtype rules of [`Tensor::sum`].
+    #[track_caller]
+    pub fn cumsum(&self, axis: isize) -> Result<Tensor> {
+        let ax = self.axis("cumsum", axis)?;
+        let dtype = self.graph()?.dtype;
+        if self.ndim() == 0 {
+            return self.cast_to(sum_result(dtype));
+        }
+        self.cumsum_axis(ax)?.cast_to(sum_result(dtype))
+    }
+
+    /// Running sum along a normalized axis, in the accumulator dtype: the
+    /// axis is moved last, padded with `n - 1` zeros in front, cut into
+    /// `n` windows of length `n` (window `i` ends at element `i`) and each
+    /// window is summed.
+    #[track_caller]
+    pub(super) fn cumsum_axis(&self, ax: usize) -> Result<Tensor> {
+        let x = self.cast_to(accumulator(self.graph()?.dtype))?;
+        let n = x.shape()[ax];
+        if n <= 1 {
+            return Ok(x);
+        }
+        let last = x.ndim() - 1;
+        let x = x.swap_axes(ax, last)?;
+        let mut pads = vec![(0, 0); x.ndim()];
+        pads[last] = (n - 1, 0);
+        let windows = x.pad_to(&pads)?.pool("cumsum", &[n], &[1], &[1])?;
+        let sums = windows.reduce_to(ReduceOp::Add, &[last + 1], false)?;
+        sums.swap_axes(ax, last)
+    }
+}

@@ -1,0 +1,420 @@
+//! The differential suite: every op of the tensor API, on random inputs of
+//! several shapes (size 1, odd, larger) and layouts (contiguous, permuted,
+//! sliced, strided, flipped, broadcast), realized by the compiler and
+//! compared with the reference evaluator within per-dtype tolerances.
+
+mod common;
+
+use common::{check, input, reference, Domain, Layout, Rng, DTYPES, LAYOUTS};
+use morok::{ConvOptions, DType, PoolOptions, Result, ScalarType, Slice, Tensor};
+
+const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
+
+type UnaryFn = fn(&Tensor) -> Result<Tensor>;
+type BinaryFn = fn(&Tensor, &Tensor) -> Result<Tensor>;
+
+const UNARY: [(&str, UnaryFn, Domain); 27] = [
+    ("neg", Tensor::neg, Domain::Any),
+    ("exp", Tensor::exp, Domain::Any),
+    ("exp2", Tensor::exp2, Domain::Any),
+    ("log", Tensor::log, Domain::Positive),
+    ("log2", Tensor::log2, Domain::Positive),
+    ("sqrt", Tensor::sqrt, Domain::Positive),
+    ("rsqrt", Tensor::rsqrt, Domain::Positive),
+    ("reciprocal", Tensor::reciprocal, Domain::NonZero),
+    ("sin", Tensor::sin, Domain::Any),
+    ("cos", Tensor::cos, Domain::Any),
+    ("tan", Tensor::tan, Domain::Any),
+    ("tanh", Tensor::tanh, Domain::Any),
+    ("sigmoid", Tensor::sigmoid, Domain::Any),
+    ("relu", Tensor::relu, Domain::Any),
+    ("leaky_relu", |t| t.leaky_relu(0.01), Domain::Any),
+    ("gelu", Tensor::gelu, Domain::Any),
+    ("silu", Tensor::silu, Domain::Any),
+    ("abs", Tensor::abs, Domain::Any),
+    ("sign", Tensor::sign, Domain::Any),
+    ("floor", Tensor::floor, Domain::Any),
+    ("ceil", Tensor::ceil, Domain::Any),
+    ("round", Tensor::round, Domain::Any),
+    ("trunc", Tensor::trunc, Domain::Any),
+    ("erf", Tensor::erf, Domain::Any),
+    ("isnan", |t| t.log()?.isnan(), Domain::Any),
+    ("isinf", |t| t.reciprocal()?.isinf(), Domain::Any),
+    ("logical_not", Tensor::logical_not, Domain::Any),
+];
+
+const BINARY: [(&str, BinaryFn, Domain); 18] = [
+    ("add", |a, b| a.add(b), Domain::Any),
+    ("sub", |a, b| a.sub(b), Domain::Any),
+    ("mul", |a, b| a.mul(b), Domain::Any),
+    ("div", |a, b| a.div(b), Domain::NonZero),
+    ("floor_div", |a, b| a.floor_div(b), Domain::NonZero),
+    ("remainder", |a, b| a.remainder(b), Domain::NonZero),
+    ("pow", |a, b| a.abs()?.pow(b), Domain::Any),
+    ("maximum", |a, b| a.maximum(b), Domain::Any),
+    ("minimum", |a, b| a.minimum(b), Domain::Any),
+    ("eq", |a, b| a.eq(b), Domain::Any),
+    ("ne", |a, b| a.ne(b), Domain::Any),
+    ("lt", |a, b| a.lt(b), Domain::Any),
+    ("le", |a, b| a.le(b), Domain::Any),
+    ("gt", |a, b| a.gt(b), Domain::Any),
+    ("ge", |a, b| a.ge(b), Domain::Any),
+    ("logical_and", |a, b| a.logical_and(b), Domain::Any),
+    ("logical_or", |a, b| a.logical_or(b), Domain::Any),
+    ("logical_xor", |a, b| a.logical_xor(b), Domain::Any),
+];
+
+/// The cases of the suite: a name and the tensor to realize.
+struct Suite {
+    rng: Rng,
+    cases: Vec<(String, Tensor)>,
+}
+
+impl Suite {
+    fn add(&mut self, name: String, t: Result<Tensor>) {
+        match t {
+            Ok(t) => self.cases.push((name, t)),
+            Err(e) => panic!("building case {name}: {e}"),
+        }
+    }
+
+    fn input(&mut self, dtype: DType, shape: &[usize], layout: Layout, domain: Domain) -> Tensor {
+        input(&mut self.rng, dtype.scalar_type(), shape, layout, domain)
+    }
+
+    fn elementwise(&mut self) {
+        for (i, (name, f, domain)) in UNARY.iter().enumerate() {
+            for (j, shape) in SHAPES.iter().enumerate() {
+                let layout = LAYOUTS[(i + j) % LAYOUTS.len()];
+                let x = self.input(DType::F32, shape, layout, *domain);
+                self.add(format!("{name} f32 {shape:?} {layout:?}"), f(&x));
+            }
+        }
+        for dtype in DTYPES {
+            for (name, f, domain) in [UNARY[0], UNARY[1], UNARY[17], UNARY[18], UNARY[21]] {
+                if dtype.is_bool() && name == "neg" {
+                    continue;
+                }
+                let x = self.input(dtype, &[3, 5], Layout::Permuted, domain);
+                self.add(format!("{name} {dtype}"), f(&x));
+            }
+        }
+        for (i, (name, f, domain)) in BINARY.iter().enumerate() {
+            for (j, shape) in SHAPES.iter().enumerate() {
+                let layout = LAYOUTS[(i + j) % LAYOUTS.len()];
+                let a = self.input(DType::F32, shape, layout, Domain::Any);
+                let b = self.input(DType::F32, shape, Layout::Contiguous, *domain);
+                self.add(format!("{name} f32 {shape:?} {layout:?}"), f(&a, &b));
+            }
+        }
+        for dtype in DTYPES {
+            for (name, f, domain) in [
+                BINARY[0], BINARY[2], BINARY[4], BINARY[5], BINARY[7], BINARY[11],
+            ] {
+                let divides = matches!(name, "floor_div" | "remainder");
+                if dtype.is_bool() && divides {
+                    continue;
+                }
+                let a = self.input(dtype, &[4, 3], Layout::Flipped, Domain::Any);
+                let b = self.input(dtype, &[4, 3], Layout::Contiguous, domain);
+                self.add(format!("{name} {dtype}"), f(&a, &b));
+            }
+        }
+        // Broadcasting, mixed dtypes and scalars.
+        let a = self.input(DType::F32, &[3, 1, 5], Layout::Contiguous, Domain::Any);
+        let b = self.input(DType::I32, &[4, 1], Layout::Sliced, Domain::Any);
+        self.add("add broadcast f32+i32".into(), a.add(&b));
+        let c = self.input(DType::U8, &[5], Layout::Flipped, Domain::Any);
+        let d = self.input(DType::I8, &[2, 5], Layout::Contiguous, Domain::Any);
+        self.add("mul broadcast u8*i8".into(), c.mul(&d));
+        let h = self.input(DType::F16, &[6], Layout::Strided, Domain::Any);
+        self.add("scalar ops f16".into(), Ok(&(2.5 * &h) - 1.0));
+        self.add("scalar div i32".into(), Ok(&b / 3));
+        let cond = self.input(DType::BOOL, &[3, 4, 5], Layout::Contiguous, Domain::Any);
+        self.add("where".into(), cond.where_(&a, &b));
+        self.add("where scalar".into(), cond.where_(&c, 0));
+        self.add("clamp".into(), a.clamp(-1.0, 1.5));
+        for (from, to) in [
+            (DType::F32, DType::I32),
+            (DType::F32, DType::F16),
+            (DType::I32, DType::U8),
+            (DType::F64, DType::BF16),
+            (DType::U8, DType::F32),
+            (DType::I16, DType::BOOL),
+        ] {
+            let x = self.input(from, &[9], Layout::Flipped, Domain::Any);
+            self.add(format!("cast {from} to {to}"), x.cast(to));
+        }
+        for (from, to) in [
+            (DType::F32, DType::I32),
+            (DType::I16, DType::F16),
+            (DType::F64, DType::U64),
+        ] {
+            let x = self.input(from, &[2, 3], Layout::Permuted, Domain::Any);
+            self.add(format!("bitcast {from} to {to}"), x.bitcast(to));
+        }
+    }
+
+    fn movement(&mut self) {
+        for (i, layout) in LAYOUTS.iter().enumerate() {
+            let x = self.input(DType::F32, &[2, 3, 4], *layout, Domain::Any);
+            let cases: Vec<(&str, Result<Tensor>)> = vec![
+                ("reshape", x.try_reshape(&[4, -1])),
+                ("permute", x.try_permute(&[2, 0, 1])),
+                ("transpose", x.try_transpose(0, -1)),
+                (
+                    "expand",
+                    x.try_unsqueeze(1).and_then(|t| t.try_expand(&[2, 3, 3, 4])),
+                ),
+                ("broadcast_to", x.try_broadcast_to(&[2, 2, 3, 4])),
+                ("pad", x.try_pad(&[(1, 0), (0, 2), (1, 1)], 0.5f32)),
+                (
+                    "pad negative",
+                    x.try_pad(&[(0, 0), (-1, 1), (2, -2)], 0.0f32),
+                ),
+                ("shrink", x.try_shrink(&[(1, 2), (0, 2), (1, 4)])),
+                (
+                    "slice",
+                    x.try_slice(&[Slice::all(), Slice::from(1), Slice::all().step(3)]),
+                ),
+                (
+                    "slice negative step",
+                    x.try_slice(&[Slice::all().step(-1), Slice::range(2, 0).step(-2)]),
+                ),
+                ("flip", x.try_flip(&[0, 2])),
+                ("squeeze", x.try_unsqueeze(0).and_then(|t| t.try_squeeze(0))),
+                ("flatten", x.try_flatten(1, 2)),
+                ("repeat", x.try_repeat(&[2, 1, 1, 2])),
+                (
+                    "cat",
+                    Tensor::try_cat(&[&x, &x.neg().unwrap()], (i % 3) as isize),
+                ),
+                ("stack", Tensor::try_stack(&[&x, &x], -1)),
+                ("split", x.try_split(&[1, 3], 2).map(|p| p[1].clone())),
+                ("chunk", x.try_chunk(2, 1).map(|p| p[1].clone())),
+            ];
+            for (name, t) in cases {
+                self.add(format!("{name} {layout:?}"), t);
+            }
+        }
+        let b = self.input(DType::BOOL, &[5], Layout::Contiguous, Domain::Any);
+        self.add("cat bool".into(), Tensor::try_cat(&[&b, &b], 0));
+        let i = self.input(DType::I64, &[3], Layout::Contiguous, Domain::Any);
+        let f = self.input(DType::F16, &[2], Layout::Contiguous, Domain::Any);
+        self.add("cat promotes".into(), Tensor::try_cat(&[&i, &f], 0));
+    }
+
+    fn reductions(&mut self) {
+        type ReduceFn = fn(&Tensor, Option<&[isize]>, bool) -> Result<Tensor>;
+        let ops: [(&str, ReduceFn); 11] = [
+            ("sum", Tensor::sum),
+            ("prod", Tensor::prod),
+            ("max", Tensor::max),
+            ("min", Tensor::min),
+            ("mean", Tensor::mean),
+            ("var", |t, a, k| t.var(a, 1, k)),
+            ("std", |t, a, k| t.std(a, 0, k)),
+            ("any", Tensor::any),
+            ("all", Tensor::all),
+            ("logsumexp", Tensor::logsumexp),
+            ("sum i8", |t, a, k| t.cast(DType::I8)?.sum(a, k)),
+        ];
+        let axes: [Option<&[isize]>; 4] = [None, Some(&[0]), Some(&[-1]), Some(&[0, 2])];
+        for (i, (name, f)) in ops.iter().enumerate() {
+            for (j, ax) in axes.iter().enumerate() {
+                let layout = LAYOUTS[(i + j) % LAYOUTS.len()];
+                let x = self.input(DType::F32, &[3, 5, 2], layout, Domain::Any);
+                let keep = j % 2 == 1;
+                self.add(
+                    format!("{name} {ax:?} keepdim={keep} {layout:?}"),
+                    f(&x, *ax, keep),
+                );
+            }
+            let x = self.input(DType::F32, &[16, 9], Layout::Permuted, Domain::Any);
+            self.add(format!("{name} [16, 9]"), f(&x, Some(&[1]), false));
+        }
+        for dtype in DTYPES {
+            let x = self.input(dtype, &[4, 5], Layout::Sliced, Domain::Any);
+            self.add(format!("sum {dtype}"), x.sum(Some(&[1]), false));
+            self.add(format!("max {dtype}"), x.max(Some(&[0]), false));
+            self.add(format!("argmax {dtype}"), x.argmax(Some(1)));
+            self.add(format!("argmin {dtype}"), x.argmin(None));
+            self.add(format!("cumsum {dtype}"), x.cumsum(1));
+        }
+        for (j, shape) in SHAPES.iter().enumerate() {
+            let layout = LAYOUTS[j % LAYOUTS.len()];
+            let x = self.input(DType::F32, shape, layout, Domain::Any);
+            self.add(format!("argmax {shape:?} {layout:?}"), x.argmax(Some(-1)));
+            self.add(format!("argmin {shape:?} {layout:?}"), x.argmin(Some(0)));
+            self.add(format!("cumsum {shape:?} {layout:?}"), x.cumsum(0));
+        }
+    }
+
+    fn creation(&mut self) {
+        self.add("full".into(), Ok(Tensor::full(&[3, 4], 2.5f32)));
+        self.add("zeros".into(), Ok(Tensor::zeros(&[5], DType::I16)));
+        self.add("ones".into(), Ok(Tensor::ones(&[2, 2], DType::BF16)));
+        self.add("arange i32".into(), Tensor::arange(-3i32, 17, 2));
+        self.add("arange f32".into(), Tensor::arange(1.0f32, -2.0, -0.25));
+        self.add("arange u8".into(), Tensor::arange(0u8, 40, 1));
+        self.add("linspace".into(), Tensor::linspace(-1.0f32, 1.0, 9));
+        self.add("eye".into(), Ok(Tensor::eye(5, DType::F32)));
+        self.add("eye bool".into(), Ok(Tensor::eye(3, DType::BOOL)));
+        for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+            self.add(
+                format!("rand {dtype}"),
+                Ok(Tensor::rand_seeded(&[7, 5], dtype, 3)),
+            );
+            self.add(
+                format!("randn {dtype}"),
+                Ok(Tensor::randn_seeded(&[33], dtype, 4)),
+            );
+        }
+    }
+
+    fn linalg_and_nn(&mut self) {
+        let shapes: [(&[usize], &[usize]); 7] = [
+            (&[4, 3], &[3, 2]),
+            (&[3], &[3, 2]),
+            (&[4, 3], &[3]),
+            (&[5], &[5]),
+            (&[2, 4, 3], &[2, 3, 5]),
+            (&[2, 4, 3], &[3, 5]),
+            (&[3, 1, 2, 4], &[5, 4, 3]),
+        ];
+        for (i, (sa, sb)) in shapes.iter().enumerate() {
+            let layout = LAYOUTS[i % LAYOUTS.len()];
+            let a = self.input(DType::F32, sa, layout, Domain::Any);
+            let b = self.input(DType::F32, sb, Layout::Permuted, Domain::Any);
+            self.add(format!("matmul {sa:?} @ {sb:?} {layout:?}"), a.matmul(&b));
+        }
+        let ai = self.input(DType::I32, &[3, 4], Layout::Contiguous, Domain::Any);
+        let bi = self.input(DType::I8, &[4, 2], Layout::Flipped, Domain::Any);
+        self.add("matmul i32 @ i8".into(), ai.matmul(&bi));
+        let x = self.input(DType::F32, &[6, 5], Layout::Sliced, Domain::Any);
+        let w = self.input(DType::F32, &[3, 5], Layout::Contiguous, Domain::Any);
+        let bias = self.input(DType::F32, &[3], Layout::Flipped, Domain::Any);
+        self.add("linear".into(), x.linear(&w, Some(&bias)));
+        self.add("linear no bias".into(), x.linear(&w, None));
+        for axis in [0, -1] {
+            self.add(format!("softmax {axis}"), x.softmax(axis));
+            self.add(format!("log_softmax {axis}"), x.log_softmax(axis));
+        }
+        let gamma = self.input(DType::F32, &[5], Layout::Contiguous, Domain::Any);
+        self.add(
+            "layernorm".into(),
+            x.layernorm(&[-1], Some(&gamma), Some(&gamma), 1e-5),
+        );
+        self.add(
+            "layernorm all".into(),
+            x.layernorm(&[0, 1], None, None, 1e-5),
+        );
+        let img = self.input(DType::F32, &[2, 4, 7, 6], Layout::Permuted, Domain::Any);
+        let convs = [
+            ([3, 4, 3, 3], ConvOptions::default()),
+            (
+                [2, 4, 2, 3],
+                ConvOptions {
+                    stride: (2, 1),
+                    padding: (1, 2),
+                    ..ConvOptions::default()
+                },
+            ),
+            (
+                [3, 4, 3, 2],
+                ConvOptions {
+                    dilation: (2, 3),
+                    ..ConvOptions::default()
+                },
+            ),
+            (
+                [6, 2, 1, 3],
+                ConvOptions {
+                    groups: 2,
+                    stride: (3, 3),
+                    ..ConvOptions::default()
+                },
+            ),
+            (
+                [4, 1, 3, 3],
+                ConvOptions {
+                    groups: 4,
+                    padding: (1, 1),
+                    ..ConvOptions::default()
+                },
+            ),
+        ];
+        for (ws, opts) in convs {
+            let wt = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
+            let b = self.input(DType::F32, &[ws[0]], Layout::Contiguous, Domain::Any);
+            self.add(
+                format!("conv2d {ws:?} {opts:?}"),
+                img.conv2d(&wt, Some(&b), opts),
+            );
+        }
+        for opts in [
+            PoolOptions::new((2, 2)),
+            PoolOptions::new((3, 3)).stride((2, 1)),
+            PoolOptions::new((3, 2)).padding((1, 1)),
+        ] {
+            self.add(format!("max_pool2d {opts:?}"), img.max_pool2d(opts));
+            self.add(format!("avg_pool2d {opts:?}"), img.avg_pool2d(opts));
+        }
+        let logits = self.input(DType::F32, &[6, 4], Layout::Flipped, Domain::Any);
+        let labels = common::tensor(ScalarType::I32, &[6], &[0.0, 3.0, 1.0, 2.0, 3.0, 0.0]);
+        self.add("cross_entropy".into(), logits.cross_entropy(&labels));
+    }
+}
+
+fn suite() -> Vec<(String, Tensor)> {
+    let mut s = Suite {
+        rng: Rng::new(0x5eed),
+        cases: Vec::new(),
+    };
+    s.elementwise();
+    s.movement();
+    s.reductions();
+    s.creation();
+    s.linalg_and_nn();
+    s.cases
+}
+
+/// The oracle side alone: every case evaluates and has the right shape.
+#[test]
+fn reference_evaluates_every_case() {
+    let cases = suite();
+    for (name, t) in &cases {
+        let v = reference(t).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(v.len(), t.numel(), "{name}");
+    }
+    println!("reference: {} cases", cases.len());
+}
+
+/// Compiled results against the reference.
+#[test]
+fn compiled_matches_reference() {
+    let cases = suite();
+    let mut failures = Vec::new();
+    for (name, t) in &cases {
+        if let Err(e) = check(t) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    println!(
+        "differential: {} cases, {} failed",
+        cases.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -1,0 +1,209 @@
+//! Errors name the op, the shapes or dtypes, and the caller's line; the
+//! operators carry errors forward instead of panicking.
+
+use morok::{DType, Error, Tensor};
+
+fn matrix() -> Tensor {
+    Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .try_reshape(&[3, 2])
+        .unwrap()
+}
+
+#[test]
+fn broadcast_mismatch_is_carried_to_the_first_fallible_call() {
+    let a = matrix();
+    let b = Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
+    let line = line!() + 1;
+    let c = &a + &b;
+    assert_eq!(c.shape(), &[] as &[usize]);
+    let d = &(&c * 2.0) - &a;
+    let e = d.realize().unwrap_err();
+    assert!(matches!(e, Error::Shape { .. }));
+    assert_eq!(e.op(), "add");
+    assert_eq!(e.location().line(), line);
+    assert!(e.location().file().ends_with("errors.rs"));
+    let text = e.to_string();
+    assert!(text.starts_with("add: [3, 2] and [3]: "), "{text}");
+    assert!(
+        text.ends_with(&format!("at {}:{line}:13", file!())),
+        "{text}"
+    );
+    // Every later fallible call returns the same error.
+    assert_eq!(d.to_vec::<f32>().unwrap_err().to_string(), text);
+    assert_eq!(d.sum(None, false).unwrap_err().to_string(), text);
+}
+
+#[test]
+fn try_methods_fail_at_once_with_the_callers_line() {
+    let m = matrix();
+    let line = line!() + 1;
+    let e = m.try_reshape(&[4, -1]).unwrap_err();
+    assert_eq!(e.location().line(), line);
+    assert_eq!(e.op(), "reshape");
+    assert!(e.to_string().contains("[3, 2]"), "{e}");
+    assert!(m
+        .try_transpose(0, 2)
+        .unwrap_err()
+        .to_string()
+        .contains("axis 2 is out of range"));
+    assert!(m
+        .try_squeeze(0)
+        .unwrap_err()
+        .to_string()
+        .contains("has size 3, not 1"));
+    assert!(m.try_permute(&[0, 0]).is_err());
+    assert!(m.try_broadcast_to(&[3, 3]).is_err());
+    assert!(m.try_shrink(&[(0, 4), (0, 1)]).is_err());
+    assert!(m.try_pad(&[(0, 0)], 0.0f32).is_err());
+    assert!(m.try_split(&[1, 1], 0).is_err());
+    assert!(Tensor::try_cat(&[], 0).is_err());
+    assert!(Tensor::try_cat(&[&m, &m.try_transpose(0, 1).unwrap()], 0).is_err());
+    assert!(Tensor::from_vec(vec![1u8, 2, 3], &[2, 2]).is_err());
+}
+
+#[test]
+fn matmul_errors_quote_both_shapes() {
+    let a = matrix();
+    let line = line!() + 1;
+    let e = a.dot(&a).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "matmul: [3, 2] and [3, 2]: inner dimensions differ (2 vs 3) at {}:{line}:15",
+            file!()
+        )
+    );
+}
+
+#[test]
+fn composite_ops_report_the_callers_line() {
+    let a = matrix();
+    let line = line!() + 1;
+    let e = a.softmax(5).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("softmax", line));
+    let labels = Tensor::from_slice(&[0.5f32, 1.0, 2.0]);
+    let e = a.cross_entropy(&labels).unwrap_err();
+    assert!(matches!(e, Error::DType { .. }), "{e}");
+    let bad = Tensor::from_slice(&[1i32]);
+    let line = line!() + 1;
+    let e = a.cross_entropy(&bad).unwrap_err();
+    assert_eq!(e.location().line(), line);
+}
+
+#[test]
+fn graph_nodes_record_the_users_line() {
+    let a = matrix();
+    let line = line!() + 1;
+    let s = a.softmax(-1).unwrap();
+    assert_eq!(s.uop().location().line(), line);
+    assert!(s.uop().location().file().ends_with("errors.rs"));
+}
+
+#[test]
+fn dtype_errors() {
+    let flags = Tensor::from_slice(&[true, false]);
+    assert!((&flags - &flags).error().is_some());
+    assert!((-&flags)
+        .error()
+        .unwrap()
+        .to_string()
+        .contains("neg: not defined for bool"));
+    let x = Tensor::from_slice(&[1.0f32]);
+    let e = x.to_vec::<i32>().unwrap_err();
+    assert_eq!(
+        e.to_string().split(" at ").next(),
+        Some("to_vec: the tensor holds f32 elements, not i32")
+    );
+    assert!(x.cast(DType::F32.vec(4)).is_err());
+    assert!(Tensor::zeros(&[2], DType::VOID).error().is_some());
+}
+
+#[test]
+fn argument_errors() {
+    let x = matrix();
+    assert!(matches!(
+        Tensor::arange(0.0f32, 1.0, 0.0),
+        Err(Error::Argument { .. })
+    ));
+    assert!(x.try_slice(&[morok::Slice::all().step(0)]).is_err());
+    assert!(x.try_chunk(0, 0).is_err());
+    let empty = Tensor::from_vec(Vec::<f32>::new(), &[0, 2]).unwrap();
+    assert!(empty.argmax(Some(0)).is_err());
+    let img = Tensor::zeros(&[1, 1, 2, 2], DType::F32);
+    let w = Tensor::zeros(&[1, 2, 1, 1], DType::F32);
+    let e = img
+        .conv2d(&w, None, morok::ConvOptions::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("do not fit"), "{e}");
+}
+
+#[test]
+fn error_tensors_have_no_graph_but_do_not_panic() {
+    let bad = &matrix() + &Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
+    assert!(bad.uop().src().is_empty());
+    assert_eq!(bad.dtype(), DType::VOID);
+    assert!(bad.kernels().is_empty());
+    assert!(bad.reference().is_err());
+    assert!(format!("{bad:?}").contains("error"));
+}
+
+#[test]
+fn huge_arguments_are_errors_not_panics() {
+    assert!(Tensor::zeros(&[usize::MAX, 2], DType::F32)
+        .error()
+        .is_some());
+    assert!(Tensor::rand(&[usize::MAX, 3], DType::F32).error().is_some());
+    assert!(Tensor::randn_seeded(&[usize::MAX], DType::F32, 1)
+        .error()
+        .is_some());
+    assert!(Tensor::from_vec(vec![1u8], &[usize::MAX, usize::MAX]).is_err());
+    assert!(Tensor::arange(0.0f64, 1e300, 1.0).is_err());
+    assert!(Tensor::eye(usize::MAX, DType::F32).error().is_some());
+    let x = matrix();
+    assert!(x
+        .try_pad(&[(isize::MIN, 0), (0, isize::MAX)], 0.0f32)
+        .is_err());
+    assert!(x
+        .try_pad(&[(0, 0), (isize::MAX, isize::MAX)], 0.0f32)
+        .is_err());
+    assert!(x.try_repeat(&[usize::MAX, 2]).is_err());
+    assert!(x.try_broadcast_to(&[usize::MAX, 3, 2]).is_err());
+    let s = x.try_slice(&[morok::Slice {
+        start: Some(isize::MIN),
+        end: Some(isize::MAX),
+        step: isize::MIN,
+    }]);
+    assert_eq!(s.unwrap().shape(), &[0, 2]);
+    let s = x
+        .try_slice(&[morok::Slice::all().step(isize::MAX)])
+        .unwrap();
+    assert_eq!(s.shape(), &[1, 2]);
+    let img = Tensor::zeros(&[1, 1, 4, 4], DType::F32);
+    let w = Tensor::zeros(&[1, 1, 2, 2], DType::F32);
+    let opts = morok::ConvOptions {
+        dilation: (usize::MAX, 1),
+        ..Default::default()
+    };
+    assert!(img.conv2d(&w, None, opts).is_err());
+    let opts = morok::ConvOptions {
+        padding: (usize::MAX, 0),
+        ..Default::default()
+    };
+    assert!(img.conv2d(&w, None, opts).is_err());
+    let opts = morok::ConvOptions {
+        groups: usize::MAX,
+        ..Default::default()
+    };
+    assert!(img.conv2d(&w, None, opts).is_err());
+    let pool = morok::PoolOptions::new((2, 2)).stride((usize::MAX, 1));
+    assert!(img.max_pool2d(pool).is_ok());
+    let empty = Tensor::zeros(&[0, 3], DType::F32);
+    assert_eq!(
+        empty
+            .try_slice(&[morok::Slice::all().step(-1)])
+            .unwrap()
+            .shape(),
+        &[0, 3]
+    );
+    assert_eq!(empty.try_chunk(2, 0).unwrap().len(), 0);
+}

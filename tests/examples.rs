@@ -1,0 +1,105 @@
+//! Runs every example program and checks the lines the Hands-On chapter
+//! promises.
+
+use std::process::Command;
+
+/// Runs `cargo run --example name` and returns its standard output.
+fn run_example(name: &str) -> String {
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--example", name])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "example {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn assert_lines(name: &str, out: &str, expected: &[&str]) {
+    for line in expected {
+        assert!(out.contains(line), "example {name}: no {line:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn hello_tensor() {
+    let out = run_example("hello_tensor");
+    assert_lines("hello_tensor", &out, &["Result: [1.1, 2.2, 3.3, 4.4]"]);
+}
+
+#[test]
+fn shapes() {
+    let out = run_example("shapes");
+    assert_lines(
+        "shapes",
+        &out,
+        &[
+            "Original shape: [6]",
+            "Matrix shape: [2, 3]",
+            "Transposed shape: [3, 2]",
+            "[[101.0, 204.0],\n [102.0, 205.0],\n [103.0, 206.0]]",
+            "Error: add: [3, 2] and [3]: ",
+            "examples/shapes.rs:",
+        ],
+    );
+}
+
+#[test]
+fn matmul() {
+    let out = run_example("matmul");
+    assert_lines("matmul", &out, &["Output shape: [4, 2]", "shape=[4, 2]"]);
+}
+
+#[test]
+fn linear() {
+    let out = run_example("linear");
+    assert_lines("linear", &out, &["Output: [", "shape=[2]"]);
+}
+
+#[test]
+fn mnist() {
+    let out = run_example("mnist");
+    assert_lines(
+        "mnist",
+        &out,
+        &[
+            "Probabilities: [[",
+            "shape=[1, 10]",
+            "Predicted digit: [",
+            "shape=[1]",
+        ],
+    );
+}
+
+#[test]
+fn under_the_hood() {
+    let out = run_example("under_the_hood");
+    assert_lines(
+        "under_the_hood",
+        &out,
+        &[
+            "=== IR Graph ===",
+            "ADD : f32",
+            "BUFFER(id=",
+            "=== Generated Kernels ===",
+            "Kernel 0: ",
+            "Backend: ",
+            "Result: [5.0, 7.0, 9.0]",
+        ],
+    );
+}
+
+#[test]
+fn digits() {
+    let out = run_example("digits");
+    let accuracy: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("accuracy: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no accuracy line in:\n{out}"));
+    assert!(accuracy > 0.85, "accuracy {accuracy}");
+}
