@@ -14,7 +14,9 @@
 
 pub use morok_core as core;
 
+mod config;
 mod error;
+mod ir_dump;
 mod kernel;
 mod realize;
 pub mod storage;

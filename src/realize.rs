@@ -1,26 +1,201 @@
-//! Runs the compiler pipeline for a set of tensor-level roots (wired by the lead).
+//! Runs the compiler pipeline for a set of tensor-level roots: schedule
+//! (cached), then for each kernel lower + compile (cached by AST) and run
+//! on device buffers, then hand the outputs to the storage registry.
+
+use crate::storage::{self, BufferRef};
+use crate::{Error, KernelInfo};
+use morok_backends::CpuDevice;
+use morok_core::device::{CompiledKernel, Device, DeviceBuffer};
+use morok_core::lower::LowerOptions;
+use morok_core::schedule::{schedule_cached, BufferKind, Schedule, ScheduleItem};
+use morok_core::{Arg, DType, Op, UOp};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 /// The materialized results of [`realize_graph`].
-// Built by the pipeline once it is wired; the placeholder only fails.
-#[allow(dead_code)]
 pub(crate) struct Realized {
-    /// One tensor-level UOp per root (a view of a BUFFER that is in storage),
-    /// with the root's shape.
-    pub outputs: Vec<std::sync::Arc<morok_core::UOp>>,
+    /// One tensor-level UOp per root (a view of a BUFFER that is in
+    /// storage), with the root's shape.
+    pub outputs: Vec<Arc<UOp>>,
     /// The kernels that ran.
-    pub kernels: Vec<crate::KernelInfo>,
+    pub kernels: Vec<KernelInfo>,
+    /// Handles that keep the new output buffers registered until the
+    /// tensors that view them take their own handles.
+    pub _buffers: Vec<BufferRef>,
+}
+
+/// The process-wide CPU device (configured from the environment).
+fn device() -> &'static CpuDevice {
+    static DEVICE: OnceLock<CpuDevice> = OnceLock::new();
+    DEVICE.get_or_init(CpuDevice::new)
 }
 
 /// Schedules, compiles and runs the graphs of `roots`.
 #[track_caller]
-pub(crate) fn realize_graph(
-    roots: &[std::sync::Arc<morok_core::UOp>],
-) -> Result<Realized, crate::Error> {
-    Err(crate::Error::runtime(
-        "realize",
-        format!(
-            "the compiler pipeline is not wired yet ({} root(s) left unrealized)",
-            roots.len()
-        ),
-    ))
+pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
+    let config = crate::config::get();
+    let sched = schedule_cached(roots).map_err(|e| Error::runtime("realize", e.to_string()))?;
+    if config.debug >= 2 {
+        eprintln!("{}", describe_schedule(&sched));
+    }
+    let dev = device();
+    let buffers = allocate(dev, &sched)?;
+    let mut kernels = Vec::with_capacity(sched.items.len());
+    for item in &sched.items {
+        let name = kernel_name(&item.ast);
+        let mut opts = LowerOptions::new(dev.caps()).with_name(name.clone());
+        opts.noopt = config.noopt;
+        let kernel = dev
+            .compile_ast(&item.ast, &opts)
+            .map_err(|e| Error::runtime("realize", format!("kernel `{name}`: {e}")))?;
+        if config.debug >= 3 {
+            eprintln!("{}", kernel.source());
+        }
+        run(&sched, item, &buffers, kernel.as_ref(), config.debug >= 1)?;
+        kernels.push(KernelInfo {
+            name,
+            backend: dev.name().to_string(),
+            code: kernel.source().to_string(),
+        });
+    }
+    let mut handles = Vec::new();
+    for spec in sched
+        .buffers
+        .iter()
+        .filter(|b| b.kind == BufferKind::Output)
+    {
+        let buf = &buffers[&slot_key(&sched, spec.id)?];
+        let nbytes = spec.size * spec.dtype.itemsize();
+        let mut bytes = vec![0u8; buf.nbytes()];
+        buf.copy_out(&mut bytes)
+            .map_err(|e| Error::runtime("realize", e.to_string()))?;
+        bytes.truncate(nbytes);
+        handles.push(storage::register(
+            spec.id,
+            spec.dtype.scalar_type(),
+            spec.size,
+            bytes.into(),
+        ));
+    }
+    Ok(Realized {
+        outputs: sched.outputs.clone(),
+        kernels,
+        _buffers: handles,
+    })
+}
+
+/// Device memory is keyed by (storage, dtype): intermediates whose
+/// lifetimes do not overlap share a storage id and so share memory.
+type StorageKey = (u64, DType);
+
+fn slot_key(sched: &Schedule, id: u64) -> Result<StorageKey, Error> {
+    sched
+        .buffers
+        .iter()
+        .find(|b| b.id == id)
+        .map(|b| (b.storage, b.dtype))
+        .ok_or_else(|| Error::runtime("realize", format!("buffer {id} is not in the schedule")))
+}
+
+/// Allocates every storage of the schedule (the largest member's size)
+/// and copies the inputs in.
+fn allocate(
+    dev: &CpuDevice,
+    sched: &Schedule,
+) -> Result<HashMap<StorageKey, Box<dyn DeviceBuffer>>, Error> {
+    let mut sizes: HashMap<StorageKey, usize> = HashMap::new();
+    for b in &sched.buffers {
+        let e = sizes.entry((b.storage, b.dtype)).or_default();
+        *e = (*e).max(b.size);
+    }
+    let mut out = HashMap::with_capacity(sizes.len());
+    for (key, size) in sizes {
+        let buf = dev
+            .allocate(key.1, size.max(1))
+            .map_err(|e| Error::runtime("realize", e.to_string()))?;
+        out.insert(key, buf);
+    }
+    for b in sched.buffers.iter().filter(|b| b.kind == BufferKind::Input) {
+        let host = storage::read(b.id)
+            .ok_or_else(|| Error::runtime("realize", format!("input buffer {} was freed", b.id)))?;
+        let dst = out.get_mut(&(b.storage, b.dtype)).expect("allocated above");
+        let mut bytes = host.bytes.to_vec();
+        bytes.resize(dst.nbytes(), 0);
+        dst.copy_in(&bytes)
+            .map_err(|e| Error::runtime("realize", e.to_string()))?;
+    }
+    Ok(out)
+}
+
+fn run(
+    sched: &Schedule,
+    item: &ScheduleItem,
+    buffers: &HashMap<StorageKey, Box<dyn DeviceBuffer>>,
+    kernel: &dyn CompiledKernel,
+    report: bool,
+) -> Result<(), Error> {
+    let args: Vec<&dyn DeviceBuffer> = item
+        .buffers
+        .iter()
+        .map(|id| slot_key(sched, *id).map(|k| buffers[&k].as_ref()))
+        .collect::<Result<_, _>>()?;
+    let start = Instant::now();
+    kernel
+        .run(&args)
+        .map_err(|e| Error::runtime("realize", e.to_string()))?;
+    if report {
+        eprintln!(
+            "*** CPU {:<28} {:>10.3} ms",
+            kernel.name(),
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    Ok(())
+}
+
+/// A readable, stable kernel name: `r` for kernels with a reduction, `E`
+/// for elementwise ones, then the extents of the output loops.
+fn kernel_name(ast: &Arc<UOp>) -> String {
+    let nodes = ast.toposort();
+    let prefix = if nodes.iter().any(|n| n.op() == Op::Reduce) {
+        "r"
+    } else {
+        "E"
+    };
+    let mut name = prefix.to_string();
+    for n in &nodes {
+        if let (
+            Op::Range,
+            Arg::Range {
+                axis_type: morok_core::AxisType::Loop,
+                ..
+            },
+        ) = (n.op(), n.arg())
+        {
+            if let Some(end) = n.s(0).const_value().and_then(|c| c.as_i64()) {
+                name.push_str(&format!("_{end}"));
+            }
+        }
+    }
+    name
+}
+
+fn describe_schedule(sched: &Schedule) -> String {
+    let mut s = format!(
+        "schedule: {} kernel(s) in {} group(s)\n",
+        sched.items.len(),
+        sched.groups.len()
+    );
+    for (g, items) in sched.groups.iter().enumerate() {
+        for &i in items {
+            let item = &sched.items[i];
+            s.push_str(&format!(
+                "  group {g}: {} buffers {:?}\n",
+                kernel_name(&item.ast),
+                item.buffers
+            ));
+        }
+    }
+    s
 }

@@ -17,11 +17,11 @@ extern crate self as morok_core;
 
 pub mod device;
 pub mod dtype;
-pub mod lower;
-pub mod render;
 pub mod interp;
+pub mod lower;
 pub mod random;
 pub mod reference;
+pub mod render;
 pub mod rewrite;
 pub mod schedule;
 pub mod shape;

@@ -87,14 +87,14 @@ pub fn upload(dtype: ScalarType, len: usize, bytes: Vec<u8>) -> Result<BufferRef
             ),
         ));
     }
-    let owner = Arc::new(Owner {
-        id: new_buffer_id(),
-    });
-    let buffer = HostBuffer {
-        dtype,
-        len,
-        bytes: bytes.into(),
-    };
+    Ok(register(new_buffer_id(), dtype, len, bytes.into()))
+}
+
+/// Registers `bytes` under an id the compiler chose (a schedule's output
+/// BUFFER). The caller guarantees `bytes` holds `len` elements of `dtype`.
+pub(crate) fn register(id: u64, dtype: ScalarType, len: usize, bytes: Arc<[u8]>) -> BufferRef {
+    let owner = Arc::new(Owner { id });
+    let buffer = HostBuffer { dtype, len, bytes };
     registry().insert(
         owner.id,
         Entry {
@@ -102,7 +102,7 @@ pub fn upload(dtype: ScalarType, len: usize, bytes: Vec<u8>) -> Result<BufferRef
             owner: Arc::downgrade(&owner),
         },
     );
-    Ok(BufferRef(owner))
+    BufferRef(owner)
 }
 
 /// The contents of buffer `id`, if it is registered (a cheap clone).
