@@ -167,7 +167,7 @@ pub fn reshape_target(shape: &[usize], target: &[isize]) -> Result<Shape, ShapeE
     }
     let mut out: Shape = target.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = infer {
-        if known == 0 || total % known != 0 {
+        if known == 0 || !total.is_multiple_of(known) {
             return Err(err(format!("cannot infer -1 from {total} elements")));
         }
         out[i] = total / known;
