@@ -5,10 +5,13 @@
 //! generators all need the same function, bit for bit, so it lives here.
 
 /// Rotation amounts of Threefry-2x32, one per round modulo 8.
-const ROTATIONS: [u32; 8] = [13, 15, 26, 6, 17, 29, 16, 24];
+pub const ROTATIONS: [u32; 8] = [13, 15, 26, 6, 17, 29, 16, 24];
 
 /// The key-schedule parity constant of Threefry-2x32.
-const PARITY: u32 = 0x1BD1_1BDA;
+pub const PARITY: u32 = 0x1BD1_1BDA;
+
+/// Number of rounds.
+pub const ROUNDS: usize = 20;
 
 /// Threefry-2x32 with 20 rounds (Random123), on a 64-bit counter and key.
 ///
@@ -23,7 +26,7 @@ pub fn threefry2x32(counter: u64, key: u64) -> u64 {
     ];
     let mut x0 = (counter as u32).wrapping_add(ks[0]);
     let mut x1 = ((counter >> 32) as u32).wrapping_add(ks[1]);
-    for round in 0..20 {
+    for round in 0..ROUNDS {
         x0 = x0.wrapping_add(x1);
         x1 = x1.rotate_left(ROTATIONS[round % 8]) ^ x0;
         if round % 4 == 3 {

@@ -32,9 +32,9 @@ fn rotl32(x: &Arc<UOp>, r: u32) -> Arc<UOp> {
 }
 
 /// `THREEFRY(x, key)` (u64) → the 20 rounds of threefry-2x32 on u32 words,
-/// exactly as [`super::threefry2x32`] computes them: u32 `ADD` wraps like
+/// exactly as [`crate::random::threefry2x32`] computes them: u32 `ADD` wraps like
 /// `wrapping_add`, the rotations are shift pairs, the key schedule is
-/// built from the key's words and [`super::random::PARITY`].
+/// built from the key's words and [`crate::random::PARITY`].
 fn threefry(x: &Arc<UOp>, key: &Arc<UOp>) -> Arc<UOp> {
     let c32 = UOp::const_(DType::U64, ConstValue::UInt(32));
     let lo = |v: &Arc<UOp>| v.cast(DType::U32);
@@ -44,13 +44,13 @@ fn threefry(x: &Arc<UOp>, key: &Arc<UOp>) -> Arc<UOp> {
         k0.clone(),
         k1.clone(),
         k0.bin(Op::Xor, &k1)
-            .bin(Op::Xor, &u32c(super::random::PARITY)),
+            .bin(Op::Xor, &u32c(crate::random::PARITY)),
     ];
     let mut x0 = lo(x).add(&ks[0]);
     let mut x1 = hi(x).add(&ks[1]);
-    for round in 0..super::random::ROUNDS {
+    for round in 0..crate::random::ROUNDS {
         x0 = x0.add(&x1);
-        x1 = rotl32(&x1, super::random::ROTATIONS[round % 8]).bin(Op::Xor, &x0);
+        x1 = rotl32(&x1, crate::random::ROTATIONS[round % 8]).bin(Op::Xor, &x0);
         if round % 4 == 3 {
             let s = round / 4 + 1;
             x0 = x0.add(&ks[s % 3]);

@@ -23,7 +23,6 @@ pub mod bounds;
 pub mod decompose;
 pub mod index_dtype;
 pub mod linearize;
-pub mod random;
 pub mod reduce;
 pub mod transcendental;
 pub mod validate;
@@ -35,7 +34,7 @@ use crate::uop::UOp;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub use random::threefry2x32;
+pub use crate::random::threefry2x32;
 
 /// Knobs of the lowering pipeline. The core reads no environment: the
 /// root crate fills this from `MOROK_NOOPT` and the device's [`Caps`].
