@@ -23,6 +23,12 @@ pub mod storage;
 mod tensor;
 
 pub use error::{Error, Result};
+
+/// Counters that show what the runtime did (for tests and benchmarks).
+pub mod stats {
+    pub use crate::realize::kernel_launches;
+    pub use morok_core::schedule::pipeline_runs;
+}
 pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};

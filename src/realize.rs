@@ -10,6 +10,7 @@ use morok_core::lower::LowerOptions;
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule, ScheduleItem};
 use morok_core::{Arg, DType, Op, UOp};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -23,6 +24,13 @@ pub(crate) struct Realized {
     /// Handles that keep the new output buffers registered until the
     /// tensors that view them take their own handles.
     pub _buffers: Vec<BufferRef>,
+}
+
+static KERNEL_LAUNCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// Number of kernel launches in this process so far.
+pub fn kernel_launches() -> usize {
+    KERNEL_LAUNCHES.load(Ordering::Relaxed)
 }
 
 /// The process-wide CPU device (configured from the environment).
@@ -141,6 +149,7 @@ fn run(
         .map(|id| slot_key(sched, *id).map(|k| buffers[&k].as_ref()))
         .collect::<Result<_, _>>()?;
     let start = Instant::now();
+    KERNEL_LAUNCHES.fetch_add(1, Ordering::Relaxed);
     kernel
         .run(&args)
         .map_err(|e| Error::runtime("realize", e.to_string()))?;

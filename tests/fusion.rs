@@ -1,0 +1,107 @@
+//! Fusion and caching at the tensor level: how many kernels a realize
+//! runs, and that repeated graphs skip the pipeline.
+
+use morok::stats::{kernel_launches, pipeline_runs};
+use morok::Tensor;
+use std::sync::Mutex;
+
+/// The counters are process-wide: tests that read them run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn data(n: usize, seed: f32) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i as f32 * 0.37 + seed).sin() * 3.0))
+        .collect()
+}
+
+fn matrix(rows: usize, cols: usize, seed: f32) -> Tensor {
+    Tensor::from_vec(data(rows * cols, seed), &[rows, cols]).unwrap()
+}
+
+/// Realizes `t` and returns how many kernels ran.
+fn kernels_for(t: &Tensor) -> usize {
+    let before = kernel_launches();
+    let r = t.realize().unwrap();
+    let ran = kernel_launches() - before;
+    assert_eq!(r.kernels().len(), ran);
+    ran
+}
+
+#[test]
+fn elementwise_chain_is_one_kernel() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (a, b, c) = (matrix(5, 7, 0.1), matrix(5, 7, 0.2), matrix(1, 7, 0.3));
+    let t = ((&a * &b + &c) * 2.0).relu().unwrap();
+    assert_eq!(kernels_for(&t), 1);
+}
+
+#[test]
+fn reduce_then_elementwise_is_one_kernel() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (a, b) = (matrix(6, 9, 0.4), matrix(6, 9, 0.5));
+    let t = &(&a * &b).sum(Some(&[1]), false).unwrap() * 2.0 + 1.0;
+    assert_eq!(kernels_for(&t), 1);
+}
+
+#[test]
+fn softmax_is_at_most_three_kernels() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = matrix(8, 11, 0.6).softmax(-1).unwrap();
+    assert!(kernels_for(&t) <= 3);
+}
+
+#[test]
+fn matmul_is_one_kernel() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = matrix(7, 5, 0.7).dot(&matrix(5, 3, 0.8)).unwrap();
+    assert_eq!(kernels_for(&t), 1);
+    let tt = matrix(5, 7, 0.7)
+        .try_transpose(0, 1)
+        .unwrap()
+        .dot(&matrix(5, 3, 0.8))
+        .unwrap();
+    assert_eq!(kernels_for(&tt), 1);
+}
+
+#[test]
+fn realizing_a_realized_tensor_runs_nothing() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let r = (&matrix(4, 4, 0.9) + 1.0).realize().unwrap();
+    let (launches, runs) = (kernel_launches(), pipeline_runs());
+    let again = r.realize().unwrap();
+    assert_eq!(again.to_vec::<f32>().unwrap(), r.to_vec::<f32>().unwrap());
+    assert_eq!(kernel_launches(), launches);
+    assert_eq!(pipeline_runs(), runs);
+}
+
+#[test]
+fn same_structure_new_data_skips_the_pipeline() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let step = |seed: f32| {
+        let (x, w) = (matrix(3, 4, seed), matrix(4, 2, seed + 1.0));
+        x.dot(&w)
+            .unwrap()
+            .softmax(-1)
+            .unwrap()
+            .realize()
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    let first = step(1.0);
+    let runs = pipeline_runs();
+    let second = step(2.0);
+    assert_eq!(
+        pipeline_runs(),
+        runs,
+        "the second graph must hit the schedule cache"
+    );
+    assert_ne!(first, second, "new data must give new results");
+    let reference = {
+        let (x, w) = (matrix(3, 4, 2.0), matrix(4, 2, 3.0));
+        x.dot(&w).unwrap().softmax(-1).unwrap().reference().unwrap()
+    };
+    for (got, want) in second.iter().zip(reference.iter()) {
+        assert!((*got as f64 - want).abs() < 1e-5, "{got} vs {want}");
+    }
+}
