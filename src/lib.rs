@@ -15,6 +15,7 @@
 pub use morok_core as core;
 
 mod config;
+mod device;
 mod error;
 mod ir_dump;
 mod kernel;

@@ -4,14 +4,13 @@
 
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo};
-use morok_backends::CpuDevice;
 use morok_core::device::{CompiledKernel, Device, DeviceBuffer};
 use morok_core::lower::LowerOptions;
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule, ScheduleItem};
 use morok_core::{Arg, DType, Op, UOp};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The materialized results of [`realize_graph`].
@@ -33,12 +32,6 @@ pub fn kernel_launches() -> usize {
     KERNEL_LAUNCHES.load(Ordering::Relaxed)
 }
 
-/// The process-wide CPU device (configured from the environment).
-fn device() -> &'static CpuDevice {
-    static DEVICE: OnceLock<CpuDevice> = OnceLock::new();
-    DEVICE.get_or_init(CpuDevice::new)
-}
-
 /// Schedules, compiles and runs the graphs of `roots`.
 #[track_caller]
 pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
@@ -47,7 +40,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     if config.debug >= 2 {
         eprintln!("{}", describe_schedule(&sched));
     }
-    let dev = device();
+    let dev = crate::device::current();
     let buffers = allocate(dev, &sched)?;
     let mut kernels = Vec::with_capacity(sched.items.len());
     for item in &sched.items {
@@ -60,32 +53,19 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
         if config.debug >= 3 {
             eprintln!("{}", kernel.source());
         }
-        run(&sched, item, &buffers, kernel.as_ref(), config.debug >= 1)?;
+        run(item, &buffers, kernel.as_ref(), config.debug >= 1)?;
         kernels.push(KernelInfo {
             name,
             backend: dev.name().to_string(),
             code: kernel.source().to_string(),
         });
     }
-    let mut handles = Vec::new();
-    for spec in sched
+    let handles = sched
         .buffers
         .iter()
         .filter(|b| b.kind == BufferKind::Output)
-    {
-        let buf = &buffers[&slot_key(&sched, spec.id)?];
-        let nbytes = spec.size * spec.dtype.itemsize();
-        let mut bytes = vec![0u8; buf.nbytes()];
-        buf.copy_out(&mut bytes)
-            .map_err(|e| Error::runtime("realize", e.to_string()))?;
-        bytes.truncate(nbytes);
-        handles.push(storage::register(
-            spec.id,
-            spec.dtype.scalar_type(),
-            spec.size,
-            bytes.into(),
-        ));
-    }
+        .map(|spec| storage::register(spec.id, buffers[&spec.id].clone(), spec.size))
+        .collect();
     Ok(Realized {
         outputs: sched.outputs.clone(),
         kernels,
@@ -93,60 +73,68 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     })
 }
 
-/// Device memory is keyed by (storage, dtype): intermediates whose
-/// lifetimes do not overlap share a storage id and so share memory.
-type StorageKey = (u64, DType);
-
-fn slot_key(sched: &Schedule, id: u64) -> Result<StorageKey, Error> {
-    sched
+/// Finds or allocates the device memory of every buffer of the schedule:
+/// inputs are the registered buffers themselves (no copy), outputs get
+/// their own memory, and intermediates are allocated once per (storage,
+/// dtype) at the largest member's size, so buffers whose lifetimes do not
+/// overlap share memory.
+fn allocate(
+    dev: &morok_backends::CpuDevice,
+    sched: &Schedule,
+) -> Result<HashMap<u64, Arc<dyn DeviceBuffer>>, Error> {
+    let mut shared_sizes: HashMap<(u64, DType), usize> = HashMap::new();
+    for b in sched
         .buffers
         .iter()
-        .find(|b| b.id == id)
-        .map(|b| (b.storage, b.dtype))
-        .ok_or_else(|| Error::runtime("realize", format!("buffer {id} is not in the schedule")))
-}
-
-/// Allocates every storage of the schedule (the largest member's size)
-/// and copies the inputs in.
-fn allocate(
-    dev: &CpuDevice,
-    sched: &Schedule,
-) -> Result<HashMap<StorageKey, Box<dyn DeviceBuffer>>, Error> {
-    let mut sizes: HashMap<StorageKey, usize> = HashMap::new();
-    for b in &sched.buffers {
-        let e = sizes.entry((b.storage, b.dtype)).or_default();
+        .filter(|b| b.kind == BufferKind::Intermediate)
+    {
+        let e = shared_sizes.entry((b.storage, b.dtype)).or_default();
         *e = (*e).max(b.size);
     }
-    let mut out = HashMap::with_capacity(sizes.len());
-    for (key, size) in sizes {
-        let buf = dev
-            .allocate(key.1, size.max(1))
-            .map_err(|e| Error::runtime("realize", e.to_string()))?;
-        out.insert(key, buf);
-    }
-    for b in sched.buffers.iter().filter(|b| b.kind == BufferKind::Input) {
-        let host = storage::read(b.id)
-            .ok_or_else(|| Error::runtime("realize", format!("input buffer {} was freed", b.id)))?;
-        let dst = out.get_mut(&(b.storage, b.dtype)).expect("allocated above");
-        let mut bytes = host.bytes.to_vec();
-        bytes.resize(dst.nbytes(), 0);
-        dst.copy_in(&bytes)
-            .map_err(|e| Error::runtime("realize", e.to_string()))?;
+    let alloc = |dtype: DType, size: usize| -> Result<Arc<dyn DeviceBuffer>, Error> {
+        dev.allocate(dtype, size.max(1))
+            .map(Arc::from)
+            .map_err(|e| Error::runtime("realize", e.to_string()))
+    };
+    let mut shared: HashMap<(u64, DType), Arc<dyn DeviceBuffer>> = HashMap::new();
+    let mut out = HashMap::with_capacity(sched.buffers.len());
+    for b in &sched.buffers {
+        let buf = match b.kind {
+            BufferKind::Input => storage::device_buffer(b.id).ok_or_else(|| {
+                Error::runtime("realize", format!("input buffer {} was freed", b.id))
+            })?,
+            BufferKind::Output => alloc(b.dtype, b.size)?,
+            BufferKind::Intermediate => {
+                let key = (b.storage, b.dtype);
+                match shared.get(&key) {
+                    Some(buf) => buf.clone(),
+                    None => {
+                        let buf = alloc(b.dtype, shared_sizes[&key])?;
+                        shared.insert(key, buf.clone());
+                        buf
+                    }
+                }
+            }
+        };
+        out.insert(b.id, buf);
     }
     Ok(out)
 }
 
 fn run(
-    sched: &Schedule,
     item: &ScheduleItem,
-    buffers: &HashMap<StorageKey, Box<dyn DeviceBuffer>>,
+    buffers: &HashMap<u64, Arc<dyn DeviceBuffer>>,
     kernel: &dyn CompiledKernel,
     report: bool,
 ) -> Result<(), Error> {
     let args: Vec<&dyn DeviceBuffer> = item
         .buffers
         .iter()
-        .map(|id| slot_key(sched, *id).map(|k| buffers[&k].as_ref()))
+        .map(|id| {
+            buffers.get(id).map(|b| b.as_ref()).ok_or_else(|| {
+                Error::runtime("realize", format!("buffer {id} is not in the schedule"))
+            })
+        })
         .collect::<Result<_, _>>()?;
     let start = Instant::now();
     KERNEL_LAUNCHES.fetch_add(1, Ordering::Relaxed);

@@ -1,10 +1,13 @@
-//! The host buffer registry: the data behind every BUFFER node.
+//! The buffer registry: the data behind every BUFFER node.
 //!
-//! A buffer is registered with [`upload`] and identified by the id of its
-//! BUFFER node. The registry owns the bytes; [`BufferRef`] handles keep an
-//! entry alive, and the entry is freed when the last handle is dropped.
-//! Tensors hold the handles of every buffer their graph reads, so a buffer
-//! lives exactly as long as some tensor can still use it.
+//! A buffer is registered with [`upload`] (user data) or by the runtime
+//! (a kernel's output) and identified by the id of its BUFFER node. The
+//! registry owns the device memory; [`BufferRef`] handles keep an entry
+//! alive, and the entry is freed when the last handle is dropped. Tensors
+//! hold the handles of every buffer their graph reads, so a buffer lives
+//! exactly as long as some tensor can still use it. Kernels read inputs
+//! straight from the registered device buffers: a realize copies nothing
+//! in, and an output stays on the device until it is read.
 //!
 //! Elements are stored in the machine's native byte order, `bool` as one
 //! byte (0 or 1), `f16`/`bf16` as their 16-bit patterns: the layout a
@@ -13,11 +16,12 @@
 pub mod codec;
 
 use crate::Error;
-use morok_core::{new_buffer_id, ScalarType};
+use morok_core::device::DeviceBuffer;
+use morok_core::{new_buffer_id, DType, ScalarType};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-/// The contents of one registered buffer.
+/// A copy of one registered buffer's contents.
 #[derive(Clone, Debug)]
 pub struct HostBuffer {
     /// Element type.
@@ -29,7 +33,9 @@ pub struct HostBuffer {
 }
 
 struct Entry {
-    buffer: HostBuffer,
+    buffer: Arc<dyn DeviceBuffer>,
+    /// Elements the buffer represents (the device may round up).
+    len: usize,
     owner: Weak<Owner>,
 }
 
@@ -40,7 +46,9 @@ struct Owner {
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        registry().remove(&self.id);
+        // Take the entry out under the lock, free the memory after it.
+        let entry = registry().remove(&self.id);
+        drop(entry);
     }
 }
 
@@ -73,8 +81,8 @@ fn registry() -> MutexGuard<'static, HashMap<u64, Entry>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Registers `bytes` as a new buffer of `len` elements of `dtype` under a
-/// fresh buffer id.
+/// Copies `bytes` into a new device buffer of `len` elements of `dtype`
+/// registered under a fresh buffer id.
 #[track_caller]
 pub fn upload(dtype: ScalarType, len: usize, bytes: Vec<u8>) -> Result<BufferRef, Error> {
     let expected = len.checked_mul(dtype.itemsize());
@@ -87,27 +95,53 @@ pub fn upload(dtype: ScalarType, len: usize, bytes: Vec<u8>) -> Result<BufferRef
             ),
         ));
     }
-    Ok(register(new_buffer_id(), dtype, len, bytes.into()))
+    let device = crate::device::current();
+    let mut buffer = morok_core::device::Device::allocate(device, DType::scalar(dtype), len.max(1))
+        .map_err(|e| Error::runtime("upload", e.to_string()))?;
+    let mut padded = bytes;
+    padded.resize(buffer.nbytes(), 0);
+    buffer
+        .copy_in(&padded)
+        .map_err(|e| Error::runtime("upload", e.to_string()))?;
+    Ok(register(new_buffer_id(), Arc::from(buffer), len))
 }
 
-/// Registers `bytes` under an id the compiler chose (a schedule's output
-/// BUFFER). The caller guarantees `bytes` holds `len` elements of `dtype`.
-pub(crate) fn register(id: u64, dtype: ScalarType, len: usize, bytes: Arc<[u8]>) -> BufferRef {
+/// Registers a device buffer under an id the compiler chose (a schedule's
+/// output BUFFER); it represents its first `len` elements.
+pub(crate) fn register(id: u64, buffer: Arc<dyn DeviceBuffer>, len: usize) -> BufferRef {
     let owner = Arc::new(Owner { id });
-    let buffer = HostBuffer { dtype, len, bytes };
     registry().insert(
-        owner.id,
+        id,
         Entry {
             buffer,
+            len,
             owner: Arc::downgrade(&owner),
         },
     );
     BufferRef(owner)
 }
 
-/// The contents of buffer `id`, if it is registered (a cheap clone).
-pub fn read(id: u64) -> Option<HostBuffer> {
+/// The device buffer registered as `id`, for a kernel to read.
+pub(crate) fn device_buffer(id: u64) -> Option<Arc<dyn DeviceBuffer>> {
     registry().get(&id).map(|e| e.buffer.clone())
+}
+
+/// A copy of the contents of buffer `id`, if it is registered.
+pub fn read(id: u64) -> Option<HostBuffer> {
+    let (buffer, len) = {
+        let reg = registry();
+        let e = reg.get(&id)?;
+        (e.buffer.clone(), e.len)
+    };
+    let mut bytes = vec![0u8; buffer.nbytes()];
+    buffer.copy_out(&mut bytes).ok()?;
+    let dtype = buffer.dtype().scalar_type();
+    bytes.truncate(len * dtype.itemsize());
+    Some(HostBuffer {
+        dtype,
+        len,
+        bytes: bytes.into(),
+    })
 }
 
 /// A new handle to the registered buffer `id`, if it is still alive.
