@@ -9,17 +9,82 @@
 
 use super::{BufferSlot, LowerError};
 use crate::uop::{Arg, Op, UOp};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// An inclusive interval of integer values.
 pub type Interval = (i128, i128);
 
+/// A linear form `sum(coeff * atom) + c` over atom nodes (by id). An atom
+/// is any node not expanded further: a `RANGE`, a load, a division, or an
+/// arithmetic node that may have wrapped.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Lin {
+    terms: BTreeMap<u64, i128>,
+    c: i128,
+}
+
+impl Lin {
+    fn atom(id: u64) -> Self {
+        Lin {
+            terms: BTreeMap::from([(id, 1)]),
+            c: 0,
+        }
+    }
+
+    fn konst(c: i128) -> Self {
+        Lin {
+            terms: BTreeMap::new(),
+            c,
+        }
+    }
+
+    /// `self + k * other`.
+    fn add_scaled(&self, other: &Lin, k: i128) -> Lin {
+        let mut out = self.clone();
+        for (a, v) in &other.terms {
+            let e = out.terms.entry(*a).or_insert(0);
+            *e = e.saturating_add(v.saturating_mul(k));
+            if *e == 0 {
+                out.terms.remove(a);
+            }
+        }
+        out.c = out.c.saturating_add(other.c.saturating_mul(k));
+        out
+    }
+
+    fn scale(&self, k: i128) -> Lin {
+        Lin::default().add_scaled(self, k)
+    }
+}
+
+/// `k * iv`, an interval.
+fn scale_iv(iv: Interval, k: i128) -> Interval {
+    let (a, b) = (iv.0.saturating_mul(k), iv.1.saturating_mul(k));
+    (a.min(b), a.max(b))
+}
+
+/// A gate constraint `lo <= sum(coeff * atom) <= hi` (no constant term).
+#[derive(Clone, Debug)]
+struct Constraint {
+    terms: BTreeMap<u64, i128>,
+    lo: i128,
+    hi: i128,
+}
+
 /// Memoizing interval evaluator. `overrides` pins the interval of chosen
-/// nodes (used to narrow `RANGE`s under a gate).
+/// nodes (used to narrow `RANGE`s under a gate); `constraints` are linear
+/// constraints known to hold (a gate's comparisons), used to narrow the
+/// interval of linear index arithmetic.
 pub struct Bounds {
     memo: HashMap<u64, Interval>,
     overrides: HashMap<u64, Interval>,
+    /// Linear forms of the evaluated nodes.
+    lin: HashMap<u64, Lin>,
+    /// Nodes whose arithmetic may have wrapped (their value is not the
+    /// mathematical result of their operands): atoms of linear forms.
+    wrapped: HashSet<u64>,
+    constraints: Vec<Constraint>,
 }
 
 impl Default for Bounds {
@@ -52,7 +117,82 @@ impl Bounds {
         Bounds {
             memo: HashMap::new(),
             overrides,
+            lin: HashMap::new(),
+            wrapped: HashSet::new(),
+            constraints: Vec::new(),
         }
+    }
+
+    /// The linear form of an evaluated node, from its operands' forms.
+    fn linear_of(&self, n: &Arc<UOp>) -> Lin {
+        let atom = || Lin::atom(n.id());
+        if self.wrapped.contains(&n.id()) || self.overrides.contains_key(&n.id()) {
+            return atom();
+        }
+        let l = |i: usize| self.lin.get(&n.s(i).id());
+        let konst = |i: usize| n.s(i).const_value().and_then(|c| c.as_i128());
+        match n.op() {
+            Op::Const => konst_value(n).map_or_else(atom, Lin::konst),
+            Op::Add => match (l(0), l(1)) {
+                (Some(a), Some(b)) => a.add_scaled(b, 1),
+                _ => atom(),
+            },
+            Op::Sub => match (l(0), l(1)) {
+                (Some(a), Some(b)) => a.add_scaled(b, -1),
+                _ => atom(),
+            },
+            Op::Neg => l(0).map_or_else(atom, |a| a.scale(-1)),
+            Op::Mul => match (l(0), konst(1), l(1), konst(0)) {
+                (Some(a), Some(k), _, _) | (_, _, Some(a), Some(k)) => a.scale(k),
+                _ => atom(),
+            },
+            _ => atom(),
+        }
+    }
+
+    /// The interval of a linear node implied by the constraints: the
+    /// constrained parts of its form are bounded by the constraints, the
+    /// rest by its atoms' intervals. `None` if no constraint applies.
+    fn constrained(&self, form: &Lin) -> Option<Interval> {
+        let mut rest = Lin {
+            terms: form.terms.clone(),
+            c: 0,
+        };
+        let mut total = (form.c, form.c);
+        let mut applied = false;
+        for k in &self.constraints {
+            let Some((a0, l0)) = k.terms.iter().next() else {
+                continue;
+            };
+            let Some(r0) = rest.terms.get(a0) else {
+                continue;
+            };
+            if r0 % l0 != 0 {
+                continue;
+            }
+            let f = r0 / l0;
+            if !k
+                .terms
+                .iter()
+                .all(|(a, l)| rest.terms.get(a) == Some(&l.saturating_mul(f)))
+            {
+                continue;
+            }
+            let iv = scale_iv((k.lo, k.hi), f);
+            total = (total.0.saturating_add(iv.0), total.1.saturating_add(iv.1));
+            for a in k.terms.keys() {
+                rest.terms.remove(a);
+            }
+            applied = true;
+        }
+        if !applied {
+            return None;
+        }
+        for (a, k) in &rest.terms {
+            let iv = scale_iv(*self.memo.get(a)?, *k);
+            total = (total.0.saturating_add(iv.0), total.1.saturating_add(iv.1));
+        }
+        Some(total)
     }
 
     /// Bounds of an integer or bool node. Operands are evaluated first
@@ -63,20 +203,39 @@ impl Bounds {
         }
         for n in root.toposort() {
             if !self.memo.contains_key(&n.id()) {
-                let v = self.node(&n);
+                let (mut v, wrapped) = self.node(&n);
+                if wrapped {
+                    self.wrapped.insert(n.id());
+                }
+                let form = self.linear_of(&n);
+                // Linear arithmetic that did not wrap equals its linear
+                // form, so the constraints bound it.
+                if !wrapped
+                    && !self.constraints.is_empty()
+                    && matches!(n.op(), Op::Add | Op::Sub | Op::Mul | Op::Neg)
+                {
+                    if let Some(c) = self.constrained(&form) {
+                        let w = (v.0.max(c.0), v.1.min(c.1));
+                        if w.0 <= w.1 {
+                            v = w;
+                        }
+                    }
+                }
+                self.lin.insert(n.id(), form);
                 self.memo.insert(n.id(), v);
             }
         }
         self.memo[&root.id()]
     }
 
-    /// One node, its operands already evaluated. Each case is the standard
-    /// interval rule; the result is intersected with the type's range when
+    /// One node, its operands already evaluated, and whether its
+    /// arithmetic may have wrapped. Each case is the standard interval
+    /// rule; the result is intersected with the type's range when
     /// arithmetic could wrap (then the full type range is the only sound
     /// answer, see [`Bounds::clamp`]).
-    fn node(&self, n: &Arc<UOp>) -> Interval {
+    fn node(&self, n: &Arc<UOp>) -> (Interval, bool) {
         if let Some(v) = self.overrides.get(&n.id()) {
-            return *v;
+            return (*v, false);
         }
         let s = |i: usize| self.memo[&n.s(i).id()];
         let full = type_range(n);
@@ -143,7 +302,8 @@ impl Bounds {
             Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe | Op::IsNan => (0, 1),
             _ => full,
         };
-        Bounds::clamp(v, full)
+        let c = Bounds::clamp(v, full);
+        (c, c != v)
     }
 
     /// The interval if it fits the type; otherwise the value may have
@@ -155,6 +315,85 @@ impl Bounds {
             full
         }
     }
+}
+
+fn konst_value(n: &UOp) -> Option<i128> {
+    n.const_value().and_then(|c| c.as_i128())
+}
+
+/// Linear constraints of a gate: each conjunct (`AND`) comparing two
+/// integer expressions (`<`, `<=`, possibly negated by `NOT` or
+/// `CMPEQ(clause, false)`) whose difference is linear in its atoms
+/// becomes `lo <= sum(coeff * atom) <= hi`, intersected with the interval
+/// its atoms allow. Other conjuncts are ignored, which only loses
+/// precision. `None` if a constraint is unsatisfiable (the gate is never
+/// true).
+fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constraint>> {
+    let mut merged: BTreeMap<Vec<(u64, i128)>, Interval> = BTreeMap::new();
+    let mut todo = vec![(gate.clone(), false)];
+    while let Some((g, negated)) = todo.pop() {
+        match g.op() {
+            Op::And if !negated => {
+                todo.push((g.s(0).clone(), false));
+                todo.push((g.s(1).clone(), false));
+            }
+            Op::Not => todo.push((g.s(0).clone(), !negated)),
+            Op::CmpEq if g.s(0).dtype().is_bool() && konst_value(g.s(1)) == Some(0) => {
+                todo.push((g.s(0).clone(), !negated))
+            }
+            Op::CmpLt | Op::CmpLe if g.s(0).dtype().is_int() => {
+                let (a, b) = (g.s(0), g.s(1));
+                bounds.of(a);
+                bounds.of(b);
+                // Operands that may have wrapped are atoms of their own
+                // forms, so the difference is exact.
+                let d = bounds.lin[&a.id()].add_scaled(&bounds.lin[&b.id()], -1);
+                if d.terms.is_empty() {
+                    continue;
+                }
+                // a < b ⇔ d <= -1 ; a <= b ⇔ d <= 0 ; negations flip.
+                let (lo, hi) = match (g.op() == Op::CmpLt, negated) {
+                    (true, false) => (i128::MIN, -1),
+                    (false, false) => (i128::MIN, 0),
+                    (true, true) => (0, i128::MAX),
+                    (false, true) => (1, i128::MAX),
+                };
+                let (lo, hi) = (lo.saturating_sub(d.c), hi.saturating_sub(d.c));
+                // Normalize the sign so that `x` and `-x` merge.
+                let flip = d.terms.values().next().is_some_and(|v| *v < 0);
+                let (terms, lo, hi) = if flip {
+                    (d.scale(-1).terms, hi.saturating_neg(), lo.saturating_neg())
+                } else {
+                    (d.terms, lo, hi)
+                };
+                let key: Vec<(u64, i128)> = terms.into_iter().collect();
+                let mut natural = (0i128, 0i128);
+                for (atom, k) in &key {
+                    let iv = scale_iv(bounds.memo[atom], *k);
+                    natural = (
+                        natural.0.saturating_add(iv.0),
+                        natural.1.saturating_add(iv.1),
+                    );
+                }
+                let e = merged.entry(key).or_insert(natural);
+                *e = (e.0.max(lo), e.1.min(hi));
+            }
+            _ => {}
+        }
+    }
+    if merged.values().any(|(lo, hi)| lo > hi) {
+        return None;
+    }
+    Some(
+        merged
+            .into_iter()
+            .map(|(k, (lo, hi))| Constraint {
+                terms: k.into_iter().collect(),
+                lo,
+                hi,
+            })
+            .collect(),
+    )
 }
 
 /// Narrows `RANGE` intervals under a gate: a conjunction (`AND`) of
@@ -254,10 +493,14 @@ pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
             None => Some(plain.of(index.s(1))),
             Some(gate) => {
                 let ov = gate_overrides(gate, &mut plain);
-                if ov.values().any(|(lo, hi)| lo > hi) {
-                    None
-                } else {
-                    Some(Bounds::new(ov).of(index.s(1)))
+                let cons = gate_constraints(gate, &mut plain);
+                match cons {
+                    Some(cons) if ov.values().all(|(lo, hi)| lo <= hi) => {
+                        let mut gated = Bounds::new(ov);
+                        gated.constraints = cons;
+                        Some(gated.of(index.s(1)))
+                    }
+                    _ => None,
                 }
             }
         };
