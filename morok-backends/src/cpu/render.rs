@@ -36,8 +36,8 @@
 //! - `bool` buffers are bytes; any non-zero byte reads as true.
 
 use morok_core::dtype::{AddrSpace, DType, ScalarType};
-use morok_core::lower::bounds::is_data_dependent;
 use morok_core::lower::LoweredKernel;
+use morok_core::lower::bounds::is_data_dependent;
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
 use std::collections::HashMap;
@@ -213,6 +213,17 @@ fn literal(c: ConstValue, t: ScalarType) -> String {
     }
 }
 
+/// Whether an INDEX addresses a global buffer (whose elements are in the
+/// storage form: halves as bit patterns, bools as bytes), looking through
+/// AFTER to the buffer definition.
+fn is_global(index: &Arc<UOp>) -> bool {
+    let mut base = index.s(0);
+    while base.op() == Op::After {
+        base = base.s(0);
+    }
+    base.op() == Op::DefineGlobal
+}
+
 /// Rendering state of one kernel.
 struct Ctx<'a> {
     kernel: &'a LoweredKernel,
@@ -374,12 +385,13 @@ impl Ctx<'_> {
                 let index = n.s(0);
                 let place = self.name(index)?;
                 let st = n.dtype().scalar_type();
+                // Only global buffers hold the storage form; registers hold
+                // the value type (`float` for the halves).
+                let global = is_global(index);
                 let value = match st {
-                    ScalarType::F16 => format!("morok_f16_to_f32({place})"),
-                    ScalarType::BF16 => format!("morok_bf16_to_f32({place})"),
-                    ScalarType::Bool if index.s(0).op() == Op::DefineGlobal => {
-                        format!("({place} != 0)")
-                    }
+                    ScalarType::F16 if global => format!("morok_f16_to_f32({place})"),
+                    ScalarType::BF16 if global => format!("morok_bf16_to_f32({place})"),
+                    ScalarType::Bool if global => format!("({place} != 0)"),
                     _ => place,
                 };
                 let mut conds: Vec<String> =
@@ -406,7 +418,7 @@ impl Ctx<'_> {
                 }
                 let place = self.name(index)?;
                 let v = self.name(n.s(1))?;
-                let global = index.s(0).op() == Op::DefineGlobal;
+                let global = is_global(index);
                 let v = match n.s(1).dtype().scalar_type() {
                     ScalarType::F16 if global => format!("morok_f32_to_f16({v})"),
                     ScalarType::BF16 if global => format!("morok_f32_to_bf16({v})"),
@@ -681,7 +693,7 @@ impl Ctx<'_> {
                 return Err(err(
                     n,
                     format!("{} on {} operands is not renderable", op.name(), operand_t),
-                ))
+                ));
             }
         };
         Ok(e)
