@@ -36,8 +36,8 @@
 //! - `bool` buffers are bytes; any non-zero byte reads as true.
 
 use morok_core::dtype::{AddrSpace, DType, ScalarType};
-use morok_core::lower::LoweredKernel;
 use morok_core::lower::bounds::is_data_dependent;
+use morok_core::lower::LoweredKernel;
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
 use std::collections::HashMap;

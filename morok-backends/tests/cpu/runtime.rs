@@ -152,14 +152,15 @@ fn compile_ast_caches_by_ast_and_options() {
 
 #[test]
 fn large_index_expressions_use_64_bit_indices() {
-    // idx = i * 2^31 over i < 1 gated off: the index type must be i64
-    // even though the one iteration only touches element 0.
+    // idx = (i * 2^31) >> 31 over i < 2: the intermediate product leaves
+    // the i32 range (and no rule folds the shift away), so the index type
+    // must be i64 even though the kernel only touches elements 0 and 1.
     let i = range(2, 0, AxisType::Loop);
     let big = i.mul(&UOp::index(1 << 31));
     let lowered = morok_core::lower::lower(
         &store_kernel(
             0,
-            &big.bin(Op::Idiv, &UOp::index(1 << 31)),
+            &big.bin(Op::Shr, &UOp::index(31)),
             &load(1, DType::F32, &i),
             std::slice::from_ref(&i),
         ),

@@ -64,6 +64,12 @@ impl Sum {
     /// The exact interval of the sum, if it fits the dtype (then the wrapped
     /// value computed by the graph is the exact value).
     pub fn exact(&self) -> Option<(i128, i128)> {
+        self.interval().filter(|b| fits(self.dtype, *b))
+    }
+
+    /// The interval of the sum over the integers (interval arithmetic on
+    /// the terms' bounds), whether or not it fits the dtype.
+    fn interval(&self) -> Option<(i128, i128)> {
         let (mut lo, mut hi) = (self.konst, self.konst);
         for (t, c) in &self.terms {
             let (a, b) = int_bounds(t)?;
@@ -71,7 +77,7 @@ impl Sum {
             lo = lo.checked_add(p.min(q))?;
             hi = hi.checked_add(p.max(q))?;
         }
-        fits(self.dtype, (lo, hi)).then_some((lo, hi))
+        Some((lo, hi))
     }
 
     /// Rebuilds the sum as nodes: scaled terms in order, constant last.
@@ -95,20 +101,42 @@ impl Sum {
         }
     }
 
-    /// Splits the sum by `c > 0` into `(Q, R)` with `self = c*Q + R`: each
-    /// factor and the constant are split by floor division, so `R`'s
-    /// factors lie in `[0, c)`.
+    /// Splits the sum by `c > 0` into `(Q, R)` with `self = c*Q + R`,
+    /// preferring a split whose `R` lies in `[0, c)`.
+    ///
+    /// Factors are split by truncation (`-2 = 24*0 - 2`: small negative
+    /// factors stay in `R`) or by floor division (`-2 = 24*(-1) + 22`), and
+    /// the constant is then shifted by a multiple of `c` so that `R`'s lower
+    /// bound lands in `[0, c)`. The first of these whose `R` is provably
+    /// below `c` wins (flipped index maps need the truncating one); if none
+    /// is, both factors and constant are split by floor division, so `R`'s
+    /// factors lie in `[0, c)`. Every split satisfies `self = c*Q + R`
+    /// exactly over the integers.
     fn split(&self, c: i128) -> (Sum, Sum) {
-        let part = |f: fn(i128, i128) -> i128| Sum {
+        let part = |f: &dyn Fn(i128) -> i128, konst: i128| Sum {
             dtype: self.dtype,
-            terms: self
-                .terms
-                .iter()
-                .map(|(t, k)| (t.clone(), f(*k, c)))
-                .collect(),
-            konst: f(self.konst, c),
+            terms: self.terms.iter().map(|(t, k)| (t.clone(), f(*k))).collect(),
+            konst,
         };
-        (part(i128::div_euclid), part(i128::rem_euclid))
+        let strategies: [fn(i128, i128) -> (i128, i128); 2] = [
+            |k, c| (k / c, k % c),
+            |k, c| (k.div_euclid(c), k.rem_euclid(c)),
+        ];
+        for strategy in strategies {
+            let mut r = part(&|k| strategy(k, c).1, 0);
+            let Some((lo, hi)) = r.interval() else {
+                continue;
+            };
+            let shift = (self.konst + lo).div_euclid(c);
+            r.konst = self.konst - c * shift;
+            if hi + r.konst < c {
+                return (part(&|k| strategy(k, c).0, shift), r);
+            }
+        }
+        (
+            part(&|k| k.div_euclid(c), self.konst.div_euclid(c)),
+            part(&|k| k.rem_euclid(c), self.konst.rem_euclid(c)),
+        )
     }
 
     /// True if the sum has no terms with a non-zero factor and no constant.
