@@ -10,7 +10,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn data(n: usize, seed: f32) -> Vec<f32> {
     (0..n)
-        .map(|i| ((i as f32 * 0.37 + seed).sin() * 3.0))
+        .map(|i| (i as f32 * 0.37 + seed).sin() * 3.0)
         .collect()
 }
 

@@ -17,6 +17,9 @@ use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, Op, UOp};
 use std::sync::Arc;
 
+/// Splits a factor `k` by a divisor `c` into `(q, r)` with `k = c*q + r`.
+type FactorSplit = fn(i128, i128) -> (i128, i128);
+
 /// Sums with more terms than this are left alone (keeps rules linear-time).
 const MAX_TERMS: usize = 32;
 
@@ -118,7 +121,7 @@ impl Sum {
             terms: self.terms.iter().map(|(t, k)| (t.clone(), f(*k))).collect(),
             konst,
         };
-        let strategies: [fn(i128, i128) -> (i128, i128); 2] = [
+        let strategies: [FactorSplit; 2] = [
             |k, c| (k / c, k % c),
             |k, c| (k.div_euclid(c), k.rem_euclid(c)),
         ];
