@@ -12,6 +12,8 @@
 //! # Ok::<(), morok::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub use morok_core as core;
 
 mod config;

@@ -13,6 +13,8 @@
 //!
 //! The `patterns!` macro (from `morok-patterns`) is re-exported here.
 
+#![warn(missing_docs)]
+
 extern crate self as morok_core;
 
 pub mod device;

@@ -1,6 +1,8 @@
 //! Compile-time front ends for Morok (kernel!, model!, #[kernel]).
 //! The macros arrive with the macro-DSL issue; the crate exists so the
 //! workspace has its final shape.
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 
 /// Identity attribute until the `#[morok::kernel]` front end lands.

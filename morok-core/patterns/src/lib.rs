@@ -9,6 +9,8 @@
 //! [`check`] and [`bindings`], template instantiation) and [`codegen`].
 //! The syntax is documented on [`patterns!`].
 
+#![warn(missing_docs)]
+
 mod ast;
 mod bindings;
 mod check;
