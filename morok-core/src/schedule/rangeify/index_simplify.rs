@@ -25,88 +25,20 @@
 
 use crate::dtype::DType;
 use crate::interp;
+use crate::symbolic::bounds::int_bounds;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, Op, OpGroup, UOp};
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Inclusive integer bounds of an `index`/integer/bool expression;
-/// unknown parts give the full `i64` range.
+/// Inclusive integer bounds of an `index`/integer/bool expression (the
+/// shared [`int_bounds`] analysis); unknown parts give the full `i64` range.
 pub fn bounds(n: &Arc<UOp>) -> (i128, i128) {
-    bounds_memo(n, &mut HashMap::new())
+    let (lo, hi) = int_bounds(n).unwrap_or(FULL);
+    (lo.max(FULL.0), hi.min(FULL.1))
 }
 
 const FULL: (i128, i128) = (i64::MIN as i128, i64::MAX as i128);
-
-fn bounds_memo(n: &Arc<UOp>, memo: &mut HashMap<u64, (i128, i128)>) -> (i128, i128) {
-    if let Some(b) = memo.get(&n.id()) {
-        return *b;
-    }
-    let b = |i: usize, memo: &mut HashMap<u64, (i128, i128)>| bounds_memo(n.s(i), memo);
-    let r = match n.op() {
-        Op::Const => match n.const_value().and_then(|c| c.as_i128()) {
-            Some(v) => (v, v),
-            None => FULL,
-        },
-        Op::Range => match n.s(0).const_value().and_then(|c| c.as_i128()) {
-            Some(end) if end > 0 => (0, end - 1),
-            _ => FULL,
-        },
-        Op::Add => {
-            let (x, y) = (b(0, memo), b(1, memo));
-            (x.0 + y.0, x.1 + y.1)
-        }
-        Op::Sub => {
-            let (x, y) = (b(0, memo), b(1, memo));
-            (x.0 - y.1, x.1 - y.0)
-        }
-        Op::Mul => {
-            let (x, y) = (b(0, memo), b(1, memo));
-            let c = [x.0 * y.0, x.0 * y.1, x.1 * y.0, x.1 * y.1];
-            (*c.iter().min().unwrap(), *c.iter().max().unwrap())
-        }
-        Op::Idiv => match n.s(1).const_value().and_then(|c| c.as_i128()) {
-            // Truncating division by a positive constant is monotonic.
-            Some(d) if d > 0 => {
-                let x = b(0, memo);
-                (x.0 / d, x.1 / d)
-            }
-            _ => FULL,
-        },
-        Op::Mod => match n.s(1).const_value().and_then(|c| c.as_i128()) {
-            Some(d) if d > 0 => {
-                let x = b(0, memo);
-                if x.0 >= 0 && x.1 < d {
-                    x
-                } else if x.0 >= 0 {
-                    (0, d - 1)
-                } else {
-                    (-(d - 1), d - 1)
-                }
-            }
-            _ => FULL,
-        },
-        Op::Max | Op::Min => {
-            let (x, y) = (b(0, memo), b(1, memo));
-            if n.op() == Op::Max {
-                (x.0.max(y.0), x.1.max(y.1))
-            } else {
-                (x.0.min(y.0), x.1.min(y.1))
-            }
-        }
-        Op::Where => {
-            let (x, y) = (b(1, memo), b(2, memo));
-            (x.0.min(y.0), x.1.max(y.1))
-        }
-        _ if n.dtype().is_bool() => (0, 1),
-        _ => FULL,
-    };
-    // Clamp to the i64 range so products of unknown bounds cannot overflow.
-    let r = (r.0.max(FULL.0), r.1.min(FULL.1));
-    memo.insert(n.id(), r);
-    r
-}
 
 fn is_index(n: &UOp) -> bool {
     n.dtype() == DType::INDEX
