@@ -103,13 +103,6 @@ impl V {
             c => V::I(c.as_i128().unwrap_or(0)),
         }
     }
-
-    fn to_const(self, dt: DType) -> ConstValue {
-        match self {
-            V::F(f) => ConstValue::from_f64(f, dt.scalar_type()),
-            V::I(i) => ConstValue::from_i128(i, dt.scalar_type()),
-        }
-    }
 }
 
 /// Converts a value to `dt` (C conversion semantics, see the module docs).
@@ -290,33 +283,6 @@ fn alu(op: Op, dt: DType, arg_dt: DType, a: &[V]) -> Option<V> {
         _ => return None,
     };
     Some(convert(r, dt))
-}
-
-/// Constant folding: the value of `op` over constants (each with its
-/// dtype) as a constant of `dtype`, or `None` if the op is not foldable.
-pub(crate) fn fold(op: Op, dtype: DType, args: &[(ConstValue, DType)]) -> Option<ConstValue> {
-    let vals: Vec<V> = args.iter().map(|(c, _)| V::of_const(*c)).collect();
-    let first = args.first()?;
-    let v = match op {
-        Op::Cast => convert(vals[0], dtype),
-        Op::Bitcast if first.1.itemsize() == dtype.itemsize() => {
-            from_bits(to_bits(vals[0], first.1.scalar_type()), dtype.scalar_type())
-        }
-        op if matches!(
-            op.group(),
-            OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
-        ) =>
-        {
-            let domain = if op == Op::Where {
-                args.get(1)?.1
-            } else {
-                first.1
-            };
-            alu(op, dtype, domain, &vals)?
-        }
-        _ => return None,
-    };
-    Some(v.to_const(dtype))
 }
 
 /// Executes one kernel AST; `buffers[k]` backs DEFINE_GLOBAL slot `k`.
@@ -561,8 +527,7 @@ mod tests {
     use crate::dtype::AddrSpace;
 
     fn fold_i(op: Op, dt: DType, a: i64, b: i64) -> Option<i64> {
-        let c = |v| (ConstValue::Int(v), dt);
-        fold(op, dt, &[c(a), c(b)]).and_then(|v| v.as_i64())
+        alu(op, dt, dt, &[V::I(a as i128), V::I(b as i128)]).map(|v| v.i() as i64)
     }
 
     #[test]
@@ -578,21 +543,12 @@ mod tests {
 
     #[test]
     fn casts_round_and_bitcasts_reinterpret() {
-        let f = |v: f64| (ConstValue::Float(v), DType::F32);
-        assert_eq!(
-            fold(Op::Cast, DType::I32, &[f(-2.7)]),
-            Some(ConstValue::Int(-2))
-        );
-        assert_eq!(
-            fold(Op::Cast, DType::U8, &[f(300.0)]),
-            Some(ConstValue::UInt(44))
-        );
-        assert_eq!(
-            fold(Op::Bitcast, DType::U32, &[f(1.0)]),
-            Some(ConstValue::UInt(0x3f80_0000))
-        );
-        let third = fold(Op::Fdiv, DType::F32, &[f(1.0), f(3.0)]);
-        assert_eq!(third, Some(ConstValue::Float((1.0f32 / 3.0) as f64)));
+        assert_eq!(convert(V::F(-2.7), DType::I32).i(), -2);
+        assert_eq!(convert(V::F(300.0), DType::U8).i(), 44);
+        let one = to_bits(V::F(1.0), ScalarType::F32);
+        assert_eq!(from_bits(one, ScalarType::U32).i(), 0x3f80_0000);
+        let third = alu(Op::Fdiv, DType::F32, DType::F32, &[V::F(1.0), V::F(3.0)]);
+        assert_eq!(third.map(|v| v.f()), Some((1.0f32 / 3.0) as f64));
         assert!((erf(0.5) - 0.520_499_877_813_046_5).abs() < 1e-12);
         assert!((erf(-3.5) + 0.999_999_256_901_627_7).abs() < 1e-9);
     }

@@ -3,32 +3,25 @@
 //! Rangeify produces index arithmetic of a few fixed shapes: row-major
 //! linearizations `Σ i_k·s_k + c`, their unravelling `(lin // s) % d`, pad
 //! bounds checks `c < i`, and reduce-collapse counts built from `min`/`max`.
-//! These rules bring them to a canonical, simple form. They only touch
-//! `index`-typed (and boolean) nodes, so float rounding is never affected.
-//!
-//! The rules, all proved by the value bounds of [`bounds`]:
+//! This module holds what the scheduler adds to the shared `symbolic`
+//! rules for them:
 //!
 //! - *linear canonical form*: an ADD/SUB/MUL tree over `index` is flattened
 //!   into `Σ c_t·t + c` (equal terms merged, zero terms dropped, terms kept
-//!   in first-appearance order so equal graphs give equal nodes);
-//! - *div/mod folding*: for `x = Σ c_t·t + c` with every term `t ≥ 0`,
-//!   writing `c_t = q_t·d + r_t`: `x % d → Σ r_t·t + (c mod d)` reduced
-//!   further to itself when it is provably in `[0, d)`, and
-//!   `x // d → Σ q_t·t + (c div d) + (Σ r_t·t + c mod d) // d`, whose last
-//!   part vanishes when provably in `[0, d)`;
-//! - *bounds folding*: `min`/`max`/`<` decided by disjoint bounds;
-//! - constant folding of any ALU op and identities (`x+0`, `x·1`, `x·0` for
-//!   integers, `and`/`where` with constant conditions, `where(c, x, x)`).
+//!   in first-appearance order so equal graphs give equal nodes), which is
+//!   exact because `index` arithmetic does not wrap;
+//! - dropping a constant-true gate from an INDEX;
+//! - small builders (`add`, `mul_c`, `div_c`, ...) that fold constants as
+//!   they build, and [`Linear`], the linear form other passes read.
 //!
-//! (These are general symbolic rules; they live here until the shared
-//! `symbolic` rule set provides them.)
+//! Div/mod folding, bound-decided comparisons and `min`/`max`, and constant
+//! folding come from `symbolic`, with which [`index_rules`] is combined.
 
 use crate::dtype::DType;
-use crate::interp;
-use crate::symbolic::bounds::int_bounds;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
-use crate::uop::{ConstValue, Op, OpGroup, UOp};
+use crate::symbolic::bounds::int_bounds;
+use crate::uop::{Op, UOp};
 use std::sync::Arc;
 
 /// Inclusive integer bounds of an `index`/integer/bool expression (the
@@ -174,47 +167,17 @@ impl Linear {
     }
 }
 
-/// Constant folding of a node whose operands are all constants.
-fn fold_constants(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let foldable = matches!(
-        n.op().group(),
-        OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary | OpGroup::Cast
-    );
-    if !foldable || n.dtype().is_vector() || n.src().is_empty() {
-        return None;
-    }
-    let args: Vec<(ConstValue, DType)> = n
-        .src()
-        .iter()
-        .map(|s| s.const_value().map(|c| (c, s.dtype())))
-        .collect::<Option<_>>()?;
-    let v = interp::fold(n.op(), n.dtype(), &args)?;
-    Some(UOp::const_(n.dtype(), v))
-}
-
-/// The index rule set (see the module docs).
+/// The index rule set: linear canonical form of `index` arithmetic and
+/// dropping constant-true gates. Everything decided by bounds or constants
+/// (div/mod folding, comparisons, `min`/`max`) comes from the shared
+/// `symbolic` rules this set is combined with.
 pub fn index_rules() -> PatternMatcher {
     patterns! {
         @name "index-simplify";
-        n @ _ => fold_constants(n),
         for op in binary [Add, Sub, Mul] {
             n @ op(_, _) if is_index(n) ~> Linear::of(n).build(),
         }
         n @ Neg(_) if is_index(n) ~> Linear::of(n).build(),
-        Add[x, @zero] ~> x,
-        Mul[x, @one] ~> x,
-        n @ Mul[_, @zero] if !n.dtype().is_float() ~> UOp::zero(n.dtype()),
-        n @ Mod(_, _) => fold_mod(n),
-        n @ Idiv(_, _) => fold_div(n),
-        n @ Max(a, b) if is_index(n) => max_by_bounds(a, b),
-        n @ Min(a, b) if is_index(n) => max_by_bounds(a, b).map(|m| if Arc::ptr_eq(&m, a) { b.clone() } else { a.clone() }),
-        CmpLt(a, b) if is_index(a) => decide_lt(a, b),
-        And[@true, x] ~> x,
-        And[_, f @ @false] ~> f,
-        And(x, x) ~> x,
-        Where(@true, a, _) ~> a,
-        Where(@false, _, b) ~> b,
-        Where(_, a, a) ~> a,
         n @ Index(..) => drop_true_gate(n),
     }
 }
@@ -224,107 +187,6 @@ fn drop_true_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     let (last, rest) = n.src().split_last()?;
     let is_true = last.dtype().is_bool() && last.const_value().is_some_and(|c| c.truthy());
     (!rest.is_empty() && is_true).then(|| n.with_sources(rest.iter().cloned().collect()))
-}
-
-/// The larger of `a` and `b` when their bounds decide it.
-fn max_by_bounds(a: &Arc<UOp>, b: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let (x, y) = (bounds(a), bounds(b));
-    if x.0 >= y.1 {
-        Some(a.clone())
-    } else if y.0 >= x.1 {
-        Some(b.clone())
-    } else {
-        None
-    }
-}
-
-/// `a < b` when the bounds of `a` and `b` decide it.
-fn decide_lt(a: &Arc<UOp>, b: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let (x, y) = (bounds(a), bounds(b));
-    if x.1 < y.0 {
-        Some(UOp::bool_(true))
-    } else if x.0 >= y.1 {
-        Some(UOp::bool_(false))
-    } else {
-        None
-    }
-}
-
-fn positive_divisor(n: &Arc<UOp>) -> Option<i128> {
-    int_const(n.s(1)).filter(|&d| d > 0 && is_index(n))
-}
-
-/// `x % d` for `x = Σ c_t·t + c ≥ 0` with non-negative terms: coefficients
-/// that are multiples of `d` drop out, the rest are reduced mod `d`; the
-/// mod disappears when the remainder is provably below `d`.
-fn fold_mod(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let d = positive_divisor(n)?;
-    let x = n.s(0);
-    let (lo, hi) = bounds(x);
-    if lo >= 0 && hi < d {
-        return Some(x.clone());
-    }
-    let lin = Linear::of(x);
-    if lo < 0 || !lin.terms_nonneg() || lin.constant < 0 {
-        return None;
-    }
-    let rem = Linear {
-        terms: lin
-            .terms
-            .iter()
-            .map(|(t, c)| (t.clone(), c.rem_euclid(d)))
-            .filter(|(_, c)| *c != 0)
-            .collect(),
-        constant: lin.constant.rem_euclid(d),
-    };
-    let r = rem.build();
-    if bounds(&r).1 < d {
-        return Some(r);
-    }
-    let out = mod_c(&r, d as i64);
-    (!Arc::ptr_eq(&out, n)).then_some(out)
-}
-
-/// `x // d` for `x = Σ c_t·t + c ≥ 0` with non-negative terms: the
-/// quotient part `Σ (c_t div d)·t + c div d` is pulled out and the
-/// remainder part dropped when provably below `d`.
-fn fold_div(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let d = positive_divisor(n)?;
-    let x = n.s(0);
-    let (lo, hi) = bounds(x);
-    if lo >= 0 && hi < d {
-        return Some(UOp::index(0));
-    }
-    // (x // a) // b → x // (a·b) for x ≥ 0.
-    if x.op() == Op::Idiv && lo >= 0 {
-        if let Some(a) = positive_divisor(x) {
-            return Some(div_c(x.s(0), (a * d) as i64));
-        }
-    }
-    let lin = Linear::of(x);
-    if lo < 0 || !lin.terms_nonneg() || lin.constant < 0 {
-        return None;
-    }
-    let split = |f: fn(i128, i128) -> i128| Linear {
-        terms: lin
-            .terms
-            .iter()
-            .map(|(t, c)| (t.clone(), f(*c, d)))
-            .filter(|(_, c)| *c != 0)
-            .collect(),
-        constant: f(lin.constant, d),
-    };
-    let quot = split(i128::div_euclid);
-    if quot.terms.is_empty() && quot.constant == 0 {
-        return None;
-    }
-    let rem = split(i128::rem_euclid).build();
-    let q = quot.build();
-    Some(if bounds(&rem).1 < d {
-        q
-    } else {
-        add(&q, &div_c(&rem, d as i64))
-    })
 }
 
 /// Builds `max(a, b)` over `index`.
