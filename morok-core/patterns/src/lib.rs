@@ -5,8 +5,8 @@
 //! counts against the op table shared with `morok-core` (`op_table.rs`),
 //! so mistakes are compile errors at the offending tokens.
 //!
-//! The pipeline is [`parse`] (tokens to [`ast`]), [`expand`] (checks from
-//! [`check`] and [`bindings`], template instantiation) and [`codegen`].
+//! The pipeline is `parse` (tokens to `ast`), `expand` (checks from
+//! `check` and `bindings`, template instantiation) and `codegen`.
 //! The syntax is documented on [`patterns!`].
 
 #![warn(missing_docs)]
