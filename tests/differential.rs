@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{check, input, reference, Domain, Layout, Rng, DTYPES, LAYOUTS};
+use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
 use morok::{ConvOptions, DType, PoolOptions, Result, ScalarType, Slice, Tensor};
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
@@ -387,7 +387,7 @@ fn reference_evaluates_every_case() {
         let v = reference(t).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(v.len(), t.numel(), "{name}");
     }
-    println!("reference: {} cases", cases.len());
+    report(&format!("reference: {} cases", cases.len()));
 }
 
 /// Compiled results against the reference.
@@ -400,11 +400,11 @@ fn compiled_matches_reference() {
             failures.push(format!("{name}: {e}"));
         }
     }
-    println!(
+    report(&format!(
         "differential: {} cases, {} failed",
         cases.len(),
         failures.len()
-    );
+    ));
     assert!(
         failures.is_empty(),
         "{} of {} cases failed:\n{}",

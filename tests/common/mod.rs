@@ -253,3 +253,10 @@ pub const DTYPES: [DType; 13] = [
     DType::F32,
     DType::F64,
 ];
+
+/// Writes a summary line straight to stderr, past the test harness's
+/// output capture, so `cargo test` shows it for passing tests too.
+pub fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
