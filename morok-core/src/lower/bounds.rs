@@ -1,11 +1,13 @@
 //! Conservative integer value bounds of index expressions, and the buffer
 //! access ranges derived from them.
 //!
-//! This is a small interval analysis local to lowering: it decides the
-//! index type (`i32` or `i64`) and the element range each buffer slot may
-//! touch. It is sound (the true value always lies inside the interval)
-//! and deliberately simple; the general bounds of `crate::symbolic` can
-//! replace it once they exist.
+//! This analysis decides the index type (`i32` or `i64`) and the element
+//! range each buffer slot may touch. It is sound (the true value always
+//! lies inside the interval). It differs from the per-node intervals of
+//! `crate::symbolic::bounds` in two ways that access ranges need: it keeps
+//! linear forms, so `i - i + 3` is the point 3 rather than a widened
+//! interval, and it uses a gate's linear comparisons as constraints, so a
+//! gated load is bounded by the elements it can actually read.
 
 use super::{BufferSlot, LowerError};
 use crate::uop::{Arg, Op, UOp};
