@@ -21,10 +21,12 @@
 
 pub mod bounds;
 pub mod decompose;
+mod double_word;
 pub mod index_dtype;
 pub mod linearize;
 pub mod reduce;
 pub mod transcendental;
+mod trig_reduction;
 pub mod validate;
 
 use crate::dtype::DType;

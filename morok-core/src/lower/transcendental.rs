@@ -18,10 +18,11 @@
 //!   `s = (m−1)/(m+1)`, by its odd series; `ln x = e·ln2 + ln m`.
 //! - `sin`/`cos`: `q = round(x·2/π)`, `r = x − q·π/2` with `π/2` split in
 //!   three (Cody–Waite), Taylor series of `sin`/`cos` on `|r| ≤ π/4`,
-//!   chosen and signed by `q mod 4`. Accurate while `q·π/2` is exact in
-//!   the split, `|x| < 2^12·π/2` for `f32` and `|x| < 2^20·π/2` for `f64`;
-//!   larger arguments keep the right range but lose accuracy (a
-//!   Payne–Hanek reduction would be needed). `tan = sin / cos`.
+//!   chosen and signed by `q mod 4`. The split is exact while `q·π/2`
+//!   is, which holds for `|x| < 2^12` (`f32`) and `|x| < 2^20` (`f64`);
+//!   larger arguments take a Payne–Hanek reduction in integer arithmetic
+//!   (see `trig_reduction`), so every finite argument is reduced
+//!   accurately. `tan = sin / cos`.
 //! - `tanh(x) = sign(x)·(1 − 2/(e^{2|x|} + 1))`, and for `|x| < 0.625`
 //!   `em1/(em1 + 2)` with `em1 = e^{2x} − 1` from its Taylor series (no
 //!   cancellation near 0).
@@ -33,13 +34,16 @@
 //!   refined by Newton steps, the square root corrected once more
 //!   (subnormals pre-scaled by `2^64`).
 //! - `pow(x, y) = 2^(y·log2|x|)` with the sign of `x` for odd integer `y`,
-//!   NaN for negative `x` and non-integer `y`, and IEEE's special cases
-//!   (`pow(x, 0) = 1`, `pow(1, y) = 1`, zero bases). The product is
-//!   rounded before exponentiation, so the relative error grows by about
-//!   `|y·log2 x|` units of the working precision: narrower types therefore
-//!   compute `pow` in f64; for f64 it is a few ulp only while
-//!   `|y·log2 x|` is small (a double-word logarithm would fix this).
+//!   NaN for negative finite `x` and non-integer `y`, and IEEE's special
+//!   cases (`pow(x, 0) = 1`, `pow(1, y) = 1`, `pow(-1, ±inf) = 1`, zero
+//!   and infinite bases). An ulp of the exponent `y·log2 x` becomes a
+//!   relative error of the result as large as the exponent, so `log2 x`
+//!   and the product are carried as double words (`hi + lo`, see
+//!   `double_word`) and `2^(hi + lo)` takes its integer part from `hi`;
+//!   every type computes `pow` this way in f64.
 
+use super::double_word as dw;
+use super::trig_reduction;
 use crate::dtype::{DType, ScalarType};
 use crate::render::Caps;
 use crate::rewrite::PatternMatcher;
@@ -180,15 +184,24 @@ impl F {
     }
 
     fn exp2(self, x: &U) -> U {
+        self.exp2_sum(x, None)
+    }
+
+    /// `2^(x + low)` for a small correction `low` of `x` (the low word of
+    /// a double word): the integer part comes from `x` alone, so `low`
+    /// only shifts the reduced argument and keeps its bits.
+    fn exp2_sum(self, x: &U, low: Option<&U>) -> U {
         let (lo, hi) = self.exp_limits();
         let xc = self.clamp(x, lo / std::f64::consts::LN_2, hi / std::f64::consts::LN_2);
         let n = self.round(&xc);
-        let r = xc.bin(Op::Sub, &n).mul(&self.c(std::f64::consts::LN_2));
+        let frac = xc.sub(&n);
+        let frac = low.map_or(frac.clone(), |l| frac.add(l));
+        let r = frac.mul(&self.c(std::f64::consts::LN_2));
         self.ldexp(&self.exp_poly(&r), &n)
     }
 
-    /// `(e, ln m)` with `x = m·2^e`, `m ∈ [√½, √2)`, for finite `x > 0`.
-    fn log_parts(self, x: &U) -> (U, U) {
+    /// `(e, m)` with `x = m·2^e`, `m ∈ [√½, √2)`, for finite `x > 0`.
+    fn log_reduce(self, x: &U) -> (U, U) {
         let min_normal = if self.f64() {
             f64::MIN_POSITIVE
         } else {
@@ -214,6 +227,12 @@ impl F {
         let m = big.where_(&m.mul(&self.c(0.5)), &m);
         let e = big.where_(&e.add(&self.c(1.0)), &e);
         let e = sub.where_(&e.bin(Op::Sub, &self.c(64.0)), &e);
+        (e, m)
+    }
+
+    /// `(e, ln m)` with `x = m·2^e`, `m ∈ [√½, √2)`, for finite `x > 0`.
+    fn log_parts(self, x: &U) -> (U, U) {
+        let (e, m) = self.log_reduce(x);
         let s = m
             .bin(Op::Sub, &self.c(1.0))
             .bin(Op::Fdiv, &m.add(&self.c(1.0)));
@@ -266,9 +285,30 @@ impl F {
             vec![p1, p2, pio2 - p1 - p2]
         };
         let q = self.round(&x.mul(&self.c(std::f64::consts::FRAC_2_PI)));
-        let r = parts
+        let r_small = parts
             .iter()
             .fold(x.clone(), |r, p| r.bin(Op::Sub, &q.mul(&self.c(*p))));
+        // Quadrant from the low bits of q (saturating cast: arguments this
+        // large take the Payne–Hanek branch below).
+        let q_small = q
+            .bin(Op::Max, &self.c(-(2f64.powi(30))))
+            .bin(Op::Min, &self.c(2f64.powi(30)))
+            .cast(DType::I64);
+        // Beyond the split's exact range, reduce |x| in integer arithmetic
+        // and mirror the result for negative x. NaN and ±inf land here too
+        // and are replaced by NaN at the end.
+        let (q_abs, r_abs) = trig_reduction::reduce_abs(x);
+        let r_abs = r_abs.cast(self.dt);
+        let neg = self.lt(x, 0.0);
+        let r_large = neg.where_(&r_abs.un(Op::Neg), &r_abs);
+        let q_large = neg.where_(&q_abs.un(Op::Neg), &q_abs);
+        let limit = if self.f64() {
+            2f64.powi(20)
+        } else {
+            2f64.powi(12)
+        };
+        let small = self.lt(&x.un(Op::Abs), limit);
+        let r = small.where_(&r_small, &r_large);
         let r2 = r.mul(&r);
         let n = if self.f64() { 9 } else { 5 };
         let mut sin_c = Vec::new();
@@ -287,12 +327,8 @@ impl F {
         }
         let s = r.mul(&self.poly(&r2, &sin_c));
         let c = self.poly(&r2, &cos_c);
-        // Quadrant from the low bits of q (saturating cast: huge or
-        // non-finite x give an inaccurate or NaN r anyway).
-        let qi = q
-            .bin(Op::Max, &self.c(-(2f64.powi(30))))
-            .bin(Op::Min, &self.c(2f64.powi(30)))
-            .cast(DType::I64)
+        let qi = small
+            .where_(&q_small, &q_large)
             .add(&UOp::const_(DType::I64, ConstValue::Int(shift)))
             .bin(Op::And, &UOp::const_(DType::I64, ConstValue::Int(3)));
         let quad = |k: i64| qi.bin(Op::CmpEq, &UOp::const_(DType::I64, ConstValue::Int(k)));
@@ -300,7 +336,10 @@ impl F {
             &s,
             &quad(1).where_(&c, &quad(2).where_(&s.un(Op::Neg), &c.un(Op::Neg))),
         );
-        // x = ±inf gives r = NaN already; keep -0 for sin(-0).
+        let v = self
+            .lt(&x.un(Op::Abs), f64::INFINITY)
+            .where_(&v, &self.nan());
+        // Keep -0 for sin(-0).
         if shift == 0 {
             self.eq(x, 0.0).where_(x, &v)
         } else {
@@ -401,9 +440,51 @@ impl F {
         self.c(1.0).bin(Op::Fdiv, &self.sqrt(x))
     }
 
+    /// `log2 x` as a double word, to about `2^-64` relative, for finite
+    /// `x > 0` (`f64` only). With `s = (m − 1)/(m + 1)` as a double word,
+    /// `ln m = 2s + (2/3)s³ + s⁵·Σ_{k≥2} 2/(2k+1)·s^(2k−4)`: the first two
+    /// terms in double words, the rest (below `2^-12` of the total for
+    /// `|s| ≤ 0.172`) in plain `f64`.
+    fn log2_dw(self, x: &U) -> dw::Dw {
+        let (e, m) = self.log_reduce(x);
+        let f = m.sub(&self.c(1.0)); // exact: m ∈ [√½, √2)
+        let (d_hi, d_lo) = dw::two_sum(&m, &self.c(1.0));
+        let s_hi = f.bin(Op::Fdiv, &d_hi);
+        let (p, p_err) = dw::two_prod(&s_hi, &d_hi);
+        let s_lo = f
+            .sub(&p)
+            .sub(&p_err)
+            .sub(&s_hi.mul(&d_lo))
+            .bin(Op::Fdiv, &d_hi);
+        let s = (s_hi.clone(), s_lo.clone());
+        let s2 = dw::mul(&s, &s);
+        let s3 = dw::mul(&s, &s2);
+        let t3 = dw::mul(&s3, &dw::constant(2.0 / 3.0, 3.700_743_415_417_188e-17));
+        let coeffs: Vec<f64> = (2..=12).map(|k| 2.0 / (2 * k + 1) as f64).collect();
+        let rest = s3.0.mul(&s2.0).mul(&self.poly(&s2.0, &coeffs));
+        let two = self.c(2.0);
+        let (h, h_err) = dw::two_sum(&s_hi.mul(&two), &t3.0);
+        let lnm = dw::fast_two_sum(&h, &h_err.add(&s_lo.mul(&two).add(&t3.1).add(&rest)));
+        let log2_e = dw::constant(std::f64::consts::LOG2_E, 2.035_527_374_093_103_3e-17);
+        let g = dw::mul(&lnm, &log2_e);
+        let (t, t_err) = dw::two_sum(&e, &g.0);
+        dw::fast_two_sum(&t, &t_err.add(&g.1))
+    }
+
+    /// `pow` in double-word `f64` (every type computes it in `f64`): the
+    /// exponent `y·log2|x|` is formed to about `2^-64` relative, so the
+    /// result's error stays within a few ulp even where `|y·log2 x|` is
+    /// near 1075 and an ulp of the exponent is `2^-43`.
     fn pow(self, x: &U, y: &U) -> U {
         let ax = x.un(Op::Abs);
-        let mag = self.exp2(&y.mul(&self.log2(&ax)));
+        let (t_hi, t_lo) = self.log2_dw(&ax);
+        let t_hi = self.log_specials(&ax, t_hi);
+        let (z_hi, z_err) = dw::two_prod(y, &t_hi);
+        // Beyond 2^11 the result over- or underflows anyway, and the split
+        // in two_prod may overflow (or see an infinite t): drop the low word.
+        let in_range = self.lt(&z_hi.un(Op::Abs), 2048.0);
+        let z_lo = in_range.where_(&z_err.add(&y.mul(&t_lo)), &self.c(0.0));
+        let mag = self.exp2_sum(&z_hi, Some(&z_lo));
         let y_int = y.un(Op::Floor).bin(Op::CmpEq, y);
         let half_y = y.mul(&self.c(0.5));
         let y_odd = y_int.bin(
@@ -412,17 +493,29 @@ impl F {
         );
         let neg = self.lt(x, 0.0);
         let signed = neg.bin(Op::And, &y_odd).where_(&mag.un(Op::Neg), &mag);
+        // A negative finite base with a non-integer exponent has no real
+        // power; -inf has (±0 or ±inf, signed like odd powers).
+        let finite = self.lt(&ax, f64::INFINITY);
         let r = neg
             .bin(Op::And, &y_int.un(Op::Not))
+            .bin(Op::And, &finite)
             .where_(&self.nan(), &signed);
-        // pow(±0, y): 0 for y > 0 (−0 for odd y and x = −0), inf for y < 0.
-        let zero = self.eq(x, 0.0);
+        // pow(±0, y): 0 for y > 0 (−0 for odd y and x = −0), inf for y < 0
+        // (NaN for NaN y).
+        let zero = self.eq(x, 0.0).bin(Op::And, &y.bin(Op::CmpEq, y));
         let zero_val = self.lt(y, 0.0).where_(
             &y_odd.where_(&self.c(1.0).bin(Op::Fdiv, x), &self.c(f64::INFINITY)),
             &y_odd.where_(x, &self.c(0.0)),
         );
         let r = zero.where_(&zero_val, &r);
-        let one = self.eq(x, 1.0).bin(Op::Or, &self.eq(y, 0.0));
+        // pow(1, y) = pow(x, 0) = 1, even for NaN; pow(-1, ±inf) = 1.
+        let minus_one_inf = self
+            .eq(x, -1.0)
+            .bin(Op::And, &self.eq(&y.un(Op::Abs), f64::INFINITY));
+        let one = self
+            .eq(x, 1.0)
+            .bin(Op::Or, &self.eq(y, 0.0))
+            .bin(Op::Or, &minus_one_inf);
         one.where_(&self.c(1.0), &r)
     }
 }
@@ -441,9 +534,9 @@ fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     if !n.dtype().is_float() {
         return None;
     }
-    // pow's error grows with |y·log2 x|, and erf's series cancels a few
-    // bits near |x| = 2: computing narrower types in f64 keeps their
-    // results within an ulp over the whole range.
+    // pow's double-word logarithm is written for f64, and erf's series
+    // cancels a few bits near |x| = 2: computing narrower types in f64
+    // keeps their results within an ulp over the whole range.
     let work = if t == ScalarType::F64 || matches!(n.op(), Op::Pow | Op::Erf) {
         DType::F64
     } else {

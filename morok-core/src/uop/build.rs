@@ -99,6 +99,12 @@ impl UOp {
         self.bin(Op::Add, rhs)
     }
 
+    /// `self - rhs`.
+    #[track_caller]
+    pub fn sub(self: &Arc<Self>, rhs: &Arc<UOp>) -> Arc<UOp> {
+        self.bin(Op::Sub, rhs)
+    }
+
     /// `self * rhs`.
     #[track_caller]
     pub fn mul(self: &Arc<Self>, rhs: &Arc<UOp>) -> Arc<UOp> {
