@@ -136,7 +136,8 @@ pub trait Device: Send + Sync {
     /// What its renderer evaluates natively (feeds [`crate::lower::LowerOptions`]).
     fn caps(&self) -> Caps;
 
-    /// Allocates a zero-initialised buffer of `count` elements.
+    /// Allocates a buffer of `count` elements. Its contents are
+    /// unspecified: callers write every element before reading it.
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>>;
 
     /// Compiles a lowered kernel (cached: compiling the same kernel twice
