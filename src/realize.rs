@@ -32,11 +32,15 @@ pub fn kernel_launches() -> usize {
     KERNEL_LAUNCHES.load(Ordering::Relaxed)
 }
 
-/// Schedules, compiles and runs the graphs of `roots`.
+/// Schedules, compiles and runs the graphs of `roots`. Errors are located
+/// at the caller (no closure builds one: closures cannot forward it).
 #[track_caller]
 pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let config = crate::config::get();
-    let sched = schedule_cached(roots).map_err(|e| Error::runtime("realize", e.to_string()))?;
+    let sched = match schedule_cached(roots) {
+        Ok(s) => s,
+        Err(e) => return Err(Error::runtime("realize", e.to_string())),
+    };
     if config.debug >= 2 {
         eprintln!("{}", describe_schedule(&sched));
     }
@@ -47,9 +51,10 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
         let name = kernel_name(&item.ast);
         let mut opts = LowerOptions::new(dev.caps()).with_name(name.clone());
         opts.noopt = config.noopt;
-        let kernel = dev
-            .compile_ast(&item.ast, &opts)
-            .map_err(|e| Error::runtime("realize", format!("kernel `{name}`: {e}")))?;
+        let kernel = match dev.compile_ast(&item.ast, &opts) {
+            Ok(k) => k,
+            Err(e) => return Err(Error::runtime("realize", format!("kernel `{name}`: {e}"))),
+        };
         if config.debug >= 3 {
             eprintln!("{}", kernel.source());
         }
@@ -78,6 +83,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
 /// their own memory, and intermediates are allocated once per (storage,
 /// dtype) at the largest member's size, so buffers whose lifetimes do not
 /// overlap share memory.
+#[track_caller]
 fn allocate(
     dev: &morok_backends::CpuDevice,
     sched: &Schedule,
@@ -91,25 +97,26 @@ fn allocate(
         let e = shared_sizes.entry((b.storage, b.dtype)).or_default();
         *e = (*e).max(b.size);
     }
-    let alloc = |dtype: DType, size: usize| -> Result<Arc<dyn DeviceBuffer>, Error> {
-        dev.allocate(dtype, size.max(1))
-            .map(Arc::from)
-            .map_err(|e| Error::runtime("realize", e.to_string()))
-    };
     let mut shared: HashMap<(u64, DType), Arc<dyn DeviceBuffer>> = HashMap::new();
     let mut out = HashMap::with_capacity(sched.buffers.len());
     for b in &sched.buffers {
         let buf = match b.kind {
-            BufferKind::Input => storage::device_buffer(b.id).ok_or_else(|| {
-                Error::runtime("realize", format!("input buffer {} was freed", b.id))
-            })?,
-            BufferKind::Output => alloc(b.dtype, b.size)?,
+            BufferKind::Input => match storage::device_buffer(b.id) {
+                Some(buf) => buf,
+                None => {
+                    return Err(Error::runtime(
+                        "realize",
+                        format!("input buffer {} was freed", b.id),
+                    ))
+                }
+            },
+            BufferKind::Output => alloc(dev, b.dtype, b.size)?,
             BufferKind::Intermediate => {
                 let key = (b.storage, b.dtype);
                 match shared.get(&key) {
                     Some(buf) => buf.clone(),
                     None => {
-                        let buf = alloc(b.dtype, shared_sizes[&key])?;
+                        let buf = alloc(dev, b.dtype, shared_sizes[&key])?;
                         shared.insert(key, buf.clone());
                         buf
                     }
@@ -121,26 +128,43 @@ fn allocate(
     Ok(out)
 }
 
+/// `size` (at least one) elements of `dtype` on `dev`.
+#[track_caller]
+fn alloc(
+    dev: &morok_backends::CpuDevice,
+    dtype: DType,
+    size: usize,
+) -> Result<Arc<dyn DeviceBuffer>, Error> {
+    match dev.allocate(dtype, size.max(1)) {
+        Ok(b) => Ok(Arc::from(b)),
+        Err(e) => Err(Error::runtime("realize", e.to_string())),
+    }
+}
+
+#[track_caller]
 fn run(
     item: &ScheduleItem,
     buffers: &HashMap<u64, Arc<dyn DeviceBuffer>>,
     kernel: &dyn CompiledKernel,
     report: bool,
 ) -> Result<(), Error> {
-    let args: Vec<&dyn DeviceBuffer> = item
-        .buffers
-        .iter()
-        .map(|id| {
-            buffers.get(id).map(|b| b.as_ref()).ok_or_else(|| {
-                Error::runtime("realize", format!("buffer {id} is not in the schedule"))
-            })
-        })
-        .collect::<Result<_, _>>()?;
+    let mut args: Vec<&dyn DeviceBuffer> = Vec::with_capacity(item.buffers.len());
+    for id in &item.buffers {
+        match buffers.get(id) {
+            Some(b) => args.push(b.as_ref()),
+            None => {
+                return Err(Error::runtime(
+                    "realize",
+                    format!("buffer {id} is not in the schedule"),
+                ))
+            }
+        }
+    }
     let start = Instant::now();
     KERNEL_LAUNCHES.fetch_add(1, Ordering::Relaxed);
-    kernel
-        .run(&args)
-        .map_err(|e| Error::runtime("realize", e.to_string()))?;
+    if let Err(e) = kernel.run(&args) {
+        return Err(Error::runtime("realize", e.to_string()));
+    }
     if report {
         eprintln!(
             "*** CPU {:<28} {:>10.3} ms",

@@ -80,3 +80,25 @@ fn lazy_results_need_the_pipeline() {
         Err(e) => assert_eq!(e.op(), "realize"),
     }
 }
+
+#[test]
+fn empty_tensors_realize_and_reduce_to_the_identity() {
+    let e = Tensor::from_vec(Vec::<u8>::new(), &[0, 2]).unwrap();
+    assert_eq!(e.log().unwrap().to_vec::<f32>().unwrap(), Vec::<f32>::new());
+    let t = e.try_transpose(0, 1).unwrap().mul(true).unwrap();
+    assert_eq!(t.shape(), &[2, 0]);
+    assert_eq!(t.to_vec::<u8>().unwrap(), Vec::<u8>::new());
+    assert_eq!(e.min(None, false).unwrap().to_vec::<u8>().unwrap(), [255]);
+    assert_eq!(
+        e.sum(Some(&[0]), false).unwrap().to_vec::<u32>().unwrap(),
+        [0, 0]
+    );
+    let f = e.cast(DType::F32).unwrap();
+    assert_eq!(
+        f.max(Some(&[0]), true).unwrap().to_vec::<f32>().unwrap(),
+        [f32::NEG_INFINITY; 2]
+    );
+    assert_eq!(f.prod(None, false).unwrap().to_vec::<f32>().unwrap(), [1.0]);
+    let padded = e.try_pad(&[(1, 0), (0, 1)], 7u8).unwrap();
+    assert_eq!(padded.to_vec::<u8>().unwrap(), [7, 7, 7]);
+}

@@ -356,6 +356,11 @@ impl Suite {
             PoolOptions::new((2, 2)),
             PoolOptions::new((3, 3)).stride((2, 1)),
             PoolOptions::new((3, 2)).padding((1, 1)),
+            // Padding wider than half the window: windows of padding only,
+            // which the kernels' gates must exclude from the access range.
+            PoolOptions::new((2, 5)).stride((1, 3)).padding((1, 3)),
+            PoolOptions::new((3, 2)).stride((2, 2)).padding((3, 1)),
+            PoolOptions::new((1, 2)).stride((5, 2)).padding((2, 0)),
         ] {
             self.add(format!("max_pool2d {opts:?}"), img.max_pool2d(opts));
             self.add(format!("avg_pool2d {opts:?}"), img.avg_pool2d(opts));

@@ -207,3 +207,59 @@ fn huge_arguments_are_errors_not_panics() {
     );
     assert_eq!(empty.try_chunk(2, 0).unwrap().len(), 0);
 }
+
+#[test]
+fn former_panics_are_errors_naming_the_op() {
+    let op = |r: Result<Tensor, Error>| r.map(|_| ()).unwrap_err().op().to_string();
+    // A zero-size axis does not hide sizes whose product overflows.
+    let e = Tensor::zeros(&[0, usize::MAX, 2], DType::F32);
+    assert_eq!(e.error().map(Error::op), Some("zeros"));
+    let empty = Tensor::zeros(&[0], DType::F32);
+    assert_eq!(
+        op(empty.try_reshape(&[isize::MAX, isize::MAX, 0])),
+        "reshape"
+    );
+    let m = matrix();
+    let e = m.try_split(&[usize::MAX, 1], 0).unwrap_err();
+    assert_eq!(e.op(), "split");
+    let wide = Tensor::zeros(&[0, isize::MAX as usize], DType::F32);
+    assert_eq!(op(Tensor::try_cat(&[&wide, &wide, &wide], 1)), "cat");
+    assert_eq!(op(Tensor::try_cat(&[&wide, &wide], 1)), "cat");
+    // Scalars have no axis to split or join, but transpose to themselves.
+    let s = Tensor::full(&[], 1.0f32);
+    assert_eq!(s.try_transpose(0, 0).unwrap().shape(), &[] as &[usize]);
+    assert_eq!(s.try_chunk(2, 0).unwrap_err().op(), "chunk");
+    assert_eq!(op(Tensor::try_cat(&[&s], 0)), "cat");
+    // Composite ops name themselves, not the ops they are built from.
+    let t = m.try_transpose(0, 1).unwrap();
+    assert_eq!(op(Tensor::try_stack(&[&m, &t], 0)), "stack");
+    assert_eq!(m.to_ndarray::<i32>().unwrap_err().op(), "to_ndarray");
+    assert_eq!(op(m.std(Some(&[2]), 1, false)), "std");
+    assert_eq!(op(m.try_expand(&[3, 2, -1, 4])), "expand");
+    let img = Tensor::zeros(&[1, 2, 3, 3], DType::F32);
+    let w = Tensor::zeros(&[4, 2, 2, 2], DType::F32);
+    let bias = Tensor::zeros(&[2, 2], DType::F32);
+    let e = img
+        .conv2d(&w, Some(&bias), morok::ConvOptions::default())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("conv2d: [1, 2, 3, 3] and [4, 2, 2, 2] and [2, 2]"),
+        "{e}"
+    );
+    let pool = morok::PoolOptions::new((2, 2)).padding((1, usize::MAX));
+    assert_eq!(op(img.max_pool2d(pool)), "max_pool2d");
+    let long = Tensor::zeros(&[0, 1 << 32], DType::F32);
+    assert_eq!(op(long.argmax(Some(1))), "argmax");
+    // An error tensor is never returned as a success.
+    let bad = &m + &Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
+    assert_eq!(op(bad.try_flip(&[])), "add");
+    // Failures while running are located at the caller too.
+    let big = Tensor::ones(&[1 << 25, 1 << 25], DType::F32);
+    let line = line!() + 1;
+    let e = big.realize().unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("realize", line));
+    assert!(e.location().file().ends_with("errors.rs"));
+    let huge = Tensor::zeros(&[isize::MAX as usize, 1], DType::I32);
+    assert_eq!(huge.reference().unwrap_err().op(), "reference");
+}

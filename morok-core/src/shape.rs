@@ -50,9 +50,10 @@ impl fmt::Display for ShapeError {
 
 impl std::error::Error for ShapeError {}
 
-/// Number of elements of a shape (1 for a scalar).
+/// Number of elements of a shape (1 for a scalar), saturating at
+/// `usize::MAX` when the product overflows (a zero size still gives 0).
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    shape.iter().fold(1usize, |acc, &d| acc.saturating_mul(d))
 }
 
 /// Resolves a possibly negative axis against `rank` (`-1` is the last axis).
@@ -156,15 +157,24 @@ pub fn reshape_target(shape: &[usize], target: &[isize]) -> Result<Shape, ShapeE
         )
     };
     let mut infer = None;
-    let mut known = 1usize;
+    // The product of the non-zero sizes, checked: a zero beside huge sizes
+    // must not hide an overflow.
+    let mut nonzero = 1usize;
+    let mut zero = false;
     for (i, &d) in target.iter().enumerate() {
         match d {
             -1 if infer.is_none() => infer = Some(i),
             -1 => return Err(err("more than one dimension is -1".into())),
             d if d < 0 => return Err(err(format!("dimension {d} is negative"))),
-            d => known *= d as usize,
+            0 => zero = true,
+            d => {
+                nonzero = nonzero
+                    .checked_mul(d as usize)
+                    .ok_or_else(|| err("the sizes' product overflows".into()))?
+            }
         }
     }
+    let known = if zero { 0 } else { nonzero };
     let mut out: Shape = target.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = infer {
         if known == 0 || !total.is_multiple_of(known) {
@@ -274,17 +284,24 @@ fn compute(node: &UOp) -> Result<Option<Shape>, ShapeError> {
         }
         (Op::Pad, Arg::Pairs(p)) => {
             let s = src_shape(node, 0)?;
-            if p.len() != s.len() || p.iter().any(|&(a, b)| a < 0 || b < 0) {
-                return Err(ShapeError::new(
-                    "pad",
-                    &[&s],
-                    format!("bad padding {:?}", p.as_slice()),
-                ));
-            }
-            s.iter()
+            let grown: Option<Shape> = s
+                .iter()
                 .zip(p)
-                .map(|(&d, &(a, b))| d + a as usize + b as usize)
-                .collect()
+                .map(|(&d, &(a, b))| {
+                    let a = usize::try_from(a).ok()?;
+                    d.checked_add(a)?.checked_add(usize::try_from(b).ok()?)
+                })
+                .collect();
+            match grown {
+                Some(g) if p.len() == s.len() => g,
+                _ => {
+                    return Err(ShapeError::new(
+                        "pad",
+                        &[&s],
+                        format!("bad padding {:?}", p.as_slice()),
+                    ))
+                }
+            }
         }
         (Op::Shrink, Arg::Pairs(p)) => {
             let s = src_shape(node, 0)?;
@@ -402,6 +419,15 @@ mod tests {
         assert!(reshape_target(&[6], &[-1, 4]).is_err());
         assert!(reshape_target(&[6], &[-1, -1]).is_err());
         assert!(reshape_target(&[6], &[4]).is_err());
+        // A zero size does not hide sizes whose product overflows.
+        let e = reshape_target(&[0], &[isize::MAX, isize::MAX, 0]).unwrap_err();
+        assert!(e.to_string().contains("product overflows"), "{e}");
+        assert_eq!(
+            reshape_target(&[0, 3], &[3, -1, 0]).unwrap_err().reason,
+            "to [3, -1, 0]: cannot infer -1 from 0 elements"
+        );
+        assert_eq!(numel(&[usize::MAX, 2, 0]), 0);
+        assert_eq!(numel(&[usize::MAX, 2]), usize::MAX);
         assert_eq!(normalize_axis("sum", &[2, 3], -1).unwrap(), 1);
         assert!(normalize_axis("sum", &[2, 3], 2).is_err());
     }

@@ -48,19 +48,37 @@ impl Tensor {
     /// A tensor of `shape` filled with zeros of `dtype`.
     #[track_caller]
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
-        match element_type("zeros", dtype) {
-            Ok(t) => Tensor::constant(ConstValue::zero(t), t, shape),
-            Err(e) => Tensor::failed(e),
-        }
+        Tensor::lift(Tensor::typed_constant(
+            "zeros",
+            shape,
+            dtype,
+            ConstValue::zero,
+        ))
     }
 
     /// A tensor of `shape` filled with ones of `dtype`.
     #[track_caller]
     pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
-        match element_type("ones", dtype) {
-            Ok(t) => Tensor::constant(ConstValue::one(t), t, shape),
-            Err(e) => Tensor::failed(e),
-        }
+        Tensor::lift(Tensor::typed_constant(
+            "ones",
+            shape,
+            dtype,
+            ConstValue::one,
+        ))
+    }
+
+    /// `value(t)` broadcast to `shape`, with `t` the element type of
+    /// `dtype`; errors name `op`.
+    #[track_caller]
+    fn typed_constant(
+        op: &str,
+        shape: &[usize],
+        dtype: DType,
+        value: fn(ScalarType) -> ConstValue,
+    ) -> Result<Tensor> {
+        let t = element_type(op, dtype)?;
+        super::checked_numel(op, shape)?;
+        Ok(Tensor::constant(value(t), t, shape))
     }
 
     /// A tensor of `self`'s shape and dtype filled with `value`.
@@ -103,8 +121,7 @@ impl Tensor {
             ));
         }
         let n = ((b - a) / s).ceil().max(0.0) as usize;
-        super::checked_numel("arange", &[n, n])?;
-        Tensor::counting(n, T::SCALAR)?.scale_shift(const_value(step), const_value(start))
+        Tensor::counting("arange", n, T::SCALAR)?.scale_shift(const_value(step), const_value(start))
     }
 
     /// `steps` evenly spaced values from `start` to `end` inclusive.
@@ -122,9 +139,8 @@ impl Tensor {
         } else {
             0.0
         };
-        super::checked_numel("linspace", &[steps, steps])?;
         let dtype = T::SCALAR.to_float();
-        let idx = Tensor::counting(steps, dtype)?;
+        let idx = Tensor::counting("linspace", steps, dtype)?;
         let scaled = idx.scale_shift(ConstValue::Float(delta), ConstValue::Float(a))?;
         scaled.cast_to(T::SCALAR)
     }
@@ -142,19 +158,27 @@ impl Tensor {
         let column = Tensor::constant(ConstValue::one(t), t, &[n, 1]);
         // Rows of length n + 1 with the one first, read back with rows of
         // length n: row r starts r places later, so its one sits at column r.
-        let padded = column.pad_to(&[(0, 0), (0, n)])?;
+        let padded = column.pad_to("eye", &[(0, 0), (0, n)])?;
         let flat = padded.reshape_to(&[n * (n + 1)])?;
         flat.shrink_to(&[(0, n * n)])?.reshape_to(&[n, n])
     }
 
     /// `[0, 1, ..., n - 1]` of `dtype`: the cumulative sum of ones, minus 1.
+    /// The sum's windows view `n × n` elements, so `n²` must fit; errors
+    /// name `op`.
     #[track_caller]
-    pub(super) fn counting(n: usize, dtype: ScalarType) -> Result<Tensor> {
+    pub(super) fn counting(op: &str, n: usize, dtype: ScalarType) -> Result<Tensor> {
         if dtype.is_bool() {
-            return Err(Error::dtype("arange", "cannot count in bool"));
+            return Err(Error::dtype(op, "cannot count in bool"));
+        }
+        if !matches!(n.checked_mul(n), Some(sq) if sq <= isize::MAX as usize) {
+            return Err(Error::argument(
+                op,
+                format!("cannot count {n} elements: the running sum views {n}² of them"),
+            ));
         }
         let ones = Tensor::constant(ConstValue::one(dtype), dtype, &[n]);
-        let upto = ones.cumsum_axis(0)?.cast_to(dtype)?;
+        let upto = ones.cumsum_axis(op, 0)?.cast_to(dtype)?;
         let one = Tensor::constant(ConstValue::one(dtype), dtype, &[n]);
         Tensor::alu(morok_core::Op::Sub, &[&upto, &one])
     }

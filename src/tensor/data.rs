@@ -61,25 +61,28 @@ impl Tensor {
     /// needed. `T` must be the tensor's element type.
     #[track_caller]
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.read_as("to_vec")
+    }
+
+    /// The elements in row-major order, with errors naming `op`.
+    #[track_caller]
+    fn read_as<T: Element>(&self, op: &str) -> Result<Vec<T>> {
         let dtype = self.graph()?.dtype;
         if dtype != T::SCALAR {
             return Err(Error::dtype(
-                "to_vec",
+                op,
                 format!("the tensor holds {dtype} elements, not {}", T::SCALAR),
             ));
         }
         let realized = self.realize()?;
         let Some(id) = realized.buffer_view() else {
             return Err(Error::runtime(
-                "to_vec",
+                op,
                 "the realized tensor is not a buffer view",
             ));
         };
         let Some(buffer) = storage::read(id) else {
-            return Err(Error::runtime(
-                "to_vec",
-                format!("buffer {id} is not in storage"),
-            ));
+            return Err(Error::runtime(op, format!("buffer {id} is not in storage")));
         };
         Ok(codec::decode(&buffer.bytes))
     }
@@ -87,7 +90,7 @@ impl Tensor {
     /// The elements as an `ndarray` array of the tensor's shape.
     #[track_caller]
     pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>> {
-        let data = self.to_vec::<T>()?;
+        let data = self.read_as::<T>("to_ndarray")?;
         match ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(self.shape()), data) {
             Ok(a) => Ok(a),
             Err(e) => Err(Error::runtime("to_ndarray", e.to_string())),

@@ -144,6 +144,7 @@ impl Tensor {
             Kind::Scalar { .. } => Vec::new(),
         };
         let shape = broadcast_shapes(op, &shape_of(&lhs), &shape_of(&rhs)).located()?;
+        super::checked_numel(op, &shape)?;
         let a = lhs.materialize(dtype, &shape)?;
         let b = rhs.materialize(dtype, &shape)?;
         Ok((a, b))
@@ -454,6 +455,7 @@ impl Tensor {
         let (a, b) = Tensor::coerce(a.into_operand(), b.into_operand(), "where", Rule::Promote)?;
         let cond = self.cast_to(ScalarType::Bool)?;
         let shape = broadcast_shapes("where", cond.shape(), a.shape()).located()?;
+        super::checked_numel("where", &shape)?;
         let cond = cond.expand_to(&shape)?;
         Tensor::alu(
             Op::Where,

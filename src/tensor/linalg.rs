@@ -16,7 +16,11 @@ impl Tensor {
     #[track_caller]
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
         let (a, b) = (self.graph()?, other.graph()?);
-        matmul_shape(&a.shape, &b.shape).located()?;
+        let out = matmul_shape(&a.shape, &b.shape).located()?;
+        // The broadcast product before the sum holds `out × K` elements.
+        let mut product = out.to_vec();
+        product.push(a.shape[a.shape.len() - 1]);
+        super::checked_numel("matmul", &product)?;
         let dtype = a.dtype.promote(b.dtype);
         let (n1, n2) = (a.shape.len(), b.shape.len());
         let ones = (n1 - 1).min(n2 - 1).min(1);

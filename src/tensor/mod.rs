@@ -275,14 +275,18 @@ impl Tensor {
 }
 
 /// The element count of a user-given shape, or an error when it does not
-/// fit in memory addresses (`isize::MAX` elements).
+/// fit in memory addresses: the product of its non-zero sizes must be at
+/// most `isize::MAX` (as in NumPy), so that a zero-size axis cannot hide
+/// sizes whose products overflow.
 #[track_caller]
 fn checked_numel(op: &str, shape: &[usize]) -> Result<usize, Error> {
-    let n = shape
+    let nonzero = shape
         .iter()
+        .filter(|&&d| d != 0)
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .filter(|&n| n <= isize::MAX as usize);
-    match n {
+    match nonzero {
+        Some(_) if shape.contains(&0) => Ok(0),
         Some(n) => Ok(n),
         None => Err(Error::argument(
             op,

@@ -143,21 +143,22 @@ impl Tensor {
     /// PERMUTE by a checked permutation.
     #[track_caller]
     pub(super) fn permute_to(&self, perm: &[usize]) -> Result<Tensor> {
+        let src = &self.graph()?.shape;
         if perm.iter().enumerate().all(|(i, &p)| i == p) {
             return Ok(self.clone());
         }
-        let src = &self.graph()?.shape;
         let shape = perm.iter().map(|&p| src[p]).collect();
         self.movement_node(Op::Permute, Arg::Axes(perm.into()), shape)
     }
 
-    /// PAD with zeros by `(before, after)` per axis.
+    /// PAD with zeros by `(before, after)` per axis; a result too large is
+    /// an error of `op`.
     #[track_caller]
-    pub(super) fn pad_to(&self, pads: &[(usize, usize)]) -> Result<Tensor> {
+    pub(super) fn pad_to(&self, op: &str, pads: &[(usize, usize)]) -> Result<Tensor> {
+        let src = &self.graph()?.shape;
         if pads.iter().all(|&p| p == (0, 0)) {
             return Ok(self.clone());
         }
-        let src = &self.graph()?.shape;
         let grown: Option<Shape> = src
             .iter()
             .zip(pads)
@@ -165,11 +166,11 @@ impl Tensor {
             .collect();
         let Some(shape) = grown else {
             return Err(Error::argument(
-                "pad",
+                op,
                 format!("padding {pads:?} is too large"),
             ));
         };
-        super::checked_numel("pad", &shape)?;
+        super::checked_numel(op, &shape)?;
         let arg = Arg::Pairs(pads.iter().map(|&(a, b)| (a as i64, b as i64)).collect());
         self.movement_node(Op::Pad, arg, shape)
     }
@@ -189,16 +190,21 @@ impl Tensor {
     /// FLIP the (checked) axes.
     #[track_caller]
     pub(super) fn flip_axes(&self, axes: &[usize]) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
         if axes.is_empty() {
             return Ok(self.clone());
         }
-        let shape = self.graph()?.shape.clone();
         self.movement_node(Op::Flip, Arg::Axes(axes.into()), shape)
     }
 
-    /// Swaps two (normalized) axes.
+    /// Swaps two (normalized) axes; swapping an axis with itself (the
+    /// only axis 0 of a scalar included) changes nothing.
     #[track_caller]
     pub(super) fn swap_axes(&self, a: usize, b: usize) -> Result<Tensor> {
+        self.graph()?;
+        if a == b {
+            return Ok(self.clone());
+        }
         let mut perm: Vec<usize> = (0..self.ndim()).collect();
         perm.swap(a, b);
         self.permute_to(&perm)
@@ -218,6 +224,7 @@ impl Tensor {
     #[track_caller]
     pub fn try_reshape(&self, shape: &[isize]) -> Result<Tensor> {
         let target = reshape_target(&self.graph()?.shape, shape).located()?;
+        super::checked_numel("reshape", &target)?;
         self.reshape_to(&target)
     }
 
@@ -255,12 +262,18 @@ impl Tensor {
     /// and only size-1 axes (or new leading axes) can grow.
     #[track_caller]
     pub fn try_broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        self.broadcast_as("broadcast_to", shape)
+    }
+
+    /// [`Tensor::try_broadcast_to`] with errors naming `op`.
+    #[track_caller]
+    fn broadcast_as(&self, op: &str, shape: &[usize]) -> Result<Tensor> {
         let src = self.graph()?.shape.clone();
-        super::checked_numel("broadcast_to", shape)?;
-        let joint = broadcast_shapes("broadcast_to", &src, shape).located()?;
+        super::checked_numel(op, shape)?;
+        let joint = broadcast_shapes(op, &src, shape).located()?;
         if joint.as_slice() != shape {
             return Err(Error::shape(ShapeError::new(
-                "broadcast_to",
+                op,
                 &[&src, shape],
                 "the target must be the broadcast shape",
             )));
@@ -289,7 +302,7 @@ impl Tensor {
                 }
             }
         }
-        self.try_broadcast_to(&target)
+        self.broadcast_as("expand", &target)
     }
 
     /// Pads every axis by `(before, after)` elements of `value`; negative
@@ -328,18 +341,19 @@ impl Tensor {
         }
         super::checked_numel("pad", &padded)?;
         let x = self.shrink_to(&crop)?;
-        x.pad_with(&grow, super::operand::const_value(value))
+        x.pad_with("pad", &grow, super::operand::const_value(value))
     }
 
     /// PAD by `(before, after)` per axis, filling with `value` (a WHERE
-    /// over a padded mask when `value` is not zero).
+    /// over a padded mask when `value` is not zero); errors name `op`.
     #[track_caller]
     pub(super) fn pad_with(
         &self,
+        op: &str,
         pads: &[(usize, usize)],
         value: morok_core::ConstValue,
     ) -> Result<Tensor> {
-        let padded = self.pad_to(pads)?;
+        let padded = self.pad_to(op, pads)?;
         if value.is_zero() || pads.iter().all(|&p| p == (0, 0)) {
             return Ok(padded);
         }
@@ -349,7 +363,7 @@ impl Tensor {
             ScalarType::Bool,
             &g.shape,
         )
-        .pad_to(pads)?;
+        .pad_to(op, pads)?;
         let fill = Tensor::constant(value, g.dtype, padded.shape());
         Tensor::alu(Op::Where, &[&mask, &padded, &fill])
     }
@@ -423,7 +437,7 @@ impl Tensor {
         }
         let mut pads = vec![(0, 0); x.ndim()];
         pads[axis] = (0, count * step - span);
-        let x = x.pad_to(&pads)?;
+        let x = x.pad_to("slice", &pads)?;
         let mut split: Vec<usize> = x.shape().to_vec();
         split[axis] = count;
         split.insert(axis + 1, step);
@@ -438,6 +452,7 @@ impl Tensor {
     /// Reverses the order of elements along `axes`.
     #[track_caller]
     pub fn try_flip(&self, axes: &[isize]) -> Result<Tensor> {
+        self.graph()?;
         let mut norm = Vec::with_capacity(axes.len());
         for &a in axes {
             let a = self.axis("flip", a)?;
@@ -509,10 +524,16 @@ impl Tensor {
     /// `torch.Tensor.repeat`; extra leading entries add axes).
     #[track_caller]
     pub fn try_repeat(&self, reps: &[usize]) -> Result<Tensor> {
+        self.repeat_as("repeat", reps)
+    }
+
+    /// [`Tensor::try_repeat`] with errors naming `op`.
+    #[track_caller]
+    fn repeat_as(&self, op: &str, reps: &[usize]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
         if reps.len() < shape.len() {
             return Err(Error::shape(ShapeError::new(
-                "repeat",
+                op,
                 &[&shape],
                 format!("{} repetitions for {} axes", reps.len(), shape.len()),
             )));
@@ -521,7 +542,7 @@ impl Tensor {
         base.extend_from_slice(&shape);
         let mut grown = base.clone();
         grown.extend_from_slice(reps);
-        super::checked_numel("repeat", &grown)?;
+        super::checked_numel(op, &grown)?;
         let mut interleaved = Vec::with_capacity(2 * base.len());
         let mut expanded = Vec::with_capacity(2 * base.len());
         for (&d, &r) in base.iter().zip(reps) {
@@ -539,13 +560,26 @@ impl Tensor {
     /// are added (OR for bool).
     #[track_caller]
     pub fn try_cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+        Tensor::cat_as("cat", tensors, dim)
+    }
+
+    /// [`Tensor::try_cat`] with errors naming `op`.
+    #[track_caller]
+    fn cat_as(op: &str, tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         let Some(first) = tensors.first() else {
-            return Err(Error::argument("cat", "needs at least one tensor"));
+            return Err(Error::argument(op, "needs at least one tensor"));
         };
         let shape0 = first.graph()?.shape.clone();
-        let d = first.axis("cat", dim)?;
+        let d = first.axis(op, dim)?;
+        if shape0.is_empty() {
+            return Err(Error::shape(ShapeError::new(
+                op,
+                &[&shape0],
+                "zero-dimensional tensors have no axis to join along",
+            )));
+        }
         let mut dtype = first.graph()?.dtype;
-        let mut total = 0;
+        let mut total: usize = 0;
         for t in tensors {
             let g = t.graph()?;
             let fits = g.shape.len() == shape0.len()
@@ -556,14 +590,25 @@ impl Tensor {
                     .all(|(i, (a, b))| i == d || a == b);
             if !fits {
                 return Err(Error::shape(ShapeError::new(
-                    "cat",
+                    op,
                     &[&shape0, &g.shape],
                     format!("shapes must match except on axis {d}"),
                 )));
             }
             dtype = dtype.promote(g.dtype);
-            total += g.shape[d];
+            total = match total.checked_add(g.shape[d]) {
+                Some(t) => t,
+                None => {
+                    return Err(Error::argument(
+                        op,
+                        format!("the lengths along axis {d} overflow"),
+                    ))
+                }
+            };
         }
+        let mut joined = shape0.to_vec();
+        joined[d] = total;
+        super::checked_numel(op, &joined)?;
         let combine = if dtype == ScalarType::Bool {
             Op::Or
         } else {
@@ -576,7 +621,7 @@ impl Tensor {
             let mut pads = vec![(0, 0); shape0.len()];
             pads[d] = (offset, total - offset - len);
             offset += len;
-            let part = t.cast_to(dtype)?.pad_to(&pads)?;
+            let part = t.cast_to(dtype)?.pad_to(op, &pads)?;
             acc = Some(match acc {
                 None => part,
                 Some(a) => Tensor::alu(combine, &[&a, &part])?,
@@ -584,7 +629,7 @@ impl Tensor {
         }
         match acc {
             Some(t) => Ok(t),
-            None => Err(Error::argument("cat", "needs at least one tensor")),
+            None => Err(Error::argument(op, "needs at least one tensor")),
         }
     }
 
@@ -592,22 +637,50 @@ impl Tensor {
     #[track_caller]
     pub fn try_stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         let mut parts = Vec::with_capacity(tensors.len());
+        let mut first: Option<Vec<usize>> = None;
         for t in tensors {
-            parts.push(t.try_unsqueeze(dim)?);
+            let mut shape = t.graph()?.shape.to_vec();
+            let expected = first.get_or_insert_with(|| shape.clone());
+            if shape != *expected {
+                return Err(Error::shape(ShapeError::new(
+                    "stack",
+                    &[expected, &shape],
+                    "the tensors must have equal shapes",
+                )));
+            }
+            let mut extended = shape.clone();
+            extended.push(1);
+            let d = normalize_axis("stack", &extended, dim).located()?;
+            shape.insert(d, 1);
+            parts.push(t.reshape_to(&shape)?);
         }
         let refs: Vec<&Tensor> = parts.iter().collect();
-        Tensor::try_cat(&refs, dim)
+        Tensor::cat_as("stack", &refs, dim)
     }
 
     /// Splits axis `dim` into consecutive parts of the given sizes, which
     /// must add up to the axis length.
     #[track_caller]
     pub fn try_split(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        self.split_as("split", sizes, dim)
+    }
+
+    /// [`Tensor::try_split`] with errors naming `op`.
+    #[track_caller]
+    fn split_as(&self, op: &str, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         let shape = self.graph()?.shape.clone();
-        let d = self.axis("split", dim)?;
-        if sizes.iter().sum::<usize>() != shape[d] {
+        let d = self.axis(op, dim)?;
+        if shape.is_empty() {
             return Err(Error::shape(ShapeError::new(
-                "split",
+                op,
+                &[&shape],
+                "a zero-dimensional tensor has no axis to split",
+            )));
+        }
+        let total = sizes.iter().try_fold(0usize, |acc, &n| acc.checked_add(n));
+        if total != Some(shape[d]) {
+            return Err(Error::shape(ShapeError::new(
+                op,
                 &[&shape],
                 format!(
                     "sizes {sizes:?} do not add up to axis {d} of length {}",
@@ -637,13 +710,19 @@ impl Tensor {
             ));
         }
         let d = self.axis("chunk", dim)?;
-        let len = self.shape()[d];
+        let Some(&len) = self.shape().get(d) else {
+            return Err(Error::shape(ShapeError::new(
+                "chunk",
+                &[self.shape()],
+                "a zero-dimensional tensor has no axis to split",
+            )));
+        };
         let size = len.div_ceil(chunks).max(1);
         let mut sizes = vec![size; len / size];
         if !len.is_multiple_of(size) {
             sizes.push(len % size);
         }
-        self.try_split(&sizes, dim)
+        self.split_as("chunk", &sizes, dim)
     }
 
     /// Sliding windows over the last `kernel.len()` axes: the result has
@@ -707,7 +786,7 @@ impl Tensor {
             widths.push(w);
             reps.push(r);
         }
-        let x = self.try_repeat(&reps)?;
+        let x = self.repeat_as(op, &reps)?;
         let keep: Vec<usize> = shape[..lead].to_vec();
         let full = |tail: &[(usize, usize)]| {
             let mut b: Vec<(usize, usize)> = keep.iter().map(|&d| (0, d)).collect();

@@ -10,8 +10,8 @@
 //! (labels compared with `arange`) and averages the negatives.
 
 use super::Tensor;
-use crate::error::{Error, Result};
-use morok_core::shape::ShapeError;
+use crate::error::{Error, Located, Result};
+use morok_core::shape::{broadcast_shapes, ShapeError};
 use morok_core::uop::{Op, ReduceOp};
 use morok_core::{ConstValue, ScalarType};
 
@@ -139,7 +139,8 @@ impl Tensor {
     }
 
     /// Layer normalization over `axes`: `(x - mean) / sqrt(var + eps)`
-    /// (population variance), then `* weight + bias` when given.
+    /// (population variance), then `* weight + bias` when given; `weight`
+    /// and `bias` must broadcast to the input's shape.
     #[track_caller]
     pub fn layernorm(
         &self,
@@ -148,6 +149,19 @@ impl Tensor {
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        self.reduce_axes("layernorm", Some(axes))?;
+        for t in weight.iter().chain(bias.iter()) {
+            let ts = t.graph()?.shape.clone();
+            let joint = broadcast_shapes("layernorm", &shape, &ts).located()?;
+            if joint != shape {
+                return Err(Error::shape(ShapeError::new(
+                    "layernorm",
+                    &[&shape, &ts],
+                    "weight and bias must broadcast to the input's shape",
+                )));
+            }
+        }
         let x = self.to_float()?;
         let mu = x.mean(Some(axes), true)?;
         let var = x.var(Some(axes), 0, true)?;
@@ -163,7 +177,7 @@ impl Tensor {
 
     /// 2-D convolution (cross-correlation, as in PyTorch) of an NCHW input
     /// with OIHW weights `[C_out, C_in / groups, KH, KW]` and an optional
-    /// bias `[C_out]`.
+    /// bias of shape `[C_out]`.
     #[track_caller]
     pub fn conv2d(
         &self,
@@ -191,19 +205,32 @@ impl Tensor {
                 ),
             )));
         }
+        if let Some(b) = bias {
+            let bs = b.graph()?.shape.clone();
+            if bs.as_slice() != [cout] {
+                return Err(Error::shape(ShapeError::new(
+                    "conv2d",
+                    &[&xs, &ws, &bs],
+                    format!("the bias must have shape [{cout}]"),
+                )));
+            }
+        }
         let dtype = self.graph()?.dtype.promote(weight.graph()?.dtype);
         let (ph, pw) = opts.padding;
         let x = self
             .cast_to(dtype)?
-            .pad_to(&[(0, 0), (0, 0), (ph, ph), (pw, pw)])?;
+            .pad_to("conv2d", &[(0, 0), (0, 0), (ph, ph), (pw, pw)])?;
         let s = [opts.stride.0, opts.stride.1];
         let d = [opts.dilation.0, opts.dilation.1];
         let win = x.pool("conv2d", &[kh, kw], &s, &d)?;
         let (oh, ow) = (win.shape()[2], win.shape()[3]);
         let rcout = cout / g;
+        // The windows lined up with every output channel's weights.
+        let lined = [n, g, cin_g, rcout, oh, ow, kh, kw];
+        super::checked_numel("conv2d", &lined)?;
         let win = win
             .reshape_to(&[n, g, cin_g, 1, oh, ow, kh, kw])?
-            .expand_to(&[n, g, cin_g, rcout, oh, ow, kh, kw])?
+            .expand_to(&lined)?
             .permute_to(&[0, 1, 3, 4, 5, 2, 6, 7])?;
         let w = weight
             .cast_to(dtype)?
@@ -211,7 +238,7 @@ impl Tensor {
         let y = win.mul(&w)?.sum(Some(&[-3, -2, -1]), false)?;
         let y = y.reshape_to(&[n, cout, oh, ow])?;
         match bias {
-            Some(b) => y.add(&b.try_reshape(&[1, -1, 1, 1])?),
+            Some(b) => y.add(&b.reshape_to(&[1, cout, 1, 1])?),
             None => Ok(y),
         }
     }
@@ -230,7 +257,7 @@ impl Tensor {
         let mut pads = vec![(0, 0); rank];
         pads[rank - 2] = (opts.padding.0, opts.padding.0);
         pads[rank - 1] = (opts.padding.1, opts.padding.1);
-        let x = self.pad_with(&pads, fill)?;
+        let x = self.pad_with(op, &pads, fill)?;
         let k = [opts.kernel.0, opts.kernel.1];
         let s = [opts.stride.0, opts.stride.1];
         x.pool(op, &k, &s, &[1, 1])
@@ -274,7 +301,7 @@ impl Tensor {
         }
         let classes = ls[ls.len() - 1];
         let logp = self.log_softmax(-1)?;
-        let ids = Tensor::counting(classes, ScalarType::I32)?;
+        let ids = Tensor::counting("cross_entropy", classes, ScalarType::I32)?;
         let onehot = labels.try_unsqueeze(-1)?.eq(&ids)?;
         let picked = onehot.where_(&logp, 0.0)?.sum(Some(&[-1]), false)?;
         picked.neg()?.mean(None, false)

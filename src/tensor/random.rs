@@ -28,13 +28,11 @@ fn take_counters(n: usize) -> (u64, u64) {
     (key, base)
 }
 
-/// The element count of `shape`, saturating at `usize::MAX` (which the
-/// caller's size check rejects).
-fn saturating_numel(shape: &[usize]) -> usize {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .unwrap_or(usize::MAX)
+/// `[2, shape...]`: the shape of the two uniform draws behind a normal one.
+fn doubled(shape: &[usize]) -> Vec<usize> {
+    let mut d = vec![2];
+    d.extend_from_slice(shape);
+    d
 }
 
 impl Tensor {
@@ -61,7 +59,7 @@ impl Tensor {
     /// Standard normal samples of a float `dtype`, from the global generator.
     #[track_caller]
     pub fn randn(shape: &[usize], dtype: DType) -> Tensor {
-        if let Err(e) = super::checked_numel("randn", &[2, saturating_numel(shape)]) {
+        if let Err(e) = super::checked_numel("randn", &doubled(shape)) {
             return Tensor::failed(e);
         }
         let (key, base) = take_counters(2 * numel(shape));
@@ -84,7 +82,7 @@ impl Tensor {
     #[track_caller]
     fn random_bits(shape: &[usize], key: u64, base: u64) -> Result<Tensor> {
         let n = super::checked_numel("rand", shape)?;
-        let index = Tensor::counting(n, ScalarType::U64)?;
+        let index = Tensor::counting("rand", n, ScalarType::U64)?;
         let offset = Tensor::constant(ConstValue::UInt(base), ScalarType::U64, &[n]);
         let counter = Tensor::alu(Op::Add, &[&index, &offset])?.reshape_to(shape)?;
         let key = Tensor::constant(ConstValue::UInt(key), ScalarType::U64, shape);
@@ -123,8 +121,8 @@ impl Tensor {
         } else {
             ScalarType::F32
         };
-        let mut doubled = vec![2];
-        doubled.extend_from_slice(shape);
+        let doubled = doubled(shape);
+        super::checked_numel("randn", &doubled)?;
         let u = Tensor::uniform(&doubled, DType::scalar(work), key, base)?;
         let halves = u.try_split(&[1, 1], 0)?;
         let (u1, u2) = (halves[0].try_squeeze(0)?, halves[1].try_squeeze(0)?);

@@ -147,7 +147,19 @@ impl Tensor {
     /// `count - correction` (1: unbiased, 0: population).
     #[track_caller]
     pub fn var(&self, axes: Option<&[isize]>, correction: usize, keepdim: bool) -> Result<Tensor> {
-        let norm = self.reduce_axes("var", axes)?;
+        self.variance("var", axes, correction, keepdim)
+    }
+
+    /// [`Tensor::var`] with errors naming `op`.
+    #[track_caller]
+    fn variance(
+        &self,
+        op: &str,
+        axes: Option<&[isize]>,
+        correction: usize,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        let norm = self.reduce_axes(op, axes)?;
         let x = self.to_float()?;
         let dtype = x.graph()?.dtype;
         let x = x.cast_to(accumulator(dtype))?;
@@ -163,7 +175,7 @@ impl Tensor {
     /// Standard deviation: the square root of [`Tensor::var`].
     #[track_caller]
     pub fn std(&self, axes: Option<&[isize]>, correction: usize, keepdim: bool) -> Result<Tensor> {
-        self.var(axes, correction, keepdim)?.sqrt()
+        self.variance("std", axes, correction, keepdim)?.sqrt()
     }
 
     /// Index (`i32`) of the first maximum along `axis`; `None` searches
@@ -209,7 +221,16 @@ impl Tensor {
         }
         let mut weight_shape = vec![1; x.ndim() - ax];
         weight_shape[0] = n;
-        let weights = Tensor::arange(n as i32, 0, -1)?.reshape_to(&weight_shape)?;
+        if i32::try_from(n).is_err() {
+            return Err(Error::argument(
+                name,
+                format!("axis {axis} has {n} elements, more than i32 indices reach"),
+            ));
+        }
+        // The weights n, n-1, ..., 1 along the axis.
+        let count = Tensor::counting(name, n, ScalarType::I32)?;
+        let top = count.filled(n as f64)?;
+        let weights = Tensor::alu(Op::Sub, &[&top, &count])?.reshape_to(&weight_shape)?;
         let zero = Tensor::constant(ConstValue::Int(0), ScalarType::I32, &[]);
         let picked = hit.where_(&weights, &zero)?;
         let best = picked.reduce_to(ReduceOp::Max, &[ax], false)?;
@@ -260,15 +281,15 @@ impl Tensor {
         if self.ndim() == 0 {
             return self.cast_to(sum_result(dtype));
         }
-        self.cumsum_axis(ax)?.cast_to(sum_result(dtype))
+        self.cumsum_axis("cumsum", ax)?.cast_to(sum_result(dtype))
     }
 
     /// Running sum along a normalized axis, in the accumulator dtype: the
     /// axis is moved last, padded with `n - 1` zeros in front, cut into
     /// `n` windows of length `n` (window `i` ends at element `i`) and each
-    /// window is summed.
+    /// window is summed. Errors name `op`.
     #[track_caller]
-    pub(super) fn cumsum_axis(&self, ax: usize) -> Result<Tensor> {
+    pub(super) fn cumsum_axis(&self, op: &str, ax: usize) -> Result<Tensor> {
         let x = self.cast_to(accumulator(self.graph()?.dtype))?;
         let n = x.shape()[ax];
         if n <= 1 {
@@ -278,7 +299,7 @@ impl Tensor {
         let x = x.swap_axes(ax, last)?;
         let mut pads = vec![(0, 0); x.ndim()];
         pads[last] = (n - 1, 0);
-        let windows = x.pad_to(&pads)?.pool("cumsum", &[n], &[1], &[1])?;
+        let windows = x.pad_to(op, &pads)?.pool(op, &[n], &[1], &[1])?;
         let sums = windows.reduce_to(ReduceOp::Add, &[last + 1], false)?;
         sums.swap_axes(ax, last)
     }

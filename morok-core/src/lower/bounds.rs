@@ -9,6 +9,7 @@
 //! interval, and it uses a gate's linear comparisons as constraints, so a
 //! gated load is bounded by the elements it can actually read.
 
+use super::linearize::live_ranges;
 use super::{BufferSlot, LowerError};
 use crate::uop::{Arg, Op, UOp};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -128,7 +129,11 @@ impl Bounds {
     /// The linear form of an evaluated node, from its operands' forms.
     fn linear_of(&self, n: &Arc<UOp>) -> Lin {
         let atom = || Lin::atom(n.id());
-        if self.wrapped.contains(&n.id()) || self.overrides.contains_key(&n.id()) {
+        // A node pinned to one value (under a gate) is that constant.
+        if let Some(&(lo, hi)) = self.overrides.get(&n.id()) {
+            return if lo == hi { Lin::konst(lo) } else { atom() };
+        }
+        if self.wrapped.contains(&n.id()) {
             return atom();
         }
         let l = |i: usize| self.lin.get(&n.s(i).id());
@@ -319,6 +324,15 @@ impl Bounds {
     }
 }
 
+/// Greatest common divisor of two non-negative numbers.
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 fn konst_value(n: &UOp) -> Option<i128> {
     n.const_value().and_then(|c| c.as_i128())
 }
@@ -350,9 +364,6 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
                 // Operands that may have wrapped are atoms of their own
                 // forms, so the difference is exact.
                 let d = bounds.lin[&a.id()].add_scaled(&bounds.lin[&b.id()], -1);
-                if d.terms.is_empty() {
-                    continue;
-                }
                 // a < b ⇔ d <= -1 ; a <= b ⇔ d <= 0 ; negations flip.
                 let (lo, hi) = match (g.op() == Op::CmpLt, negated) {
                     (true, false) => (i128::MIN, -1),
@@ -361,6 +372,32 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
                     (false, true) => (1, i128::MAX),
                 };
                 let (lo, hi) = (lo.saturating_sub(d.c), hi.saturating_sub(d.c));
+                if d.terms.is_empty() {
+                    // A comparison of constants: true, or the gate never is.
+                    if lo > 0 || hi < 0 {
+                        return None;
+                    }
+                    continue;
+                }
+                // Divide by the coefficients' gcd (the atoms are integers),
+                // so that `5x + 5y <= 17` and `x + y >= 1` merge.
+                let g = d.terms.values().fold(0, |g, &k| gcd(g, k.abs()));
+                let (d, lo, hi) = if g > 1 {
+                    let lo = if lo > i128::MIN / 2 {
+                        -(-lo).div_euclid(g)
+                    } else {
+                        lo
+                    };
+                    let hi = if hi < i128::MAX / 2 {
+                        hi.div_euclid(g)
+                    } else {
+                        hi
+                    };
+                    let terms = d.terms.iter().map(|(&a, &k)| (a, k / g)).collect();
+                    (Lin { terms, c: 0 }, lo, hi)
+                } else {
+                    (d, lo, hi)
+                };
                 // Normalize the sign so that `x` and `-x` merge.
                 let flip = d.terms.values().next().is_some_and(|v| *v < 0);
                 let (terms, lo, hi) = if flip {
@@ -386,16 +423,109 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
     if merged.values().any(|(lo, hi)| lo > hi) {
         return None;
     }
-    Some(
-        merged
-            .into_iter()
-            .map(|(k, (lo, hi))| Constraint {
-                terms: k.into_iter().collect(),
-                lo,
-                hi,
-            })
-            .collect(),
-    )
+    let mut cons: Vec<Constraint> = merged
+        .into_iter()
+        .map(|(k, (lo, hi))| Constraint {
+            terms: k.into_iter().collect(),
+            lo,
+            hi,
+        })
+        .collect();
+    propagate(&mut cons, &bounds.memo).then_some(cons)
+}
+
+/// `⌊x / f⌋` for `f != 0`.
+fn floor_div(x: i128, f: i128) -> i128 {
+    if f < 0 {
+        x.saturating_neg().div_euclid(f.saturating_neg())
+    } else {
+        x.div_euclid(f)
+    }
+}
+
+/// `⌈x / f⌉` for `f != 0`.
+fn ceil_div(x: i128, f: i128) -> i128 {
+    floor_div(x.saturating_neg(), f).saturating_neg()
+}
+
+/// Tightens the constraints with one another, a few rounds: when the
+/// terms of a constraint `C` split into multiples `f·D` of other
+/// constraints' terms plus atoms, each such `D` is bounded by what `C`
+/// leaves it (`f·D ∈ C − the rest`). From `r + s >= 1`, `3 <= t <= 5` and
+/// `9·(r + s) + t <= 35` this gives `r + s <= 3`. `false` if a constraint
+/// is left no value (the gate is never true).
+fn propagate(cons: &mut [Constraint], memo: &HashMap<u64, Interval>) -> bool {
+    for _ in 0..4 {
+        let mut changed = false;
+        for ci in 0..cons.len() {
+            let mut rest = cons[ci].terms.clone();
+            let mut parts: Vec<(usize, i128)> = Vec::new();
+            for (di, d) in cons.iter().enumerate() {
+                let Some((a0, l0)) = d.terms.iter().next() else {
+                    continue;
+                };
+                let Some(r0) = rest.get(a0) else {
+                    continue;
+                };
+                if di == ci || r0 % l0 != 0 {
+                    continue;
+                }
+                let f = r0 / l0;
+                if !d
+                    .terms
+                    .iter()
+                    .all(|(a, l)| rest.get(a) == Some(&l.saturating_mul(f)))
+                {
+                    continue;
+                }
+                for a in d.terms.keys() {
+                    rest.remove(a);
+                }
+                parts.push((di, f));
+            }
+            let mut left = (0i128, 0i128);
+            for (a, k) in &rest {
+                let Some(iv) = memo.get(a) else {
+                    parts.clear();
+                    break;
+                };
+                let iv = scale_iv(*iv, *k);
+                left = (left.0.saturating_add(iv.0), left.1.saturating_add(iv.1));
+            }
+            for j in 0..parts.len() {
+                let mut others = left;
+                for (k, &(dk, fk)) in parts.iter().enumerate() {
+                    if k != j {
+                        let iv = scale_iv((cons[dk].lo, cons[dk].hi), fk);
+                        others = (others.0.saturating_add(iv.0), others.1.saturating_add(iv.1));
+                    }
+                }
+                let (dj, f) = parts[j];
+                let (a, b) = (
+                    cons[ci].lo.saturating_sub(others.1),
+                    cons[ci].hi.saturating_sub(others.0),
+                );
+                let (lo, hi) = if f > 0 {
+                    (ceil_div(a, f), floor_div(b, f))
+                } else {
+                    (ceil_div(b, f), floor_div(a, f))
+                };
+                let d = &mut cons[dj];
+                let next = (d.lo.max(lo), d.hi.min(hi));
+                if next != (d.lo, d.hi) {
+                    (d.lo, d.hi) = next;
+                    changed = true;
+                }
+            }
+        }
+        if cons.iter().any(|c| c.lo > c.hi) {
+            return false;
+        }
+        if !changed {
+            break;
+        }
+    }
+    true
 }
 
 /// Narrows `RANGE` intervals under a gate: a conjunction (`AND`) of
@@ -442,6 +572,71 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
     out
 }
 
+/// The interval of index `idx` accessed under `gate`, or `None` when the
+/// gate is never true. A constraint on one atom (`lo <= k·a <= hi`)
+/// narrows that atom's interval, and the constraints are derived again
+/// with the narrowed atoms (an atom pinned to one value becomes a
+/// constant), a few rounds: `1 < 5·r` pins `r = 1` (for `r` in
+/// `[0, 1]`), which then shows `15·r + s < 12` unsatisfiable for `s >= 0`.
+fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<Interval> {
+    let mut ov = gate_overrides(gate, plain);
+    let mut cons = gate_constraints(gate, plain)?;
+    for _ in 0..4 {
+        if ov.values().any(|(lo, hi)| lo > hi) {
+            return None;
+        }
+        let changed = narrow_atoms(&cons, &mut ov, plain);
+        cons = gate_constraints(gate, &mut Bounds::new(ov.clone()))?;
+        if !changed {
+            break;
+        }
+    }
+    if ov.values().any(|(lo, hi)| lo > hi) {
+        return None;
+    }
+    let mut gated = Bounds::new(ov);
+    gated.constraints = cons;
+    Some(gated.of(idx))
+}
+
+/// Narrows the intervals in `ov` (or, for atoms not in it yet, `plain`'s)
+/// with the constraints that bound a single atom: `lo <= k·a <= hi` puts
+/// `a` in `[⌈lo/k⌉, ⌊hi/k⌋]` for `k > 0` (and `[⌈hi/k⌉, ⌊lo/k⌋]` for
+/// `k < 0`). Returns whether any changed.
+fn narrow_atoms(cons: &[Constraint], ov: &mut HashMap<u64, Interval>, plain: &Bounds) -> bool {
+    let mut changed = false;
+    for k in cons {
+        let mut terms = k.terms.iter();
+        let (Some((&atom, &coeff)), None) = (terms.next(), terms.next()) else {
+            continue;
+        };
+        let Some(&cur) = ov.get(&atom).or_else(|| plain.memo.get(&atom)) else {
+            continue;
+        };
+        let (lo, hi) = if coeff > 0 {
+            (k.lo, k.hi)
+        } else {
+            (k.hi.saturating_neg(), k.lo.saturating_neg())
+        };
+        let c = coeff.saturating_abs();
+        if c == 0 {
+            continue;
+        }
+        let mut next = cur;
+        if lo > i128::MIN / 2 {
+            next.0 = next.0.max(-(-lo).div_euclid(c));
+        }
+        if hi < i128::MAX / 2 {
+            next.1 = next.1.min(hi.div_euclid(c));
+        }
+        if next != cur {
+            ov.insert(atom, next);
+            changed = true;
+        }
+    }
+    changed
+}
+
 /// True if an index expression depends on loaded data (a `LOAD`, or a
 /// `REDUCE` before reduce lowering). Its bounds are the index type's
 /// whole range and say nothing useful, so such an access is not part of
@@ -454,16 +649,60 @@ pub fn is_data_dependent(idx: &Arc<UOp>) -> bool {
         .any(|n| matches!(n.op(), Op::Load | Op::Reduce))
 }
 
+/// The ranges whose loops never run, by id: a `RANGE` with a constant
+/// end of at most 0, every range an `END` or `REDUCE` opens inside one
+/// (listed after it: `END(x, r0, r1)` nests `r1` in `r0`), and the ranges
+/// of a `REDUCE` whose value varies with one (the reduce's loops sit in
+/// that loop). Computed to a fixpoint, since reduces nest.
+fn dead_ranges(nodes: &[Arc<UOp>], live: &mut HashMap<u64, Vec<Arc<UOp>>>) -> HashSet<u64> {
+    let mut dead: HashSet<u64> = nodes
+        .iter()
+        .filter(|n| n.op() == Op::Range && konst_value(n.s(0)).is_some_and(|end| end <= 0))
+        .map(|n| n.id())
+        .collect();
+    loop {
+        let before = dead.len();
+        for n in nodes {
+            if !matches!(n.op(), Op::End | Op::Reduce) {
+                continue;
+            }
+            let own = &n.src()[1..];
+            let mut inside = n.op() == Op::Reduce
+                && live_ranges(n.s(0), live)
+                    .iter()
+                    .any(|r| dead.contains(&r.id()) && !own.iter().any(|o| Arc::ptr_eq(o, r)));
+            for r in own {
+                inside |= dead.contains(&r.id());
+                if inside {
+                    dead.insert(r.id());
+                }
+            }
+        }
+        if dead.len() == before {
+            return dead;
+        }
+    }
+}
+
 /// The buffer slots of a kernel AST: element type, read/written, and the
 /// element range accessed by index expressions computed from ranges and
 /// constants. A gated access is bounded with its gate's range constraints
-/// applied; an access under an unsatisfiable gate touches nothing; a
+/// applied; an access under an unsatisfiable gate, or inside a loop that
+/// never runs (a range of end 0 or one nested in it), touches nothing; a
 /// data-dependent access is left to run-time checks
 /// ([`is_data_dependent`]).
 pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
     let mut slots: Vec<Option<BufferSlot>> = Vec::new();
     let mut plain = Bounds::default();
     let nodes = ast.toposort();
+    let mut live = HashMap::new();
+    let dead = dead_ranges(&nodes, &mut live);
+    // A store runs inside every range its END closes.
+    let dead_stores: HashSet<u64> = nodes
+        .iter()
+        .filter(|n| n.op() == Op::End && n.src()[1..].iter().any(|r| dead.contains(&r.id())))
+        .map(|n| n.s(0).id())
+        .collect();
     for n in &nodes {
         if n.op() == Op::DefineGlobal {
             let Arg::Int(slot) = *n.arg() else {
@@ -489,22 +728,16 @@ pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
         let Arg::Int(slot) = *index.s(0).arg() else {
             return Err(LowerError::malformed("INDEX of a non-buffer", index));
         };
+        let never_runs = dead_stores.contains(&n.id())
+            || live_ranges(n, &mut live)
+                .iter()
+                .any(|r| dead.contains(&r.id()));
         let range = match index.src().get(2) {
+            _ if never_runs => None,
             // Checked per access at run time instead (see `is_data_dependent`).
             _ if is_data_dependent(index.s(1)) => None,
             None => Some(plain.of(index.s(1))),
-            Some(gate) => {
-                let ov = gate_overrides(gate, &mut plain);
-                let cons = gate_constraints(gate, &mut plain);
-                match cons {
-                    Some(cons) if ov.values().all(|(lo, hi)| lo <= hi) => {
-                        let mut gated = Bounds::new(ov);
-                        gated.constraints = cons;
-                        Some(gated.of(index.s(1)))
-                    }
-                    _ => None,
-                }
-            }
+            Some(gate) => gated_access(gate, index.s(1), &mut plain),
         };
         let Some(entry) = slots.get_mut(slot as usize).and_then(|s| s.as_mut()) else {
             return Err(LowerError::malformed("INDEX of an unknown slot", index));

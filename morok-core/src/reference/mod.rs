@@ -12,11 +12,15 @@
 //!
 //! Integer division or remainder by zero is undefined in C; the evaluator
 //! defines both as 0.
+//!
+//! Every node is held in memory, so a graph with a node of more than
+//! [`MAX_ELEMENTS`] elements is refused with an error.
 
 mod alu;
 mod movement;
 
 use crate::dtype::{DType, ScalarType};
+use crate::shape::{numel, shape_of};
 use crate::uop::op::{round_to_float, wrap_i, wrap_u};
 use crate::uop::{Arg, ConstValue, Op, OpGroup, UOp};
 use std::collections::HashMap;
@@ -118,14 +122,32 @@ pub(crate) fn int_from_f64(v: f64, t: ScalarType) -> i128 {
     wrap(v.trunc() as i128, t)
 }
 
+/// The most elements a node may have for [`evaluate`] (each is held as an
+/// f64 or i128).
+pub const MAX_ELEMENTS: usize = 1 << 26;
+
 /// Evaluates the tensor-level graph rooted at `root`. `buffers` returns the
 /// elements of a BUFFER by id (as f64, converted to the buffer's dtype).
 pub fn evaluate(
     root: &Arc<UOp>,
     buffers: &dyn Fn(u64) -> Option<Vec<f64>>,
 ) -> Result<RefArray, EvalError> {
+    let nodes = root.toposort();
+    for node in &nodes {
+        if let Ok(Some(shape)) = shape_of(node) {
+            if numel(&shape) > MAX_ELEMENTS {
+                return Err(EvalError::new(
+                    node,
+                    format!(
+                        "shape {:?} has more than {MAX_ELEMENTS} elements",
+                        shape.as_slice()
+                    ),
+                ));
+            }
+        }
+    }
     let mut done: HashMap<u64, Arr> = HashMap::new();
-    for node in root.toposort() {
+    for node in nodes {
         let srcs: Vec<&Arr> = node
             .src()
             .iter()

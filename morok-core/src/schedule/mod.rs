@@ -2,15 +2,17 @@
 //!
 //! [`schedule()`] runs the pipeline:
 //!
-//! 1. `split-reduce` ([`rangeify::split_reduce`]): huge reductions in two stages;
-//! 2. `realize` ([`rangeify::realize`]): where kernels split;
-//! 3. `rangeify` ([`rangeify::indexing`]): movement ops become index
+//! 1. `zero-size` ([`rangeify::zero_size`]): nodes without elements become
+//!    constants, reductions over no elements their identity;
+//! 2. `split-reduce` ([`rangeify::split_reduce`]): huge reductions in two stages;
+//! 3. `realize` ([`rangeify::realize`]): where kernels split;
+//! 4. `rangeify` ([`rangeify::indexing`]): movement ops become index
 //!    arithmetic, realized nodes BUFFERIZE nodes;
-//! 4. `simplify` ([`rangeify::index_simplify`], [`rangeify::reduce_simplify`]
+//! 5. `simplify` ([`rangeify::index_simplify`], [`rangeify::reduce_simplify`]
 //!    and the shared [`crate::symbolic::symbolic`] rules);
-//! 5. `buffers` ([`rangeify::buffer_removal`]): folding, inlining, dead axes;
-//! 6. `kernelize` ([`kernelize`]): BUFFERIZE → STORE → KERNEL;
-//! 7. `schedule` ([`schedule`](mod@schedule)): items in dependency order and
+//! 6. `buffers` ([`rangeify::buffer_removal`]): folding, inlining, dead axes;
+//! 7. `kernelize` ([`kernelize`]): BUFFERIZE → STORE → KERNEL;
+//! 8. `schedule` ([`schedule`](mod@schedule)): items in dependency order and
 //!    parallel groups; [`memory`]: storage reuse between intermediates.
 //!
 //! Each stage's IR is emitted with `tracing` (target `morok::ir`, level
@@ -164,6 +166,9 @@ pub fn schedule(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
     }
     let sink = UOp::sink(roots.iter().cloned().collect::<Srcs>());
     trace_stage("input", &sink);
+
+    let sink = graph_rewrite_bottom_up(&rangeify::zero_size::zero_size_rules(), &sink, &mut ())?;
+    trace_stage("zero-size", &sink);
 
     let sink = graph_rewrite_bottom_up(
         &rangeify::split_reduce::split_reduce_rules(),

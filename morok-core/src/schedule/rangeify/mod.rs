@@ -2,15 +2,17 @@
 //!
 //! The passes, in pipeline order (one file each):
 //!
-//! 1. [`split_reduce`]: a huge reduction becomes two stages (tensor level);
-//! 2. [`realize`]: which tensor nodes are materialized (kernel boundaries);
-//! 3. [`indexing`]: view INDEX nodes are pushed through the tensor graph,
+//! 1. [`zero_size`]: nodes without elements become constants, reductions
+//!    over no elements their identity (tensor level);
+//! 2. [`split_reduce`]: a huge reduction becomes two stages (tensor level);
+//! 3. [`realize`]: which tensor nodes are materialized (kernel boundaries);
+//! 4. [`indexing`]: view INDEX nodes are pushed through the tensor graph,
 //!    turning movement ops into index arithmetic, REDUCE_AXIS into REDUCE
 //!    over fresh ranges and every realized node into a BUFFERIZE;
-//! 4. [`index_simplify`] + [`reduce_simplify`]: index algebra, reduce
+//! 5. [`index_simplify`] + [`reduce_simplify`]: index algebra, reduce
 //!    collapse (closed forms for gated sums such as `arange`) and
 //!    unparented-range removal;
-//! 5. [`buffer_removal`]: buffer folding, inlining of cheap heuristic
+//! 6. [`buffer_removal`]: buffer folding, inlining of cheap heuristic
 //!    buffers (partial contiguous) and dead-axis removal.
 //!
 //! Intermediate form. Between these passes the graph uses two flavours of
@@ -33,6 +35,7 @@ pub mod indexing;
 pub mod realize;
 pub mod reduce_simplify;
 pub mod split_reduce;
+pub mod zero_size;
 
 use crate::dtype::AddrSpace;
 use crate::uop::{Op, Srcs, UOp};

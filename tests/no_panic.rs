@@ -1,0 +1,1332 @@
+//! No public `Tensor` call panics, whatever its arguments.
+//!
+//! A seeded generator makes several hundred calls with hostile arguments:
+//! axes out of range, empty and zero-size shapes, mismatched operands, bad
+//! reshape targets, reversed or oversized ranges, zero or negative steps,
+//! windows larger than their input, zero strides and groups, casts between
+//! widths, wrong element types, shapes whose element count overflows. Each
+//! call runs under `catch_unwind`. A call that returns tensors has them
+//! realized and read back (those whose graph is small); a call that returns
+//! an error must name an op the call stands for and the line of the call
+//! in this file. The test lists every call that panicked.
+
+mod common;
+
+use common::{compiled, tensor, Rng};
+use morok::core::shape::shape_of;
+use morok::core::AddrSpace;
+use morok::{
+    ConvOptions, DType, Error, IntoOperand, Operand, PoolOptions, Result, ScalarType, Slice, Tensor,
+};
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+use std::time::Instant;
+
+/// Number of generated calls.
+const CALLS: usize = 400;
+/// Seed of the generator.
+const SEED: u64 = 0x6e6f_5f70_616e_6963;
+/// Largest element count of any node in a graph that gets realized.
+const REALIZE_LIMIT: u128 = 1024;
+/// Largest number of nodes in a graph that gets realized.
+const REALIZE_NODES: usize = 400;
+
+const DTYPES: [ScalarType; 13] = [
+    ScalarType::Bool,
+    ScalarType::I8,
+    ScalarType::I16,
+    ScalarType::I32,
+    ScalarType::I64,
+    ScalarType::U8,
+    ScalarType::U16,
+    ScalarType::U32,
+    ScalarType::U64,
+    ScalarType::F16,
+    ScalarType::BF16,
+    ScalarType::F32,
+    ScalarType::F64,
+];
+
+/// Shapes of the ordinary operands: scalars, empty and zero-size tensors,
+/// size-1 axes and small images.
+const SHAPES: [&[usize]; 15] = [
+    &[],
+    &[0],
+    &[1],
+    &[4],
+    &[2, 3],
+    &[3, 1],
+    &[1, 3],
+    &[0, 2],
+    &[2, 0, 3],
+    &[2, 2, 2],
+    &[1, 1, 3, 3],
+    &[1, 2, 4, 4],
+    &[2, 2, 3, 3],
+    &[2, 4, 2, 2],
+    &[1, 1, 1, 1],
+];
+
+/// Sizes no real tensor has: their products overflow.
+const HUGE: [usize; 5] = [
+    usize::MAX,
+    isize::MAX as usize,
+    1 << 62,
+    1 << 40,
+    (1 << 32) + 1,
+];
+
+const AXES: [isize; 13] = [
+    -5,
+    -4,
+    -3,
+    -2,
+    -1,
+    0,
+    1,
+    2,
+    3,
+    4,
+    isize::MIN,
+    isize::MAX,
+    -1,
+];
+
+const SIGNED: [isize; 14] = [
+    -1,
+    -1,
+    -2,
+    -7,
+    0,
+    1,
+    2,
+    3,
+    4,
+    6,
+    isize::MAX,
+    isize::MIN,
+    1 << 40,
+    isize::MAX / 2 + 1,
+];
+
+type Unary = fn(&Tensor) -> Result<Tensor>;
+type Binary = fn(&Tensor, Operand) -> Result<Tensor>;
+type Reduction = fn(&Tensor, Option<&[isize]>, bool) -> Result<Tensor>;
+type Operator = fn(&Tensor, &Tensor) -> Tensor;
+
+const UNARY: [(&str, Unary); 33] = [
+    ("exp", |t| t.exp()),
+    ("exp2", |t| t.exp2()),
+    ("log", |t| t.log()),
+    ("log2", |t| t.log2()),
+    ("sqrt", |t| t.sqrt()),
+    ("rsqrt", |t| t.rsqrt()),
+    ("reciprocal", |t| t.reciprocal()),
+    ("sin", |t| t.sin()),
+    ("cos", |t| t.cos()),
+    ("tan", |t| t.tan()),
+    ("tanh", |t| t.tanh()),
+    ("erf", |t| t.erf()),
+    ("floor", |t| t.floor()),
+    ("ceil", |t| t.ceil()),
+    ("round", |t| t.round()),
+    ("trunc", |t| t.trunc()),
+    ("neg", |t| t.neg()),
+    ("abs", |t| t.abs()),
+    ("sign", |t| t.sign()),
+    ("isnan", |t| t.isnan()),
+    ("isinf", |t| t.isinf()),
+    ("logical_not", |t| t.logical_not()),
+    ("relu", |t| t.relu()),
+    ("leaky_relu", |t| t.leaky_relu(0.1)),
+    ("sigmoid", |t| t.sigmoid()),
+    ("gelu", |t| t.gelu()),
+    ("silu", |t| t.silu()),
+    ("zeros_like", |t| t.zeros_like()),
+    ("ones_like", |t| t.ones_like()),
+    ("full_like", |t| t.full_like(2.5f32)),
+    ("realize", |t| t.realize()),
+    ("-", |t| checked(-t)),
+    ("reference", |t| t.reference().map(|_| t.clone())),
+];
+
+const BINARY: [(&str, Binary); 18] = [
+    ("add", |a, b| a.add(b)),
+    ("sub", |a, b| a.sub(b)),
+    ("mul", |a, b| a.mul(b)),
+    ("div", |a, b| a.div(b)),
+    ("floor_div", |a, b| a.floor_div(b)),
+    ("remainder", |a, b| a.remainder(b)),
+    ("pow", |a, b| a.pow(b)),
+    ("maximum", |a, b| a.maximum(b)),
+    ("minimum", |a, b| a.minimum(b)),
+    ("eq", |a, b| a.eq(b)),
+    ("ne", |a, b| a.ne(b)),
+    ("lt", |a, b| a.lt(b)),
+    ("le", |a, b| a.le(b)),
+    ("gt", |a, b| a.gt(b)),
+    ("ge", |a, b| a.ge(b)),
+    ("logical_and", |a, b| a.logical_and(b)),
+    ("logical_or", |a, b| a.logical_or(b)),
+    ("logical_xor", |a, b| a.logical_xor(b)),
+];
+
+const REDUCTIONS: [(&str, Reduction); 8] = [
+    ("sum", |t, a, k| t.sum(a, k)),
+    ("prod", |t, a, k| t.prod(a, k)),
+    ("max", |t, a, k| t.max(a, k)),
+    ("min", |t, a, k| t.min(a, k)),
+    ("mean", |t, a, k| t.mean(a, k)),
+    ("any", |t, a, k| t.any(a, k)),
+    ("all", |t, a, k| t.all(a, k)),
+    ("logsumexp", |t, a, k| t.logsumexp(a, k)),
+];
+
+const OPERATORS: [(&str, Operator); 4] = [
+    ("add", |a, b| a + b),
+    ("sub", |a, b| a - b),
+    ("mul", |a, b| a * b),
+    ("div", |a, b| a / b),
+];
+
+/// The tensors (or the error) a call produced.
+type Outcome = Result<Vec<Tensor>>;
+
+/// One generated call.
+struct Call {
+    /// The call as text, with its arguments.
+    text: String,
+    /// The ops an error of this call may name.
+    ops: Vec<String>,
+    /// Makes the call.
+    run: Box<dyn FnOnce() -> Outcome>,
+}
+
+/// A generated operand: its description and the tensor.
+#[derive(Clone)]
+struct Arg {
+    text: String,
+    t: Tensor,
+}
+
+/// A tensor built by an operator or constructor, which carries its error.
+fn checked(t: Tensor) -> Result<Tensor> {
+    match t.error() {
+        Some(e) => Err(e.clone()),
+        None => Ok(t),
+    }
+}
+
+/// The outcome of a constructor that carries its error in the tensor.
+fn carried(t: Tensor) -> Outcome {
+    Ok(vec![checked(t)?])
+}
+
+struct Gen {
+    rng: Rng,
+    /// The ops named by the errors that the operands of the call being
+    /// built carry (a call passes them on).
+    carried: Vec<String>,
+}
+
+impl Gen {
+    fn below(&mut self, n: usize) -> usize {
+        (self.rng.next_u64() % n as u64) as usize
+    }
+
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.rng.next_u64() % 100 < percent
+    }
+
+    fn axis(&mut self) -> isize {
+        self.pick(&AXES)
+    }
+
+    fn axes(&mut self) -> Vec<isize> {
+        (0..self.below(4)).map(|_| self.axis()).collect()
+    }
+
+    fn dim(&mut self) -> usize {
+        if self.chance(15) {
+            self.pick(&HUGE)
+        } else {
+            self.below(5)
+        }
+    }
+
+    fn shape(&mut self) -> Vec<usize> {
+        (0..self.below(5)).map(|_| self.dim()).collect()
+    }
+
+    fn signed(&mut self) -> isize {
+        self.pick(&SIGNED)
+    }
+
+    fn signed_shape(&mut self) -> Vec<isize> {
+        (0..self.below(5)).map(|_| self.signed()).collect()
+    }
+
+    fn dtype(&mut self) -> ScalarType {
+        self.pick(&DTYPES)
+    }
+
+    /// Any dtype, including the ones no tensor can hold.
+    fn any_dtype(&mut self) -> DType {
+        match self.below(10) {
+            0 => DType::scalar(self.dtype()).vec(4),
+            1 => DType::scalar(self.dtype()).ptr(AddrSpace::Global),
+            2 => DType::VOID,
+            3 => DType::INDEX,
+            _ => DType::scalar(self.dtype()),
+        }
+    }
+
+    /// A tensor of `dtype` and `shape`: small ones hold data, larger ones
+    /// are constants (which may carry a size error).
+    fn tensor_of(&mut self, dtype: ScalarType, shape: &[usize]) -> Tensor {
+        let nonzero = shape
+            .iter()
+            .filter(|&&d| d != 0)
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .unwrap_or(usize::MAX);
+        if nonzero > 256 {
+            return Tensor::zeros(shape, DType::scalar(dtype));
+        }
+        let n = shape.iter().product();
+        let data: Vec<f64> = (0..n)
+            .map(|_| match dtype {
+                ScalarType::Bool => self.below(2) as f64,
+                t if t.is_unsigned() => self.below(6) as f64,
+                _ => self.below(7) as f64 - 3.0,
+            })
+            .collect();
+        tensor(dtype, shape, &data)
+    }
+
+    /// An operand: usually a small tensor (sometimes a transposed or
+    /// flipped view), sometimes a huge lazy one, one with a zero-size axis
+    /// beside a huge one, or one that carries an error.
+    fn operand(&mut self) -> Arg {
+        let a = self.new_operand();
+        if let Some(e) = a.t.error() {
+            self.carried.push(e.op().to_string());
+        }
+        a
+    }
+
+    fn new_operand(&mut self) -> Arg {
+        let dtype = self.dtype();
+        match self.below(20) {
+            0 => {
+                let shape = [self.pick(&HUGE), self.below(3)];
+                Arg {
+                    text: format!("zeros({shape:?}, {dtype})"),
+                    t: Tensor::zeros(&shape, DType::scalar(dtype)),
+                }
+            }
+            1 => {
+                let shape = [0, self.pick(&HUGE), self.pick(&HUGE)];
+                Arg {
+                    text: format!("zeros({shape:?}, {dtype})"),
+                    t: Tensor::zeros(&shape, DType::scalar(dtype)),
+                }
+            }
+            2 => {
+                let a = self.tensor_of(dtype, &[2, 3]);
+                let b = self.tensor_of(dtype, &[2]);
+                Arg {
+                    text: format!("({dtype}[2, 3] + {dtype}[2])"),
+                    t: &a + &b,
+                }
+            }
+            _ => {
+                let shape = self.pick(&SHAPES);
+                let t = self.tensor_of(dtype, shape);
+                if shape.len() >= 2 && self.chance(20) {
+                    Arg {
+                        text: format!("{dtype}{shape:?}.T"),
+                        t: t.try_transpose(0, -1).unwrap_or(t),
+                    }
+                } else if !shape.is_empty() && self.chance(10) {
+                    Arg {
+                        text: format!("{dtype}{shape:?}.flip"),
+                        t: t.try_flip(&[0]).unwrap_or(t),
+                    }
+                } else {
+                    Arg {
+                        text: format!("{dtype}{shape:?}"),
+                        t,
+                    }
+                }
+            }
+        }
+    }
+
+    /// A tensor with the given shape, or a random operand.
+    fn shaped_or_random(&mut self, shape: Vec<usize>) -> Arg {
+        if self.chance(30) {
+            return self.operand();
+        }
+        let dtype = self.dtype();
+        let t = self.tensor_of(dtype, &shape);
+        if let Some(e) = t.error() {
+            self.carried.push(e.op().to_string());
+        }
+        Arg {
+            text: format!("{dtype}{shape:?}"),
+            t,
+        }
+    }
+
+    /// A scalar or tensor second operand.
+    fn second(&mut self) -> (String, Operand) {
+        match self.below(8) {
+            0 => ("2.5f32".into(), 2.5f32.into_operand()),
+            1 => ("-3i32".into(), (-3i32).into_operand()),
+            2 => ("true".into(), true.into_operand()),
+            3 => ("u64::MAX".into(), u64::MAX.into_operand()),
+            4 => ("f64::NAN".into(), f64::NAN.into_operand()),
+            _ => {
+                let a = self.operand();
+                (a.text, a.t.into_operand())
+            }
+        }
+    }
+
+    fn slice(&mut self) -> Slice {
+        let bound = |g: &mut Gen| match g.below(6) {
+            0 => None,
+            1 => Some(isize::MIN),
+            2 => Some(isize::MAX),
+            _ => Some(g.below(15) as isize - 7),
+        };
+        let start = bound(self);
+        let end = bound(self);
+        let step = self.pick(&[1, 1, 2, 3, -1, -2, 0, isize::MIN, isize::MAX]);
+        Slice { start, end, step }
+    }
+
+    fn four_d(&mut self) -> Vec<usize> {
+        (0..4)
+            .map(|_| {
+                if self.chance(8) {
+                    self.pick(&HUGE)
+                } else {
+                    self.below(5)
+                }
+            })
+            .collect()
+    }
+
+    /// One random call.
+    fn call(&mut self) -> Call {
+        self.carried.clear();
+        let x = self.operand();
+        let mut ops: Vec<&str> = Vec::new();
+        let (text, run): (String, Box<dyn FnOnce() -> Outcome>) = match self.below(40) {
+            0 => {
+                let s = self.signed_shape();
+                ops.push("reshape");
+                (
+                    format!("{}.try_reshape({s:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_reshape(&s)?])),
+                )
+            }
+            1 => {
+                let p = self.axes();
+                ops.push("permute");
+                (
+                    format!("{}.try_permute({p:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_permute(&p)?])),
+                )
+            }
+            2 => {
+                let (a, b) = (self.axis(), self.axis());
+                ops.push("transpose");
+                (
+                    format!("{}.try_transpose({a}, {b})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_transpose(a, b)?])),
+                )
+            }
+            3 => {
+                let s = self.shape();
+                ops.push("broadcast_to");
+                (
+                    format!("{}.try_broadcast_to({s:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_broadcast_to(&s)?])),
+                )
+            }
+            4 => {
+                let s = self.signed_shape();
+                ops.push("expand");
+                (
+                    format!("{}.try_expand({s:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_expand(&s)?])),
+                )
+            }
+            5 => {
+                let n = if self.chance(80) {
+                    x.t.ndim()
+                } else {
+                    self.below(5)
+                };
+                let pads: Vec<(isize, isize)> = (0..n)
+                    .map(|_| {
+                        let p = |g: &mut Gen| {
+                            if g.chance(15) {
+                                g.pick(&[isize::MIN, isize::MAX, -(1 << 40), 1 << 40])
+                            } else {
+                                g.below(9) as isize - 4
+                            }
+                        };
+                        (p(self), p(self))
+                    })
+                    .collect();
+                ops.push("pad");
+                match self.below(3) {
+                    0 => (
+                        format!("{}.try_pad({pads:?}, 1.5f32)", x.text),
+                        Box::new(move || Ok(vec![x.t.try_pad(&pads, 1.5f32)?])),
+                    ),
+                    1 => (
+                        format!("{}.try_pad({pads:?}, true)", x.text),
+                        Box::new(move || Ok(vec![x.t.try_pad(&pads, true)?])),
+                    ),
+                    _ => (
+                        format!("{}.try_pad({pads:?}, -7i64)", x.text),
+                        Box::new(move || Ok(vec![x.t.try_pad(&pads, -7i64)?])),
+                    ),
+                }
+            }
+            6 => {
+                let n = if self.chance(80) {
+                    x.t.ndim()
+                } else {
+                    self.below(5)
+                };
+                let bounds: Vec<(usize, usize)> = (0..n)
+                    .map(|_| {
+                        let b = |g: &mut Gen| {
+                            if g.chance(10) {
+                                usize::MAX
+                            } else {
+                                g.below(6)
+                            }
+                        };
+                        (b(self), b(self))
+                    })
+                    .collect();
+                ops.push("shrink");
+                (
+                    format!("{}.try_shrink({bounds:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_shrink(&bounds)?])),
+                )
+            }
+            7 => {
+                let slices: Vec<Slice> = (0..self.below(5)).map(|_| self.slice()).collect();
+                ops.push("slice");
+                (
+                    format!("{}.try_slice({slices:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_slice(&slices)?])),
+                )
+            }
+            8 => {
+                let a = self.axes();
+                ops.push("flip");
+                (
+                    format!("{}.try_flip({a:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_flip(&a)?])),
+                )
+            }
+            9 => {
+                let a = self.axis();
+                if self.chance(50) {
+                    ops.push("squeeze");
+                    (
+                        format!("{}.try_squeeze({a})", x.text),
+                        Box::new(move || Ok(vec![x.t.try_squeeze(a)?])),
+                    )
+                } else {
+                    ops.push("unsqueeze");
+                    (
+                        format!("{}.try_unsqueeze({a})", x.text),
+                        Box::new(move || Ok(vec![x.t.try_unsqueeze(a)?])),
+                    )
+                }
+            }
+            10 => {
+                let (a, b) = (self.axis(), self.axis());
+                ops.push("flatten");
+                (
+                    format!("{}.try_flatten({a}, {b})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_flatten(a, b)?])),
+                )
+            }
+            11 => {
+                let reps = self.shape();
+                ops.push("repeat");
+                (
+                    format!("{}.try_repeat({reps:?})", x.text),
+                    Box::new(move || Ok(vec![x.t.try_repeat(&reps)?])),
+                )
+            }
+            12 | 13 => {
+                let mut parts = vec![x];
+                for _ in 0..self.below(4) {
+                    let p = if self.chance(50) {
+                        let mut s = parts[0].t.shape().to_vec();
+                        if let Some(d) = s.first_mut() {
+                            *d = self.dim();
+                        }
+                        self.shaped_or_random(s)
+                    } else {
+                        parts[0].clone()
+                    };
+                    parts.push(p);
+                }
+                if self.chance(10) {
+                    parts.clear();
+                }
+                let dim = self.axis();
+                let names: Vec<&str> = parts.iter().map(|p| p.text.as_str()).collect();
+                let names = names.join(", ");
+                let ts: Vec<Tensor> = parts.into_iter().map(|p| p.t).collect();
+                if self.chance(50) {
+                    ops.push("cat");
+                    (
+                        format!("Tensor::try_cat(&[{names}], {dim})"),
+                        Box::new(move || {
+                            let refs: Vec<&Tensor> = ts.iter().collect();
+                            Ok(vec![Tensor::try_cat(&refs, dim)?])
+                        }),
+                    )
+                } else {
+                    ops.push("stack");
+                    (
+                        format!("Tensor::try_stack(&[{names}], {dim})"),
+                        Box::new(move || {
+                            let refs: Vec<&Tensor> = ts.iter().collect();
+                            Ok(vec![Tensor::try_stack(&refs, dim)?])
+                        }),
+                    )
+                }
+            }
+            14 => {
+                let sizes: Vec<usize> = (0..self.below(4))
+                    .map(|_| {
+                        if self.chance(15) {
+                            self.pick(&HUGE)
+                        } else {
+                            self.below(4)
+                        }
+                    })
+                    .collect();
+                let dim = self.axis();
+                ops.push("split");
+                (
+                    format!("{}.try_split({sizes:?}, {dim})", x.text),
+                    Box::new(move || x.t.try_split(&sizes, dim)),
+                )
+            }
+            15 => {
+                let n = self.pick(&[0, 1, 2, 3, 7, usize::MAX]);
+                let dim = self.axis();
+                ops.push("chunk");
+                (
+                    format!("{}.try_chunk({n}, {dim})", x.text),
+                    Box::new(move || x.t.try_chunk(n, dim)),
+                )
+            }
+            16 => {
+                let (name, f) = self.pick(&OPERATORS);
+                ops.push(name);
+                match self.below(3) {
+                    0 => (
+                        format!("2.5f64 {name} {}", x.text),
+                        Box::new(move || {
+                            let t = match name {
+                                "add" => 2.5f64 + &x.t,
+                                "sub" => 2.5f64 - &x.t,
+                                "mul" => 2.5f64 * &x.t,
+                                _ => 2.5f64 / &x.t,
+                            };
+                            Ok(vec![checked(t)?])
+                        }),
+                    ),
+                    1 => (
+                        format!("{} {name} -2i8", x.text),
+                        Box::new(move || {
+                            let t = match name {
+                                "add" => &x.t + -2i8,
+                                "sub" => &x.t - -2i8,
+                                "mul" => &x.t * -2i8,
+                                _ => &x.t / -2i8,
+                            };
+                            Ok(vec![checked(t)?])
+                        }),
+                    ),
+                    _ => {
+                        let y = self.operand();
+                        (
+                            format!("{} {name} {}", x.text, y.text),
+                            Box::new(move || Ok(vec![checked(f(&x.t, &y.t))?])),
+                        )
+                    }
+                }
+            }
+            17..=19 => {
+                let (name, f) = self.pick(&BINARY);
+                let (rhs_text, rhs) = self.second();
+                ops.push(name);
+                (
+                    format!("{}.{name}({rhs_text})", x.text),
+                    Box::new(move || Ok(vec![f(&x.t, rhs)?])),
+                )
+            }
+            20 | 21 => {
+                let (name, f) = self.pick(&UNARY);
+                ops.push(name);
+                if name == "-" {
+                    ops.push("neg");
+                }
+                (
+                    format!("{}.{name}()", x.text),
+                    Box::new(move || Ok(vec![f(&x.t)?])),
+                )
+            }
+            22 => {
+                let (a_text, a) = self.second();
+                let (b_text, b) = self.second();
+                if self.chance(50) {
+                    ops.push("where");
+                    (
+                        format!("{}.where_({a_text}, {b_text})", x.text),
+                        Box::new(move || Ok(vec![x.t.where_(a, b)?])),
+                    )
+                } else {
+                    ops.extend(["clamp", "maximum", "minimum"]);
+                    (
+                        format!("{}.clamp({a_text}, {b_text})", x.text),
+                        Box::new(move || Ok(vec![x.t.clamp(a, b)?])),
+                    )
+                }
+            }
+            23 => {
+                let d = self.any_dtype();
+                if self.chance(50) {
+                    ops.push("cast");
+                    (
+                        format!("{}.cast({d})", x.text),
+                        Box::new(move || Ok(vec![x.t.cast(d)?])),
+                    )
+                } else {
+                    ops.push("bitcast");
+                    (
+                        format!("{}.bitcast({d})", x.text),
+                        Box::new(move || Ok(vec![x.t.bitcast(d)?])),
+                    )
+                }
+            }
+            24 | 25 => {
+                let (name, f) = self.pick(&REDUCTIONS);
+                let axes = if self.chance(25) {
+                    None
+                } else {
+                    Some(self.axes())
+                };
+                let keep = self.chance(50);
+                ops.push(name);
+                (
+                    format!("{}.{name}({axes:?}, {keep})", x.text),
+                    Box::new(move || Ok(vec![f(&x.t, axes.as_deref(), keep)?])),
+                )
+            }
+            26 => {
+                let axes = if self.chance(25) {
+                    None
+                } else {
+                    Some(self.axes())
+                };
+                let corr = self.pick(&[0, 1, 2, usize::MAX]);
+                let keep = self.chance(50);
+                if self.chance(50) {
+                    ops.push("var");
+                    (
+                        format!("{}.var({axes:?}, {corr}, {keep})", x.text),
+                        Box::new(move || Ok(vec![x.t.var(axes.as_deref(), corr, keep)?])),
+                    )
+                } else {
+                    ops.push("std");
+                    (
+                        format!("{}.std({axes:?}, {corr}, {keep})", x.text),
+                        Box::new(move || Ok(vec![x.t.std(axes.as_deref(), corr, keep)?])),
+                    )
+                }
+            }
+            27 => {
+                let axis = if self.chance(20) {
+                    None
+                } else {
+                    Some(self.axis())
+                };
+                if self.chance(50) {
+                    ops.push("argmax");
+                    (
+                        format!("{}.argmax({axis:?})", x.text),
+                        Box::new(move || Ok(vec![x.t.argmax(axis)?])),
+                    )
+                } else {
+                    ops.push("argmin");
+                    (
+                        format!("{}.argmin({axis:?})", x.text),
+                        Box::new(move || Ok(vec![x.t.argmin(axis)?])),
+                    )
+                }
+            }
+            28 => {
+                let axis = self.axis();
+                match self.below(3) {
+                    0 => {
+                        ops.push("cumsum");
+                        (
+                            format!("{}.cumsum({axis})", x.text),
+                            Box::new(move || Ok(vec![x.t.cumsum(axis)?])),
+                        )
+                    }
+                    1 => {
+                        ops.push("softmax");
+                        (
+                            format!("{}.softmax({axis})", x.text),
+                            Box::new(move || Ok(vec![x.t.softmax(axis)?])),
+                        )
+                    }
+                    _ => {
+                        ops.push("log_softmax");
+                        (
+                            format!("{}.log_softmax({axis})", x.text),
+                            Box::new(move || Ok(vec![x.t.log_softmax(axis)?])),
+                        )
+                    }
+                }
+            }
+            29 => {
+                let mut s = x.t.shape().to_vec();
+                s.reverse();
+                if self.chance(30) {
+                    if let Some(d) = s.last_mut() {
+                        *d = self.dim();
+                    }
+                }
+                let w = self.shaped_or_random(s);
+                match self.below(3) {
+                    0 => {
+                        ops.push("matmul");
+                        (
+                            format!("{}.matmul({})", x.text, w.text),
+                            Box::new(move || Ok(vec![x.t.matmul(&w.t)?])),
+                        )
+                    }
+                    1 => {
+                        ops.extend(["matmul", "dot"]);
+                        (
+                            format!("{}.dot({})", x.text, w.text),
+                            Box::new(move || Ok(vec![x.t.dot(&w.t)?])),
+                        )
+                    }
+                    _ => {
+                        let b = if self.chance(50) {
+                            Some(self.operand())
+                        } else {
+                            None
+                        };
+                        ops.extend(["linear", "matmul", "add"]);
+                        let bt = b.as_ref().map(|b| b.text.clone());
+                        (
+                            format!("{}.linear({}, {bt:?})", x.text, w.text),
+                            Box::new(move || {
+                                Ok(vec![x.t.linear(&w.t, b.as_ref().map(|b| &b.t))?])
+                            }),
+                        )
+                    }
+                }
+            }
+            30 => {
+                let axes = self.axes();
+                let w = if self.chance(40) {
+                    Some(self.operand())
+                } else {
+                    None
+                };
+                let b = if self.chance(40) {
+                    Some(self.operand())
+                } else {
+                    None
+                };
+                let eps = self.pick(&[1e-5, 0.0, -1.0, f64::NAN]);
+                ops.push("layernorm");
+                let (wt, bt) = (
+                    w.as_ref().map(|a| a.text.clone()),
+                    b.as_ref().map(|a| a.text.clone()),
+                );
+                (
+                    format!("{}.layernorm({axes:?}, {wt:?}, {bt:?}, {eps})", x.text),
+                    Box::new(move || {
+                        Ok(vec![x.t.layernorm(
+                            &axes,
+                            w.as_ref().map(|a| &a.t),
+                            b.as_ref().map(|a| &a.t),
+                            eps,
+                        )?])
+                    }),
+                )
+            }
+            31 | 32 => {
+                let xs = self.four_d();
+                let img = self.shaped_or_random(xs);
+                let ws = self.four_d();
+                let w = self.shaped_or_random(ws);
+                let bias = if self.chance(30) {
+                    Some(self.operand())
+                } else {
+                    None
+                };
+                let o = |g: &mut Gen| g.pick(&[0, 1, 1, 2, 3, usize::MAX]);
+                let opts = ConvOptions {
+                    stride: (o(self), o(self)),
+                    padding: (o(self) % 3, o(self)),
+                    dilation: (o(self), o(self)),
+                    groups: o(self),
+                };
+                ops.push("conv2d");
+                let bt = bias.as_ref().map(|a| a.text.clone());
+                (
+                    format!("{}.conv2d({}, {bt:?}, {opts:?})", img.text, w.text),
+                    Box::new(move || {
+                        Ok(vec![img.t.conv2d(
+                            &w.t,
+                            bias.as_ref().map(|a| &a.t),
+                            opts,
+                        )?])
+                    }),
+                )
+            }
+            33 => {
+                let o = |g: &mut Gen| g.pick(&[0, 1, 2, 2, 3, 5, usize::MAX]);
+                let opts = PoolOptions::new((o(self), o(self)))
+                    .stride((o(self), o(self)))
+                    .padding((o(self) % 4, o(self)));
+                if self.chance(50) {
+                    ops.push("max_pool2d");
+                    (
+                        format!("{}.max_pool2d({opts:?})", x.text),
+                        Box::new(move || Ok(vec![x.t.max_pool2d(opts)?])),
+                    )
+                } else {
+                    ops.push("avg_pool2d");
+                    (
+                        format!("{}.avg_pool2d({opts:?})", x.text),
+                        Box::new(move || Ok(vec![x.t.avg_pool2d(opts)?])),
+                    )
+                }
+            }
+            34 => {
+                let mut s = x.t.shape().to_vec();
+                s.pop();
+                let labels = if self.chance(70) {
+                    let dtype = self.pick(&[ScalarType::I32, ScalarType::U8, ScalarType::I64]);
+                    Arg {
+                        text: format!("{dtype}{s:?}"),
+                        t: self.tensor_of(dtype, &s),
+                    }
+                } else {
+                    self.operand()
+                };
+                ops.push("cross_entropy");
+                (
+                    format!("{}.cross_entropy({})", x.text, labels.text),
+                    Box::new(move || Ok(vec![x.t.cross_entropy(&labels.t)?])),
+                )
+            }
+            35 => self.constructor(&mut ops),
+            36 => {
+                let d = self.dtype();
+                let right = self.chance(30);
+                let d = if right { x.t.dtype().scalar_type() } else { d };
+                let nd = self.chance(50);
+                ops.push(if nd { "to_ndarray" } else { "to_vec" });
+                (
+                    format!(
+                        "{}.{}::<{d}>()",
+                        x.text,
+                        if nd { "to_ndarray" } else { "to_vec" }
+                    ),
+                    Box::new(move || read_as(&x.t, d, nd).map(|_| Vec::new())),
+                )
+            }
+            37 => {
+                let n = self.below(8);
+                let shape = self.shape();
+                let d = self.dtype();
+                ops.push("from_vec");
+                (
+                    format!("Tensor::from_vec(<{n} x {d}>, {shape:?})"),
+                    Box::new(move || {
+                        let data = vec![1.0; n];
+                        Ok(vec![from_vec_as(d, &data, &shape)?])
+                    }),
+                )
+            }
+            38 => {
+                let shape = [1usize << 25, 1 << 25];
+                ops.push("realize");
+                (
+                    format!("Tensor::ones({shape:?}, f32).realize()"),
+                    Box::new(move || {
+                        Tensor::ones(&shape, DType::F32).realize()?;
+                        Ok(Vec::new())
+                    }),
+                )
+            }
+            _ => {
+                let y = self.operand();
+                let y_text = y.text.clone();
+                ops.push("realize");
+                (
+                    format!("Tensor::realize_all(&[{}, {y_text}])", x.text),
+                    Box::new(move || {
+                        if small(&x.t) && small(&y.t) {
+                            Tensor::realize_all(&[&x.t, &y.t])
+                        } else {
+                            Ok(Vec::new())
+                        }
+                    }),
+                )
+            }
+        };
+        let mut ops: Vec<String> = ops.into_iter().map(String::from).collect();
+        ops.append(&mut self.carried);
+        Call { text, ops, run }
+    }
+
+    /// A call of a constructor with hostile sizes, dtypes or bounds.
+    fn constructor(
+        &mut self,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let shape = self.shape();
+        let d = self.any_dtype();
+        match self.below(11) {
+            0 => {
+                ops.push("zeros");
+                (
+                    format!("Tensor::zeros({shape:?}, {d})"),
+                    Box::new(move || carried(Tensor::zeros(&shape, d))),
+                )
+            }
+            1 => {
+                ops.push("ones");
+                (
+                    format!("Tensor::ones({shape:?}, {d})"),
+                    Box::new(move || carried(Tensor::ones(&shape, d))),
+                )
+            }
+            2 => {
+                ops.push("full");
+                (
+                    format!("Tensor::full({shape:?}, 7u16)"),
+                    Box::new(move || carried(Tensor::full(&shape, 7u16))),
+                )
+            }
+            3 => {
+                let n = self.pick(&[0, 1, 3, usize::MAX, 1 << 32, 1 << 31]);
+                ops.push("eye");
+                (
+                    format!("Tensor::eye({n}, {d})"),
+                    Box::new(move || carried(Tensor::eye(n, d))),
+                )
+            }
+            4 => {
+                let seed = self.rng.next_u64();
+                match self.below(4) {
+                    0 => {
+                        ops.push("rand");
+                        (
+                            format!("Tensor::rand({shape:?}, {d})"),
+                            Box::new(move || carried(Tensor::rand(&shape, d))),
+                        )
+                    }
+                    1 => {
+                        ops.push("randn");
+                        (
+                            format!("Tensor::randn({shape:?}, {d})"),
+                            Box::new(move || carried(Tensor::randn(&shape, d))),
+                        )
+                    }
+                    2 => {
+                        ops.push("rand");
+                        (
+                            format!("Tensor::rand_seeded({shape:?}, {d}, {seed})"),
+                            Box::new(move || carried(Tensor::rand_seeded(&shape, d, seed))),
+                        )
+                    }
+                    _ => {
+                        ops.push("randn");
+                        (
+                            format!("Tensor::randn_seeded({shape:?}, {d}, {seed})"),
+                            Box::new(move || carried(Tensor::randn_seeded(&shape, d, seed))),
+                        )
+                    }
+                }
+            }
+            5 => {
+                let v = [-3.0f32, 0.0, 2.5, 1e30, f32::INFINITY, f32::NAN, 0.5];
+                let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
+                ops.push("arange");
+                (
+                    format!("Tensor::arange({a}f32, {b}, {s})"),
+                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                )
+            }
+            6 => {
+                let v = [i32::MIN, -3, 0, 1, 5, i32::MAX];
+                let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
+                ops.push("arange");
+                (
+                    format!("Tensor::arange({a}i32, {b}, {s})"),
+                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                )
+            }
+            7 => {
+                let v = [0u8, 1, 5, 255];
+                let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
+                ops.push("arange");
+                (
+                    format!("Tensor::arange({a}u8, {b}, {s})"),
+                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                )
+            }
+            8 => {
+                let v = [i64::MIN, -1, 0, 3, i64::MAX];
+                let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
+                ops.push("arange");
+                (
+                    format!("Tensor::arange({a}i64, {b}, {s})"),
+                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                )
+            }
+            9 => {
+                let v = [0u8, 3, 255];
+                let (a, b) = (self.pick(&v), self.pick(&v));
+                let n = self.pick(&[0, 1, 4, 1000, usize::MAX]);
+                ops.push("linspace");
+                (
+                    format!("Tensor::linspace({a}u8, {b}, {n})"),
+                    Box::new(move || Ok(vec![Tensor::linspace(a, b, n)?])),
+                )
+            }
+            _ => {
+                let v = [-1e300, 0.0, 1.0, f64::INFINITY];
+                let (a, b) = (self.pick(&v), self.pick(&v));
+                let n = self.pick(&[0, 1, 2, 5, usize::MAX, 1 << 31]);
+                ops.push("linspace");
+                (
+                    format!("Tensor::linspace({a}f64, {b}, {n})"),
+                    Box::new(move || Ok(vec![Tensor::linspace(a, b, n)?])),
+                )
+            }
+        }
+    }
+}
+
+/// `data` as a tensor of `dtype` and `shape` through `from_vec`.
+fn from_vec_as(dtype: ScalarType, data: &[f64], shape: &[usize]) -> Result<Tensor> {
+    fn make<T: morok::Element>(data: &[f64], shape: &[usize]) -> Result<Tensor> {
+        Tensor::from_vec(
+            data.iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(),
+            shape,
+        )
+    }
+    match dtype {
+        ScalarType::Bool => make::<bool>(data, shape),
+        ScalarType::I8 => make::<i8>(data, shape),
+        ScalarType::U16 => make::<u16>(data, shape),
+        ScalarType::I64 => make::<i64>(data, shape),
+        ScalarType::F16 => make::<half::f16>(data, shape),
+        ScalarType::F64 => make::<f64>(data, shape),
+        _ => make::<f32>(data, shape),
+    }
+}
+
+/// Reads `t` as elements of `dtype` (`to_ndarray` when `nd`).
+fn read_as(t: &Tensor, dtype: ScalarType, nd: bool) -> Result<usize> {
+    fn get<T: morok::Element>(t: &Tensor, nd: bool) -> Result<usize> {
+        if nd {
+            Ok(t.to_ndarray::<T>()?.len())
+        } else {
+            Ok(t.to_vec::<T>()?.len())
+        }
+    }
+    if !small(t) {
+        return Ok(0);
+    }
+    match dtype {
+        ScalarType::Bool => get::<bool>(t, nd),
+        ScalarType::I8 => get::<i8>(t, nd),
+        ScalarType::I16 => get::<i16>(t, nd),
+        ScalarType::I32 => get::<i32>(t, nd),
+        ScalarType::I64 => get::<i64>(t, nd),
+        ScalarType::U8 => get::<u8>(t, nd),
+        ScalarType::U16 => get::<u16>(t, nd),
+        ScalarType::U32 => get::<u32>(t, nd),
+        ScalarType::U64 => get::<u64>(t, nd),
+        ScalarType::F16 => get::<half::f16>(t, nd),
+        ScalarType::BF16 => get::<half::bf16>(t, nd),
+        ScalarType::F32 => get::<f32>(t, nd),
+        _ => get::<f64>(t, nd),
+    }
+}
+
+/// Whether `t`'s graph is small enough to realize: few nodes, and no node
+/// with more than [`REALIZE_LIMIT`] elements.
+fn small(t: &Tensor) -> bool {
+    if t.error().is_some() {
+        return true;
+    }
+    let nodes = t.uop().toposort();
+    nodes.len() <= REALIZE_NODES
+        && nodes.iter().all(|n| match shape_of(n) {
+            Ok(Some(s)) => s.iter().map(|&d| d as u128).product::<u128>() <= REALIZE_LIMIT,
+            _ => true,
+        })
+}
+
+thread_local! {
+    /// Whether panics on this thread are being caught by [`guarded`].
+    static CATCHING: Cell<bool> = const { Cell::new(false) };
+    /// The message and location of the last caught panic.
+    static PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Records panics of guarded code instead of printing them.
+fn install_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if CATCHING.with(Cell::get) {
+                PANIC.with(|p| *p.borrow_mut() = Some(info.to_string()));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Runs `f`, turning a panic into its message.
+fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    CATCHING.with(|c| c.set(true));
+    let r = panic::catch_unwind(AssertUnwindSafe(f));
+    CATCHING.with(|c| c.set(false));
+    r.map_err(|_| {
+        PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| "a panic".into())
+            .replace('\n', " ")
+    })
+}
+
+/// What is wrong with the error `e` of a call that may name `ops`.
+fn error_problem(e: &Error, ops: &[String]) -> Option<String> {
+    let text = e.to_string();
+    let loc = e.location();
+    if !loc.file().ends_with("no_panic.rs") {
+        return Some(format!("located at {loc}, not at the call: {text}"));
+    }
+    if !ops.iter().any(|o| o == e.op()) {
+        return Some(format!(
+            "names op `{}`, expected one of {ops:?}: {text}",
+            e.op()
+        ));
+    }
+    if !text.starts_with(&format!("{}: ", e.op())) || !text.ends_with(&format!(" at {loc}")) {
+        return Some(format!("message lacks the op or location: {text}"));
+    }
+    None
+}
+
+#[test]
+fn hostile_calls_return_errors_and_never_panic() {
+    install_hook();
+    let start = Instant::now();
+    let mut gen = Gen {
+        rng: Rng::new(SEED),
+        carried: Vec::new(),
+    };
+    let mut problems = Vec::new();
+    let (mut oks, mut errs, mut realized) = (0, 0, 0);
+    for i in 0..CALLS {
+        let call = match guarded(|| gen.call()) {
+            Ok(c) => c,
+            Err(p) => {
+                problems.push(format!("#{i}: building the operands panicked: {p}"));
+                continue;
+            }
+        };
+        let Call { text, ops, run } = call;
+        match guarded(run) {
+            Err(p) => problems.push(format!("#{i} {text}: PANIC {p}")),
+            Ok(Err(e)) => {
+                errs += 1;
+                if let Some(p) = error_problem(&e, &ops) {
+                    problems.push(format!("#{i} {text}: {p}"));
+                }
+            }
+            Ok(Ok(tensors)) => {
+                oks += 1;
+                for t in &tensors {
+                    if let Some(e) = t.error() {
+                        problems.push(format!("#{i} {text}: Ok, but the result carries {e}"));
+                        continue;
+                    }
+                    match guarded(|| small(t)) {
+                        Err(p) => {
+                            problems.push(format!("#{i} {text}: shape_of PANIC {p}"));
+                            continue;
+                        }
+                        Ok(false) => continue,
+                        Ok(true) => {}
+                    }
+                    match guarded(|| compiled(t)) {
+                        Err(p) => problems.push(format!("#{i} {text}: realize PANIC {p}")),
+                        Ok(Err(e)) => problems.push(format!("#{i} {text}: realize failed: {e}")),
+                        Ok(Ok(v)) if v.len() != t.numel() => problems.push(format!(
+                            "#{i} {text}: read {} values of {:?}",
+                            v.len(),
+                            t.shape()
+                        )),
+                        Ok(Ok(_)) => realized += 1,
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "no_panic: {CALLS} calls, {oks} Ok ({realized} tensors realized), {errs} Err, in {:.2?}",
+        start.elapsed()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} of {CALLS} calls failed:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    assert!(
+        errs >= CALLS / 5 && realized >= CALLS / 10,
+        "too few errors or realized results"
+    );
+}
