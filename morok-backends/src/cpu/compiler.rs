@@ -27,8 +27,12 @@
 //! to a temporary file in `<dir>` and renamed into place (atomic), the
 //! object first, so a reader never sees a partial object with a valid
 //! checksum. An entry whose checksum does not match, or that fails to
-//! load, is rebuilt. `<dir>` is created readable only by the user (0700):
-//! loading an object runs its code.
+//! load, is rebuilt. A fresh build is loaded from its own temporary file
+//! before it is renamed into place, so builds of the same kernel racing in
+//! several threads or processes each get their object (the entry the
+//! last of them leaves may pair one build's object with another's
+//! checksum, which the next load rebuilds). `<dir>` is created readable
+//! only by the user (0700): loading an object runs its code.
 
 use morok_core::device::{DeviceError, DeviceResult};
 use std::io::Write;
@@ -178,13 +182,7 @@ impl ObjectCache {
         if let Some(lib) = self.load_checked(&obj, &sum) {
             return Ok(lib);
         }
-        self.build(source, kernel, &obj, &sum)?;
-        self.load_checked(&obj, &sum)
-            .ok_or_else(|| DeviceError::Load {
-                kernel: kernel.to_string(),
-                path: obj.display().to_string(),
-                reason: "freshly built object failed its checksum or dlopen".to_string(),
-            })
+        self.build(source, kernel, &obj, &sum)
     }
 
     /// Loads `obj` if its checksum matches `sum` and it opens.
@@ -200,7 +198,18 @@ impl ObjectCache {
         unsafe { libloading::Library::new(obj) }.ok()
     }
 
-    fn build(&self, source: &str, kernel: &str, obj: &Path, sum: &Path) -> DeviceResult<()> {
+    /// Compiles `source` into a private temporary object, loads that file
+    /// (so a concurrent build of the same source, in this or another
+    /// process, cannot swap it underneath), then stores it as the cache
+    /// entry. Racing builds may leave an object and a checksum from
+    /// different builds; the next load detects that and rebuilds.
+    fn build(
+        &self,
+        source: &str,
+        kernel: &str,
+        obj: &Path,
+        sum: &Path,
+    ) -> DeviceResult<libloading::Library> {
         create_private_dir(&self.dir)?;
         let tmp = |suffix: &str| {
             tempfile::Builder::new()
@@ -238,6 +247,16 @@ impl ObjectCache {
         }
         let bytes =
             std::fs::read(out.path()).map_err(io(format!("reading {}", out.path().display())))?;
+        // SAFETY: the object was just produced by our compiler invocation
+        // from a kernel we rendered, in a file only this call knows; its
+        // only initialisation code is the C runtime's.
+        let lib =
+            unsafe { libloading::Library::new(out.path()) }.map_err(|e| DeviceError::Load {
+                kernel: kernel.to_string(),
+                path: out.path().display().to_string(),
+                reason: e.to_string(),
+            })?;
+        // The mapping stays valid when the file is renamed into place.
         out.persist(obj)
             .map_err(|e| io(format!("storing {}", obj.display()))(e.error))?;
         let mut s = tmp(".blake3")?;
@@ -245,6 +264,6 @@ impl ObjectCache {
             .map_err(io(format!("writing {}", s.path().display())))?;
         s.persist(sum)
             .map_err(|e| io(format!("storing {}", sum.display()))(e.error))?;
-        Ok(())
+        Ok(lib)
     }
 }

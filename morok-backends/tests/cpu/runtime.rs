@@ -95,6 +95,48 @@ fn disk_cache_hit_skips_the_compiler_and_corruption_is_rebuilt() {
     );
 }
 
+/// Devices in several threads building the same kernels at once into one
+/// empty cache directory (as processes sharing a cache would) all get a
+/// working kernel, and the entries they leave are valid.
+#[test]
+fn concurrent_builds_of_one_kernel_all_succeed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cfg = || morok_backends::CpuConfig {
+        cache_dir: dir.path().join("objs"),
+        threads: 1,
+        compiler: None,
+    };
+    for round in 0..4i64 {
+        // Constants no other test uses: every device builds from scratch.
+        let c = 7100 + round;
+        let ast = elementwise(3, &[DType::I64], |v| {
+            v[0].add(&UOp::const_(DType::I64, ConstValue::Int(c)))
+        });
+        let barrier = std::sync::Barrier::new(6);
+        std::thread::scope(|s| {
+            for _ in 0..6 {
+                s.spawn(|| {
+                    let dev = morok_backends::CpuDevice::with_config(cfg());
+                    barrier.wait();
+                    let mut args = [
+                        Arg::zeros(DType::I64, 3),
+                        Arg::new(DType::I64, &[1i64, 2, 3]),
+                    ];
+                    exec(&dev, &ast, &mut args);
+                    assert_eq!(args[0].get::<i64>(), vec![c + 1, c + 2, c + 3]);
+                });
+            }
+        });
+        let later = morok_backends::CpuDevice::with_config(cfg());
+        let mut args = [
+            Arg::zeros(DType::I64, 3),
+            Arg::new(DType::I64, &[0i64, 0, 0]),
+        ];
+        exec(&later, &ast, &mut args);
+        assert_eq!(args[0].get::<i64>(), vec![c; 3]);
+    }
+}
+
 #[test]
 fn threading_gives_the_same_result() {
     let (m, k, n) = (64usize, 48usize, 40usize);
