@@ -102,3 +102,20 @@ fn empty_tensors_realize_and_reduce_to_the_identity() {
     let padded = e.try_pad(&[(1, 0), (0, 1)], 7u8).unwrap();
     assert_eq!(padded.to_vec::<u8>().unwrap(), [7, 7, 7]);
 }
+
+/// Compiled float-to-integer casts agree with Rust's `as` (truncate,
+/// saturate, NaN to 0), as the reference evaluator does.
+#[test]
+fn float_to_int_casts_saturate_like_rust() {
+    let xs = [-1.7f32, 2.9, 300.0, -300.0, 1e10, f32::NAN, f32::INFINITY];
+    let x = Tensor::from_slice(&xs);
+    let u8s = x.cast(DType::U8).unwrap();
+    let want: Vec<u8> = xs.iter().map(|&v| v as u8).collect();
+    assert_eq!(u8s.to_vec::<u8>().unwrap(), want);
+    let i16s = x.cast(DType::I16).unwrap();
+    let want: Vec<i16> = xs.iter().map(|&v| v as i16).collect();
+    assert_eq!(i16s.to_vec::<i16>().unwrap(), want);
+    let reference: Vec<f64> = i16s.reference().unwrap().iter().copied().collect();
+    let want: Vec<f64> = want.iter().map(|&v| v as f64).collect();
+    assert_eq!(reference, want);
+}

@@ -160,9 +160,19 @@ fn comparisons_and_logic() {
 
 #[test]
 fn casts() {
-    let x = Tensor::from_slice(&[-1.7f32, 2.9, 300.0]);
-    close(&vals(&x.cast(DType::I32).unwrap()), &[-1.0, 2.0, 300.0]);
-    close(&vals(&x.cast(DType::U8).unwrap()), &[255.0, 2.0, 44.0]);
+    let x = Tensor::from_slice(&[-1.7f32, 2.9, 300.0, f32::NAN, f32::NEG_INFINITY]);
+    let min = i32::MIN as f64;
+    close(
+        &vals(&x.cast(DType::I32).unwrap()),
+        &[-1.0, 2.0, 300.0, 0.0, min],
+    );
+    // Floats saturate at the integer range; integers wrap.
+    close(
+        &vals(&x.cast(DType::U8).unwrap()),
+        &[0.0, 2.0, 255.0, 0.0, 0.0],
+    );
+    let i = Tensor::from_slice(&[-1i32, 300]);
+    close(&vals(&i.cast(DType::U8).unwrap()), &[255.0, 44.0]);
     let one = Tensor::from_slice(&[1.0f32]);
     close(&vals(&one.bitcast(DType::U32).unwrap()), &[1_065_353_216.0]);
     assert!(one.bitcast(DType::F64).is_err());

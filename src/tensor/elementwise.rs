@@ -469,8 +469,9 @@ impl Tensor {
         self.maximum(min)?.minimum(max)
     }
 
-    /// Converts the elements to `dtype` (C semantics: float to integer
-    /// truncates toward zero).
+    /// Converts the elements to `dtype`. Integers wrap to a narrower type
+    /// (C semantics); floats to integers truncate toward zero and saturate
+    /// at the type's range, NaN giving 0 (Rust's `as`).
     #[track_caller]
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
         let t = element_type("cast", dtype)?;

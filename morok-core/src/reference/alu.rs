@@ -220,7 +220,8 @@ fn ternary(node: &UOp, srcs: &[&Arr], out: ScalarType) -> Result<Vals, EvalError
     }
 }
 
-/// Value conversion to `t` (C semantics; float to int truncates and wraps).
+/// Value conversion to `t`: integers wrap to a narrower type (C); floats
+/// to integers truncate and saturate, NaN to 0 (Rust `as`).
 pub(super) fn cast(x: &Arr, t: ScalarType) -> Arr {
     let vals = match &x.vals {
         Vals::F(v) if t.is_float() => Vals::F(v.iter().map(|&a| round_to_float(a, t)).collect()),

@@ -101,7 +101,7 @@ pub(crate) fn wrap(v: i128, t: ScalarType) -> i128 {
 }
 
 /// Converts f64 values to the canonical storage of dtype `t`: floats are
-/// rounded to the type, integers truncate toward zero and wrap.
+/// rounded to the type, integers truncate toward zero and saturate.
 pub(crate) fn vals_from_f64(t: ScalarType, data: impl IntoIterator<Item = f64>) -> Vals {
     if t.is_float() {
         Vals::F(data.into_iter().map(|v| round_to_float(v, t)).collect())
@@ -110,8 +110,8 @@ pub(crate) fn vals_from_f64(t: ScalarType, data: impl IntoIterator<Item = f64>) 
     }
 }
 
-/// Float to integer conversion: truncation toward zero, then wrap-around
-/// (NaN gives 0, infinities saturate before wrapping).
+/// Float to integer conversion as Rust's `as` and the compiled code do it:
+/// truncation toward zero, saturating at the type's range, NaN gives 0.
 pub(crate) fn int_from_f64(v: f64, t: ScalarType) -> i128 {
     if t.is_bool() {
         return (v != 0.0) as i128;
@@ -119,7 +119,8 @@ pub(crate) fn int_from_f64(v: f64, t: ScalarType) -> i128 {
     if v.is_nan() {
         return 0;
     }
-    wrap(v.trunc() as i128, t)
+    // `as i128` truncates and saturates at i128's range, far beyond `t`'s.
+    (v as i128).clamp(t.min_int(), t.max_int())
 }
 
 /// The most elements a node may have for [`evaluate`] (each is held as an

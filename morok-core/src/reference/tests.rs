@@ -257,7 +257,7 @@ fn where_and_mulacc() {
 }
 
 #[test]
-fn casts_round_truncate_and_wrap() {
+fn casts_round_truncate_and_saturate() {
     let x = input(DType::F64, &[5], &[-1.7, 2.9, 300.0, 0.1, 0.0]);
     assert_eq!(
         values(&x.node.cast(DType::I32), &[&x]),
@@ -265,7 +265,7 @@ fn casts_round_truncate_and_wrap() {
     );
     assert_eq!(
         values(&x.node.cast(DType::U8), &[&x]),
-        [255.0, 2.0, 44.0, 0.0, 0.0]
+        [0.0, 2.0, 255.0, 0.0, 0.0]
     );
     assert_eq!(
         values(&x.node.cast(DType::BOOL), &[&x]),
