@@ -263,3 +263,33 @@ fn former_panics_are_errors_naming_the_op() {
     let huge = Tensor::zeros(&[isize::MAX as usize, 1], DType::I32);
     assert_eq!(huge.reference().unwrap_err().op(), "reference");
 }
+
+#[test]
+fn composite_ops_name_themselves_but_keep_their_operands_errors() {
+    let m = matrix(); // [3, 2]
+    let w = Tensor::from_slice(&[1.0f32, 2.0, 3.0])
+        .try_reshape(&[1, 3])
+        .unwrap();
+    let e = m.linear(&w, None).unwrap_err();
+    assert_eq!(e.op(), "linear");
+    assert!(
+        e.to_string().starts_with("linear: [3, 2] and [1, 3]"),
+        "{e}"
+    );
+    let ok_w = Tensor::from_slice(&[1.0f32, 2.0])
+        .try_reshape(&[1, 2])
+        .unwrap();
+    let bad_bias = Tensor::from_slice(&[1.0f32, 2.0]);
+    assert_eq!(m.linear(&ok_w, Some(&bad_bias)).unwrap_err().op(), "linear");
+    assert_eq!(m.linear(&ok_w, None).unwrap().shape(), [3, 1]);
+    let e = m
+        .clamp(Tensor::from_slice(&[0.0f32, 1.0, 2.0]), 5.0)
+        .unwrap_err();
+    assert_eq!(e.op(), "clamp");
+    // An operand that already carries an error keeps its op and line.
+    let line = line!() + 1;
+    let broken = &m + &Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
+    let e = broken.clamp(0.0, 1.0).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("add", line));
+    assert_eq!(broken.linear(&ok_w, None).unwrap_err().op(), "add");
+}

@@ -709,7 +709,7 @@ impl Gen {
                         Box::new(move || Ok(vec![x.t.where_(a, b)?])),
                     )
                 } else {
-                    ops.extend(["clamp", "maximum", "minimum"]);
+                    ops.push("clamp");
                     (
                         format!("{}.clamp({a_text}, {b_text})", x.text),
                         Box::new(move || Ok(vec![x.t.clamp(a, b)?])),
@@ -844,7 +844,7 @@ impl Gen {
                         } else {
                             None
                         };
-                        ops.extend(["linear", "matmul", "add"]);
+                        ops.push("linear");
                         let bt = b.as_ref().map(|b| b.text.clone());
                         (
                             format!("{}.linear({}, {bt:?})", x.text, w.text),

@@ -153,10 +153,17 @@ impl Tensor {
     /// `lhs op rhs` for the binary ops of the public API.
     #[track_caller]
     pub(super) fn binary(lhs: Operand, rhs: Operand, op: Binary) -> Result<Tensor> {
-        let (a, b) = Tensor::coerce(lhs, rhs, op.name(), op.rule())?;
+        Tensor::binary_as(op.name(), lhs, rhs, op)
+    }
+
+    /// [`Tensor::binary`] as a step of the public op `name`, which its own
+    /// errors name (errors the operands carry keep theirs).
+    #[track_caller]
+    fn binary_as(name: &str, lhs: Operand, rhs: Operand, op: Binary) -> Result<Tensor> {
+        let (a, b) = Tensor::coerce(lhs, rhs, name, op.rule())?;
         let dtype = a.graph()?.dtype;
         if dtype.is_bool() && matches!(op, Binary::Sub | Binary::FloorDiv | Binary::Remainder) {
-            return Err(Error::dtype(op.name(), "not defined for bool tensors"));
+            return Err(Error::dtype(name, "not defined for bool tensors"));
         }
         match op {
             Binary::Add | Binary::Or if dtype.is_bool() => Tensor::alu(Op::Or, &[&a, &b]),
@@ -466,7 +473,18 @@ impl Tensor {
     /// Limits every element to `[min, max]`.
     #[track_caller]
     pub fn clamp(&self, min: impl IntoOperand, max: impl IntoOperand) -> Result<Tensor> {
-        self.maximum(min)?.minimum(max)
+        let low = Tensor::binary_as(
+            "clamp",
+            self.into_operand(),
+            min.into_operand(),
+            Binary::Maximum,
+        )?;
+        Tensor::binary_as(
+            "clamp",
+            low.into_operand(),
+            max.into_operand(),
+            Binary::Minimum,
+        )
     }
 
     /// Converts the elements to `dtype`. Integers wrap to a narrower type

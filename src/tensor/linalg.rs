@@ -6,8 +6,8 @@
 //! `K` axis is summed away. The shape rules are `morok_core::shape::matmul_shape`.
 
 use super::Tensor;
-use crate::error::{Located, Result};
-use morok_core::shape::matmul_shape;
+use crate::error::{Error, Located, Result};
+use morok_core::shape::{broadcast_shapes, matmul_shape, ShapeError};
 
 impl Tensor {
     /// Matrix product with NumPy/PyTorch `matmul` rules: `[M, K] @ [K, N]`,
@@ -44,9 +44,37 @@ impl Tensor {
     }
 
     /// A fully connected layer, `self @ weight.T + bias`, with `weight` of
-    /// shape `[out_features, in_features]` as in PyTorch.
+    /// shape `[out_features, in_features]` (or `[in_features]`) as in
+    /// PyTorch; `self` is `[..., in_features]` and `bias` broadcasts to the
+    /// output `[..., out_features]`.
     #[track_caller]
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        let (x, w) = (self.graph()?, weight.graph()?);
+        let fail = |shapes: &[&[usize]], why: &str| {
+            Err(Error::shape(ShapeError::new("linear", shapes, why)))
+        };
+        if !matches!(w.shape.len(), 1 | 2) {
+            return fail(
+                &[&x.shape, &w.shape],
+                "the weight must be [out_features, in_features] or [in_features]",
+            );
+        }
+        if x.shape.last() != w.shape.last() {
+            return fail(
+                &[&x.shape, &w.shape],
+                "the input's last axis must match the weight's in_features",
+            );
+        }
+        let mut out = x.shape[..x.shape.len() - 1].to_vec();
+        if w.shape.len() == 2 {
+            out.push(w.shape[0]);
+        }
+        if let Some(b) = bias {
+            let bs = b.graph()?.shape.clone();
+            if broadcast_shapes("linear", &out, &bs).ok().as_deref() != Some(out.as_slice()) {
+                return fail(&[&out, &bs], "the bias must broadcast to the output");
+            }
+        }
         let w = if weight.ndim() >= 2 {
             weight.try_transpose(-1, -2)?
         } else {
