@@ -600,38 +600,69 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
 }
 
 /// Narrows the intervals in `ov` (or, for atoms not in it yet, `plain`'s)
-/// with the constraints that bound a single atom: `lo <= k·a <= hi` puts
-/// `a` in `[⌈lo/k⌉, ⌊hi/k⌋]` for `k > 0` (and `[⌈hi/k⌉, ⌊lo/k⌋]` for
-/// `k < 0`). Returns whether any changed.
+/// with the constraints (interval constraint propagation): in
+/// `lo <= sum(k_i·a_i) <= hi`, each term `k_j·a_j` lies in
+/// `[lo - max(rest), hi - min(rest)]`, where `rest` is the sum of the
+/// other terms over their current intervals, so `a_j` lies in that
+/// interval divided by `k_j` (rounded inwards: `a_j` is an integer). A
+/// constraint on one atom is the case `rest = 0`: `1 < 5·r` gives
+/// `r >= 1`. With several atoms, `4·r + s <= 7` for `s` in `[0, 3]` gives
+/// `r <= 1` (the gate of the first part of a `cat` whose index was
+/// flattened and divided again). Sound because every term of a satisfied
+/// constraint takes a value within its interval. Returns whether any
+/// interval changed.
 fn narrow_atoms(cons: &[Constraint], ov: &mut HashMap<u64, Interval>, plain: &Bounds) -> bool {
     let mut changed = false;
     for k in cons {
-        let mut terms = k.terms.iter();
-        let (Some((&atom, &coeff)), None) = (terms.next(), terms.next()) else {
+        let cur: Option<Vec<Interval>> = k
+            .terms
+            .keys()
+            .map(|a| ov.get(a).or_else(|| plain.memo.get(a)).copied())
+            .collect();
+        let Some(cur) = cur else {
             continue;
         };
-        let Some(&cur) = ov.get(&atom).or_else(|| plain.memo.get(&atom)) else {
-            continue;
-        };
-        let (lo, hi) = if coeff > 0 {
-            (k.lo, k.hi)
-        } else {
-            (k.hi.saturating_neg(), k.lo.saturating_neg())
-        };
-        let c = coeff.saturating_abs();
-        if c == 0 {
-            continue;
-        }
-        let mut next = cur;
-        if lo > i128::MIN / 2 {
-            next.0 = next.0.max(-(-lo).div_euclid(c));
-        }
-        if hi < i128::MAX / 2 {
-            next.1 = next.1.min(hi.div_euclid(c));
-        }
-        if next != cur {
-            ov.insert(atom, next);
-            changed = true;
+        let scaled: Vec<Interval> = k
+            .terms
+            .values()
+            .zip(&cur)
+            .map(|(&c, &iv)| scale_iv(iv, c))
+            .collect();
+        for (j, (&atom, &coeff)) in k.terms.iter().enumerate() {
+            if coeff == 0 {
+                continue;
+            }
+            let mut rest = (0i128, 0i128);
+            for (i, iv) in scaled.iter().enumerate() {
+                if i != j {
+                    rest = (rest.0.saturating_add(iv.0), rest.1.saturating_add(iv.1));
+                }
+            }
+            // Bounds near the ends of i128 stand for "unbounded".
+            let lo = (k.lo > i128::MIN / 2).then(|| k.lo.saturating_sub(rest.1));
+            let hi = (k.hi < i128::MAX / 2).then(|| k.hi.saturating_sub(rest.0));
+            let (lo, hi) = if coeff > 0 {
+                (
+                    lo.map(|v| ceil_div(v, coeff)),
+                    hi.map(|v| floor_div(v, coeff)),
+                )
+            } else {
+                (
+                    hi.map(|v| ceil_div(v, coeff)),
+                    lo.map(|v| floor_div(v, coeff)),
+                )
+            };
+            let mut next = cur[j];
+            if let Some(lo) = lo.filter(|v| v.abs() < i128::MAX / 4) {
+                next.0 = next.0.max(lo);
+            }
+            if let Some(hi) = hi.filter(|v| v.abs() < i128::MAX / 4) {
+                next.1 = next.1.min(hi);
+            }
+            if next != cur[j] {
+                ov.insert(atom, next);
+                changed = true;
+            }
         }
     }
     changed
