@@ -20,7 +20,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Number of random graphs.
+/// Number of random graphs. Known failures beyond them (run with
+/// `GRAPH_FUZZ_GRAPHS=2500`): graphs 435, 1321, 2150 and 2494 are refused
+/// by the kernel argument check ("the kernel may access elements
+/// -152..=198" of an 80-element buffer for 2494,
+/// `cat([flip(x[:, :, ::2], 2)] * 2, 1)` of a `[2, 5, 8]` buffer): the
+/// index simplifier leaves gated loads of flipped, strided and repeated
+/// views as nested `//` and `%` of sums that the buffer access analysis
+/// cannot bound.
 const GRAPHS: usize = 300;
 /// Seed of graph 0.
 const SEED: u64 = 0x6a_f022;
@@ -200,7 +207,8 @@ impl Gen {
                 } else {
                     Domain::Any
                 };
-                let shape = self.broadcastable(&self.nodes[x].t.shape().to_vec());
+                let xt = self.nodes[x].t.clone();
+                let shape = self.broadcastable(xt.shape());
                 let y = self.fresh(dtype, &shape, dom);
                 return (self.nodes[y].t.clone().into_operand(), self.name(y).into());
             }
@@ -507,7 +515,9 @@ impl Gen {
         let mut dims = Vec::with_capacity(rank);
         let mut rest = numel;
         for _ in 1..rank {
-            let divs: Vec<usize> = (1..=rest.min(6)).filter(|d| rest % d == 0).collect();
+            let divs: Vec<usize> = (1..=rest.min(6))
+                .filter(|d| rest.is_multiple_of(*d))
+                .collect();
             let d = divs[self.below(divs.len())];
             dims.push(d as isize);
             rest /= d;

@@ -241,9 +241,20 @@ impl Bounds {
     /// arithmetic could wrap (then the full type range is the only sound
     /// answer, see [`Bounds::clamp`]).
     fn node(&self, n: &Arc<UOp>) -> (Interval, bool) {
-        if let Some(v) = self.overrides.get(&n.id()) {
-            return (*v, false);
+        let (v, wrapped) = self.computed(n);
+        match self.overrides.get(&n.id()) {
+            // A pinned interval holds under the gate; the node's own rule
+            // may know more (its operands were narrowed too).
+            Some(&o) => {
+                let w = (o.0.max(v.0), o.1.min(v.1));
+                (if w.0 <= w.1 { w } else { o }, false)
+            }
+            None => (v, wrapped),
         }
+    }
+
+    /// [`Bounds::node`] without the node's own override.
+    fn computed(&self, n: &Arc<UOp>) -> (Interval, bool) {
         let s = |i: usize| self.memo[&n.s(i).id()];
         let full = type_range(n);
         let v = match n.op() {
@@ -580,17 +591,20 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
 /// `[0, 1]`), which then shows `15·r + s < 12` unsatisfiable for `s >= 0`.
 fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<Interval> {
     let mut ov = gate_overrides(gate, plain);
-    let mut cons = gate_constraints(gate, plain)?;
-    for _ in 0..4 {
+    let mut rounds = 0;
+    let cons = loop {
         if ov.values().any(|(lo, hi)| lo > hi) {
             return None;
         }
-        let changed = narrow_atoms(&cons, &mut ov, plain);
-        cons = gate_constraints(gate, &mut Bounds::new(ov.clone()))?;
-        if !changed {
-            break;
+        // The atoms' intervals under the narrowing so far, so that a
+        // constraint narrows an atom from its tightest known interval.
+        let mut current = Bounds::new(ov.clone());
+        let cons = gate_constraints(gate, &mut current)?;
+        rounds += 1;
+        if rounds > 4 || !narrow_atoms(&cons, &mut ov, &current) {
+            break cons;
         }
-    }
+    };
     if ov.values().any(|(lo, hi)| lo > hi) {
         return None;
     }
@@ -599,8 +613,8 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
     Some(gated.of(idx))
 }
 
-/// Narrows the intervals in `ov` (or, for atoms not in it yet, `plain`'s)
-/// with the constraints (interval constraint propagation): in
+/// Narrows the intervals in `ov` with the constraints, starting from the
+/// atoms' intervals in `current` (evaluated under `ov`), (interval constraint propagation): in
 /// `lo <= sum(k_i·a_i) <= hi`, each term `k_j·a_j` lies in
 /// `[lo - max(rest), hi - min(rest)]`, where `rest` is the sum of the
 /// other terms over their current intervals, so `a_j` lies in that
@@ -611,13 +625,13 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
 /// flattened and divided again). Sound because every term of a satisfied
 /// constraint takes a value within its interval. Returns whether any
 /// interval changed.
-fn narrow_atoms(cons: &[Constraint], ov: &mut HashMap<u64, Interval>, plain: &Bounds) -> bool {
+fn narrow_atoms(cons: &[Constraint], ov: &mut HashMap<u64, Interval>, current: &Bounds) -> bool {
     let mut changed = false;
     for k in cons {
         let cur: Option<Vec<Interval>> = k
             .terms
             .keys()
-            .map(|a| ov.get(a).or_else(|| plain.memo.get(a)).copied())
+            .map(|a| current.memo.get(a).copied())
             .collect();
         let Some(cur) = cur else {
             continue;
