@@ -197,6 +197,16 @@ impl Suite {
                 self.add(format!("{name} {layout:?}"), t);
             }
         }
+        // Found by the graph fuzzer: the load's gate bounds the division
+        // atoms of the index only from the narrowed ranges, so the access
+        // analysis must evaluate the atoms under the gate's narrowing.
+        let x = self.input(DType::F32, &[5, 6], Layout::Sliced, Domain::Any);
+        self.add(
+            "slice step 2, pad, min".into(),
+            x.try_slice(&[Slice::all().step(2)])
+                .and_then(|t| t.try_pad(&[(1, 1), (1, 0)], 0.75f32))
+                .and_then(|t| t.min(Some(&[1]), false)),
+        );
         let b = self.input(DType::BOOL, &[5], Layout::Contiguous, Domain::Any);
         self.add("cat bool".into(), Tensor::try_cat(&[&b, &b], 0));
         let i = self.input(DType::I64, &[3], Layout::Contiguous, Domain::Any);

@@ -224,11 +224,18 @@ pub fn reference(t: &Tensor) -> Result<Vec<f64>, morok::Error> {
 pub fn check(t: &Tensor) -> Result<(), String> {
     let want = reference(t).map_err(|e| format!("reference: {e}"))?;
     let got = compiled(t).map_err(|e| format!("compiled: {e}"))?;
+    compare(t.dtype().scalar_type(), &got, &want)
+}
+
+/// Compares values of `dtype` computed by the compiler (`got`) with the
+/// reference's (`want`) within the tolerance of the dtype; NaNs must
+/// match NaNs.
+pub fn compare(dtype: ScalarType, got: &[f64], want: &[f64]) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("{} values, expected {}", got.len(), want.len()));
     }
-    let (atol, rtol) = tolerance(t.dtype().scalar_type());
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+    let (atol, rtol) = tolerance(dtype);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let same = g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= atol + rtol * w.abs();
         if !same {
             return Err(format!("element {i}: got {g}, expected {w}"));

@@ -241,9 +241,20 @@ impl Bounds {
     /// arithmetic could wrap (then the full type range is the only sound
     /// answer, see [`Bounds::clamp`]).
     fn node(&self, n: &Arc<UOp>) -> (Interval, bool) {
-        if let Some(v) = self.overrides.get(&n.id()) {
-            return (*v, false);
+        let (v, wrapped) = self.computed(n);
+        match self.overrides.get(&n.id()) {
+            // A pinned interval holds under the gate; the node's own rule
+            // may know more (its operands were narrowed too).
+            Some(&o) => {
+                let w = (o.0.max(v.0), o.1.min(v.1));
+                (if w.0 <= w.1 { w } else { o }, false)
+            }
+            None => (v, wrapped),
         }
+    }
+
+    /// [`Bounds::node`] without the node's own override.
+    fn computed(&self, n: &Arc<UOp>) -> (Interval, bool) {
         let s = |i: usize| self.memo[&n.s(i).id()];
         let full = type_range(n);
         let v = match n.op() {
@@ -580,17 +591,20 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
 /// `[0, 1]`), which then shows `15·r + s < 12` unsatisfiable for `s >= 0`.
 fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<Interval> {
     let mut ov = gate_overrides(gate, plain);
-    let mut cons = gate_constraints(gate, plain)?;
-    for _ in 0..4 {
+    let mut rounds = 0;
+    let cons = loop {
         if ov.values().any(|(lo, hi)| lo > hi) {
             return None;
         }
-        let changed = narrow_atoms(&cons, &mut ov, plain);
-        cons = gate_constraints(gate, &mut Bounds::new(ov.clone()))?;
-        if !changed {
-            break;
+        // The atoms' intervals under the narrowing so far, so that a
+        // constraint narrows an atom from its tightest known interval.
+        let mut current = Bounds::new(ov.clone());
+        let cons = gate_constraints(gate, &mut current)?;
+        rounds += 1;
+        if rounds > 4 || !narrow_atoms(&cons, &mut ov, &current) {
+            break cons;
         }
-    }
+    };
     if ov.values().any(|(lo, hi)| lo > hi) {
         return None;
     }
@@ -599,39 +613,70 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
     Some(gated.of(idx))
 }
 
-/// Narrows the intervals in `ov` (or, for atoms not in it yet, `plain`'s)
-/// with the constraints that bound a single atom: `lo <= k·a <= hi` puts
-/// `a` in `[⌈lo/k⌉, ⌊hi/k⌋]` for `k > 0` (and `[⌈hi/k⌉, ⌊lo/k⌋]` for
-/// `k < 0`). Returns whether any changed.
-fn narrow_atoms(cons: &[Constraint], ov: &mut HashMap<u64, Interval>, plain: &Bounds) -> bool {
+/// Narrows the intervals in `ov` with the constraints, starting from the
+/// atoms' intervals in `current` (evaluated under `ov`), (interval constraint propagation): in
+/// `lo <= sum(k_i·a_i) <= hi`, each term `k_j·a_j` lies in
+/// `[lo - max(rest), hi - min(rest)]`, where `rest` is the sum of the
+/// other terms over their current intervals, so `a_j` lies in that
+/// interval divided by `k_j` (rounded inwards: `a_j` is an integer). A
+/// constraint on one atom is the case `rest = 0`: `1 < 5·r` gives
+/// `r >= 1`. With several atoms, `4·r + s <= 7` for `s` in `[0, 3]` gives
+/// `r <= 1` (the gate of the first part of a `cat` whose index was
+/// flattened and divided again). Sound because every term of a satisfied
+/// constraint takes a value within its interval. Returns whether any
+/// interval changed.
+fn narrow_atoms(cons: &[Constraint], ov: &mut HashMap<u64, Interval>, current: &Bounds) -> bool {
     let mut changed = false;
     for k in cons {
-        let mut terms = k.terms.iter();
-        let (Some((&atom, &coeff)), None) = (terms.next(), terms.next()) else {
+        let cur: Option<Vec<Interval>> = k
+            .terms
+            .keys()
+            .map(|a| current.memo.get(a).copied())
+            .collect();
+        let Some(cur) = cur else {
             continue;
         };
-        let Some(&cur) = ov.get(&atom).or_else(|| plain.memo.get(&atom)) else {
-            continue;
-        };
-        let (lo, hi) = if coeff > 0 {
-            (k.lo, k.hi)
-        } else {
-            (k.hi.saturating_neg(), k.lo.saturating_neg())
-        };
-        let c = coeff.saturating_abs();
-        if c == 0 {
-            continue;
-        }
-        let mut next = cur;
-        if lo > i128::MIN / 2 {
-            next.0 = next.0.max(-(-lo).div_euclid(c));
-        }
-        if hi < i128::MAX / 2 {
-            next.1 = next.1.min(hi.div_euclid(c));
-        }
-        if next != cur {
-            ov.insert(atom, next);
-            changed = true;
+        let scaled: Vec<Interval> = k
+            .terms
+            .values()
+            .zip(&cur)
+            .map(|(&c, &iv)| scale_iv(iv, c))
+            .collect();
+        for (j, (&atom, &coeff)) in k.terms.iter().enumerate() {
+            if coeff == 0 {
+                continue;
+            }
+            let mut rest = (0i128, 0i128);
+            for (i, iv) in scaled.iter().enumerate() {
+                if i != j {
+                    rest = (rest.0.saturating_add(iv.0), rest.1.saturating_add(iv.1));
+                }
+            }
+            // Bounds near the ends of i128 stand for "unbounded".
+            let lo = (k.lo > i128::MIN / 2).then(|| k.lo.saturating_sub(rest.1));
+            let hi = (k.hi < i128::MAX / 2).then(|| k.hi.saturating_sub(rest.0));
+            let (lo, hi) = if coeff > 0 {
+                (
+                    lo.map(|v| ceil_div(v, coeff)),
+                    hi.map(|v| floor_div(v, coeff)),
+                )
+            } else {
+                (
+                    hi.map(|v| ceil_div(v, coeff)),
+                    lo.map(|v| floor_div(v, coeff)),
+                )
+            };
+            let mut next = cur[j];
+            if let Some(lo) = lo.filter(|v| v.abs() < i128::MAX / 4) {
+                next.0 = next.0.max(lo);
+            }
+            if let Some(hi) = hi.filter(|v| v.abs() < i128::MAX / 4) {
+                next.1 = next.1.min(hi);
+            }
+            if next != cur[j] {
+                ov.insert(atom, next);
+                changed = true;
+            }
         }
     }
     changed

@@ -124,6 +124,25 @@ fn gated_stores_become_if_blocks() {
     assert_eq!(k.buffers[0].access, Some((0, 1)));
 }
 
+/// A gate over several ranges bounds each of them: `4·i + k < 8` with
+/// `k < 4` means `i <= 1`, so the load at `2·k + i` reads elements 0..=7
+/// only (the first half of a `cat` of a transposed `[2, 4]` tensor, read
+/// by a matmul; found by the graph fuzzer, where the kernel was refused
+/// for reading past its 8-element input).
+#[test]
+fn a_gate_over_several_ranges_bounds_each_range() {
+    let i = range(4, 0, AxisType::Loop);
+    let k = range(4, 1, AxisType::Loop);
+    let gate = i.mul(&UOp::index(4)).add(&k).bin(Op::CmpLt, &UOp::index(8));
+    let idx = k.mul(&UOp::index(2)).add(&i);
+    let v = UOp::define_global(1, DType::F32)
+        .index_into(&idx, Some(&gate))
+        .load();
+    let st = store(0, &i.mul(&UOp::index(4)).add(&k), &v);
+    let lowered = lower(&UOp::sink(vec![st.end(&[i, k])]), &opts()).unwrap();
+    assert_eq!(lowered.buffers[1].access, Some((0, 7)));
+}
+
 #[test]
 fn index_type_is_i64_when_an_index_may_not_fit_i32() {
     let i = range(3, 0, AxisType::Loop);
