@@ -207,6 +207,22 @@ impl Suite {
                 .and_then(|t| t.try_pad(&[(1, 1), (1, 0)], 0.75f32))
                 .and_then(|t| t.min(Some(&[1]), false)),
         );
+        // Gated loads of a flipped strided view: the index only simplifies
+        // where the gate holds (found by the graph fuzzer).
+        let x = self.input(DType::F32, &[2, 5, 8], Layout::Contiguous, Domain::Any);
+        self.add(
+            "cat of flipped strided views".into(),
+            x.try_slice(&[Slice::all(), Slice::all(), Slice::all().step(2)])
+                .and_then(|t| t.try_flip(&[2]))
+                .and_then(|f| Tensor::try_cat(&[&f, &f], 1)),
+        );
+        // A flip across a reshape of a strided view: a floor split of the
+        // flipped index's negative factor hid its bounds (graph fuzzer).
+        let x = self.input(DType::F32, &[4, 5, 1], Layout::Sliced, Domain::Any);
+        self.add(
+            "flip of reshaped strided view".into(),
+            x.try_reshape(&[1, 5, 4]).and_then(|t| t.try_flip(&[0, 2])),
+        );
         let b = self.input(DType::BOOL, &[5], Layout::Contiguous, Domain::Any);
         self.add("cat bool".into(), Tensor::try_cat(&[&b, &b], 0));
         let i = self.input(DType::I64, &[3], Layout::Contiguous, Domain::Any);

@@ -137,6 +137,7 @@ fn input_view(root: &Arc<UOp>) -> Option<Arc<UOp>> {
 fn simplify_rules() -> PatternMatcher {
     crate::symbolic::symbolic()
         .combined(&rangeify::index_simplify::index_rules(), "simplify")
+        .combined(&rangeify::gated_index::gated_index_rules(), "simplify")
         .combined(&rangeify::reduce_simplify::reduce_rules(), "simplify")
 }
 

@@ -112,9 +112,12 @@ impl Sum {
     /// the constant is then shifted by a multiple of `c` so that `R`'s lower
     /// bound lands in `[0, c)`. The first of these whose `R` is provably
     /// below `c` wins (flipped index maps need the truncating one); if none
-    /// is, both factors and constant are split by floor division, so `R`'s
-    /// factors lie in `[0, c)`. Every split satisfies `self = c*Q + R`
-    /// exactly over the integers.
+    /// is, factors are split by truncation and the constant by floor
+    /// division. Truncation keeps a small negative factor in `R` as it is:
+    /// rewriting `−k` as `(c−1)·k − c·k` would make `R` and `Q` move
+    /// together, and interval bounds of the result would no longer see
+    /// that (a flipped view's index would seem to leave its buffer). Every
+    /// split satisfies `self = c*Q + R` exactly over the integers.
     fn split(&self, c: i128) -> (Sum, Sum) {
         let part = |f: &dyn Fn(i128) -> i128, konst: i128| Sum {
             dtype: self.dtype,
@@ -137,8 +140,8 @@ impl Sum {
             }
         }
         (
-            part(&|k| k.div_euclid(c), self.konst.div_euclid(c)),
-            part(&|k| k.rem_euclid(c), self.konst.rem_euclid(c)),
+            part(&|k| k / c, self.konst.div_euclid(c)),
+            part(&|k| k % c, self.konst.rem_euclid(c)),
         )
     }
 

@@ -30,6 +30,7 @@
 //! entries are Loop RANGEs, or `CONST 0` for an axis of size 1.
 
 pub mod buffer_removal;
+pub mod gated_index;
 pub mod index_simplify;
 pub mod indexing;
 pub mod realize;
