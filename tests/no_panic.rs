@@ -10,6 +10,7 @@
 //! an error must name an op the call stands for and the line of the call
 //! in this file. The test lists every call that panicked.
 
+#[macro_use]
 mod common;
 
 use common::{compiled, tensor, Rng};
@@ -32,21 +33,7 @@ const REALIZE_LIMIT: u128 = 1024;
 /// Largest number of nodes in a graph that gets realized.
 const REALIZE_NODES: usize = 400;
 
-const DTYPES: [ScalarType; 13] = [
-    ScalarType::Bool,
-    ScalarType::I8,
-    ScalarType::I16,
-    ScalarType::I32,
-    ScalarType::I64,
-    ScalarType::U8,
-    ScalarType::U16,
-    ScalarType::U32,
-    ScalarType::U64,
-    ScalarType::F16,
-    ScalarType::BF16,
-    ScalarType::F32,
-    ScalarType::F64,
-];
+const DTYPES: [ScalarType; 13] = ScalarType::ALL_DATA;
 
 /// Shapes of the ordinary operands: scalars, empty and zero-size tensors,
 /// size-1 axes and small images.
@@ -192,6 +179,18 @@ const OPERATORS: [(&str, Operator); 4] = [
 
 /// The tensors (or the error) a call produced.
 type Outcome = Result<Vec<Tensor>>;
+
+/// One generated call: records `op` in `ops` and pairs the call's text
+/// with the closure that makes it (`text` is formatted before `body`'s
+/// captures move into the closure).
+macro_rules! call {
+    ($ops:ident, $op:expr, $text:expr, $body:expr) => {{
+        $ops.push($op);
+        let text: String = $text;
+        let run: Box<dyn FnOnce() -> Outcome> = Box::new(move || $body);
+        (text, run)
+    }};
+}
 
 /// One generated call.
 struct Call {
@@ -431,42 +430,47 @@ impl Gen {
         let (text, run): (String, Box<dyn FnOnce() -> Outcome>) = match self.below(40) {
             0 => {
                 let s = self.signed_shape();
-                ops.push("reshape");
-                (
+                call!(
+                    ops,
+                    "reshape",
                     format!("{}.try_reshape({s:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_reshape(&s)?])),
+                    Ok(vec![x.t.try_reshape(&s)?])
                 )
             }
             1 => {
                 let p = self.axes();
-                ops.push("permute");
-                (
+                call!(
+                    ops,
+                    "permute",
                     format!("{}.try_permute({p:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_permute(&p)?])),
+                    Ok(vec![x.t.try_permute(&p)?])
                 )
             }
             2 => {
                 let (a, b) = (self.axis(), self.axis());
-                ops.push("transpose");
-                (
+                call!(
+                    ops,
+                    "transpose",
                     format!("{}.try_transpose({a}, {b})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_transpose(a, b)?])),
+                    Ok(vec![x.t.try_transpose(a, b)?])
                 )
             }
             3 => {
                 let s = self.shape();
-                ops.push("broadcast_to");
-                (
+                call!(
+                    ops,
+                    "broadcast_to",
                     format!("{}.try_broadcast_to({s:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_broadcast_to(&s)?])),
+                    Ok(vec![x.t.try_broadcast_to(&s)?])
                 )
             }
             4 => {
                 let s = self.signed_shape();
-                ops.push("expand");
-                (
+                call!(
+                    ops,
+                    "expand",
                     format!("{}.try_expand({s:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_expand(&s)?])),
+                    Ok(vec![x.t.try_expand(&s)?])
                 )
             }
             5 => {
@@ -521,58 +525,65 @@ impl Gen {
                         (b(self), b(self))
                     })
                     .collect();
-                ops.push("shrink");
-                (
+                call!(
+                    ops,
+                    "shrink",
                     format!("{}.try_shrink({bounds:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_shrink(&bounds)?])),
+                    Ok(vec![x.t.try_shrink(&bounds)?])
                 )
             }
             7 => {
                 let slices: Vec<Slice> = (0..self.below(5)).map(|_| self.slice()).collect();
-                ops.push("slice");
-                (
+                call!(
+                    ops,
+                    "slice",
                     format!("{}.try_slice({slices:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_slice(&slices)?])),
+                    Ok(vec![x.t.try_slice(&slices)?])
                 )
             }
             8 => {
                 let a = self.axes();
-                ops.push("flip");
-                (
+                call!(
+                    ops,
+                    "flip",
                     format!("{}.try_flip({a:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_flip(&a)?])),
+                    Ok(vec![x.t.try_flip(&a)?])
                 )
             }
             9 => {
                 let a = self.axis();
                 if self.chance(50) {
-                    ops.push("squeeze");
-                    (
+                    call!(
+                        ops,
+                        "squeeze",
                         format!("{}.try_squeeze({a})", x.text),
-                        Box::new(move || Ok(vec![x.t.try_squeeze(a)?])),
+                        Ok(vec![x.t.try_squeeze(a)?])
                     )
                 } else {
-                    ops.push("unsqueeze");
-                    (
+                    call!(
+                        ops,
+                        "unsqueeze",
                         format!("{}.try_unsqueeze({a})", x.text),
-                        Box::new(move || Ok(vec![x.t.try_unsqueeze(a)?])),
+                        Ok(vec![x.t.try_unsqueeze(a)?])
                     )
                 }
             }
             10 => {
                 let (a, b) = (self.axis(), self.axis());
-                ops.push("flatten");
-                (
+                call!(
+                    ops,
+                    "flatten",
                     format!("{}.try_flatten({a}, {b})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_flatten(a, b)?])),
+                    Ok(vec![x.t.try_flatten(a, b)?])
                 )
             }
             11 => {
                 let reps = self.shape();
-                ops.push("repeat");
-                (
+                call!(
+                    ops,
+                    "repeat",
                     format!("{}.try_repeat({reps:?})", x.text),
-                    Box::new(move || Ok(vec![x.t.try_repeat(&reps)?])),
+                    Ok(vec![x.t.try_repeat(&reps)?])
                 )
             }
             12 | 13 => {
@@ -597,22 +608,19 @@ impl Gen {
                 let names = names.join(", ");
                 let ts: Vec<Tensor> = parts.into_iter().map(|p| p.t).collect();
                 if self.chance(50) {
-                    ops.push("cat");
-                    (
-                        format!("Tensor::try_cat(&[{names}], {dim})"),
-                        Box::new(move || {
-                            let refs: Vec<&Tensor> = ts.iter().collect();
-                            Ok(vec![Tensor::try_cat(&refs, dim)?])
-                        }),
-                    )
+                    call!(ops, "cat", format!("Tensor::try_cat(&[{names}], {dim})"), {
+                        let refs: Vec<&Tensor> = ts.iter().collect();
+                        Ok(vec![Tensor::try_cat(&refs, dim)?])
+                    })
                 } else {
-                    ops.push("stack");
-                    (
+                    call!(
+                        ops,
+                        "stack",
                         format!("Tensor::try_stack(&[{names}], {dim})"),
-                        Box::new(move || {
+                        {
                             let refs: Vec<&Tensor> = ts.iter().collect();
                             Ok(vec![Tensor::try_stack(&refs, dim)?])
-                        }),
+                        }
                     )
                 }
             }
@@ -627,19 +635,21 @@ impl Gen {
                     })
                     .collect();
                 let dim = self.axis();
-                ops.push("split");
-                (
+                call!(
+                    ops,
+                    "split",
                     format!("{}.try_split({sizes:?}, {dim})", x.text),
-                    Box::new(move || x.t.try_split(&sizes, dim)),
+                    x.t.try_split(&sizes, dim)
                 )
             }
             15 => {
                 let n = self.pick(&[0, 1, 2, 3, 7, usize::MAX]);
                 let dim = self.axis();
-                ops.push("chunk");
-                (
+                call!(
+                    ops,
+                    "chunk",
                     format!("{}.try_chunk({n}, {dim})", x.text),
-                    Box::new(move || x.t.try_chunk(n, dim)),
+                    x.t.try_chunk(n, dim)
                 )
             }
             16 => {
@@ -682,10 +692,11 @@ impl Gen {
             17..=19 => {
                 let (name, f) = self.pick(&BINARY);
                 let (rhs_text, rhs) = self.second();
-                ops.push(name);
-                (
+                call!(
+                    ops,
+                    name,
                     format!("{}.{name}({rhs_text})", x.text),
-                    Box::new(move || Ok(vec![f(&x.t, rhs)?])),
+                    Ok(vec![f(&x.t, rhs)?])
                 )
             }
             20 | 21 => {
@@ -703,32 +714,36 @@ impl Gen {
                 let (a_text, a) = self.second();
                 let (b_text, b) = self.second();
                 if self.chance(50) {
-                    ops.push("where");
-                    (
+                    call!(
+                        ops,
+                        "where",
                         format!("{}.where_({a_text}, {b_text})", x.text),
-                        Box::new(move || Ok(vec![x.t.where_(a, b)?])),
+                        Ok(vec![x.t.where_(a, b)?])
                     )
                 } else {
-                    ops.push("clamp");
-                    (
+                    call!(
+                        ops,
+                        "clamp",
                         format!("{}.clamp({a_text}, {b_text})", x.text),
-                        Box::new(move || Ok(vec![x.t.clamp(a, b)?])),
+                        Ok(vec![x.t.clamp(a, b)?])
                     )
                 }
             }
             23 => {
                 let d = self.any_dtype();
                 if self.chance(50) {
-                    ops.push("cast");
-                    (
+                    call!(
+                        ops,
+                        "cast",
                         format!("{}.cast({d})", x.text),
-                        Box::new(move || Ok(vec![x.t.cast(d)?])),
+                        Ok(vec![x.t.cast(d)?])
                     )
                 } else {
-                    ops.push("bitcast");
-                    (
+                    call!(
+                        ops,
+                        "bitcast",
                         format!("{}.bitcast({d})", x.text),
-                        Box::new(move || Ok(vec![x.t.bitcast(d)?])),
+                        Ok(vec![x.t.bitcast(d)?])
                     )
                 }
             }
@@ -740,10 +755,11 @@ impl Gen {
                     Some(self.axes())
                 };
                 let keep = self.chance(50);
-                ops.push(name);
-                (
+                call!(
+                    ops,
+                    name,
                     format!("{}.{name}({axes:?}, {keep})", x.text),
-                    Box::new(move || Ok(vec![f(&x.t, axes.as_deref(), keep)?])),
+                    Ok(vec![f(&x.t, axes.as_deref(), keep)?])
                 )
             }
             26 => {
@@ -755,16 +771,18 @@ impl Gen {
                 let corr = self.pick(&[0, 1, 2, usize::MAX]);
                 let keep = self.chance(50);
                 if self.chance(50) {
-                    ops.push("var");
-                    (
+                    call!(
+                        ops,
+                        "var",
                         format!("{}.var({axes:?}, {corr}, {keep})", x.text),
-                        Box::new(move || Ok(vec![x.t.var(axes.as_deref(), corr, keep)?])),
+                        Ok(vec![x.t.var(axes.as_deref(), corr, keep)?])
                     )
                 } else {
-                    ops.push("std");
-                    (
+                    call!(
+                        ops,
+                        "std",
                         format!("{}.std({axes:?}, {corr}, {keep})", x.text),
-                        Box::new(move || Ok(vec![x.t.std(axes.as_deref(), corr, keep)?])),
+                        Ok(vec![x.t.std(axes.as_deref(), corr, keep)?])
                     )
                 }
             }
@@ -775,16 +793,18 @@ impl Gen {
                     Some(self.axis())
                 };
                 if self.chance(50) {
-                    ops.push("argmax");
-                    (
+                    call!(
+                        ops,
+                        "argmax",
                         format!("{}.argmax({axis:?})", x.text),
-                        Box::new(move || Ok(vec![x.t.argmax(axis)?])),
+                        Ok(vec![x.t.argmax(axis)?])
                     )
                 } else {
-                    ops.push("argmin");
-                    (
+                    call!(
+                        ops,
+                        "argmin",
                         format!("{}.argmin({axis:?})", x.text),
-                        Box::new(move || Ok(vec![x.t.argmin(axis)?])),
+                        Ok(vec![x.t.argmin(axis)?])
                     )
                 }
             }
@@ -792,24 +812,27 @@ impl Gen {
                 let axis = self.axis();
                 match self.below(3) {
                     0 => {
-                        ops.push("cumsum");
-                        (
+                        call!(
+                            ops,
+                            "cumsum",
                             format!("{}.cumsum({axis})", x.text),
-                            Box::new(move || Ok(vec![x.t.cumsum(axis)?])),
+                            Ok(vec![x.t.cumsum(axis)?])
                         )
                     }
                     1 => {
-                        ops.push("softmax");
-                        (
+                        call!(
+                            ops,
+                            "softmax",
                             format!("{}.softmax({axis})", x.text),
-                            Box::new(move || Ok(vec![x.t.softmax(axis)?])),
+                            Ok(vec![x.t.softmax(axis)?])
                         )
                     }
                     _ => {
-                        ops.push("log_softmax");
-                        (
+                        call!(
+                            ops,
+                            "log_softmax",
                             format!("{}.log_softmax({axis})", x.text),
-                            Box::new(move || Ok(vec![x.t.log_softmax(axis)?])),
+                            Ok(vec![x.t.log_softmax(axis)?])
                         )
                     }
                 }
@@ -825,10 +848,11 @@ impl Gen {
                 let w = self.shaped_or_random(s);
                 match self.below(3) {
                     0 => {
-                        ops.push("matmul");
-                        (
+                        call!(
+                            ops,
+                            "matmul",
                             format!("{}.matmul({})", x.text, w.text),
-                            Box::new(move || Ok(vec![x.t.matmul(&w.t)?])),
+                            Ok(vec![x.t.matmul(&w.t)?])
                         )
                     }
                     1 => {
@@ -921,16 +945,18 @@ impl Gen {
                     .stride((o(self), o(self)))
                     .padding((o(self) % 4, o(self)));
                 if self.chance(50) {
-                    ops.push("max_pool2d");
-                    (
+                    call!(
+                        ops,
+                        "max_pool2d",
                         format!("{}.max_pool2d({opts:?})", x.text),
-                        Box::new(move || Ok(vec![x.t.max_pool2d(opts)?])),
+                        Ok(vec![x.t.max_pool2d(opts)?])
                     )
                 } else {
-                    ops.push("avg_pool2d");
-                    (
+                    call!(
+                        ops,
+                        "avg_pool2d",
                         format!("{}.avg_pool2d({opts:?})", x.text),
-                        Box::new(move || Ok(vec![x.t.avg_pool2d(opts)?])),
+                        Ok(vec![x.t.avg_pool2d(opts)?])
                     )
                 }
             }
@@ -946,10 +972,11 @@ impl Gen {
                 } else {
                     self.operand()
                 };
-                ops.push("cross_entropy");
-                (
+                call!(
+                    ops,
+                    "cross_entropy",
                     format!("{}.cross_entropy({})", x.text, labels.text),
-                    Box::new(move || Ok(vec![x.t.cross_entropy(&labels.t)?])),
+                    Ok(vec![x.t.cross_entropy(&labels.t)?])
                 )
             }
             35 => self.constructor(&mut ops),
@@ -958,53 +985,57 @@ impl Gen {
                 let right = self.chance(30);
                 let d = if right { x.t.dtype().scalar_type() } else { d };
                 let nd = self.chance(50);
-                ops.push(if nd { "to_ndarray" } else { "to_vec" });
-                (
+                call!(
+                    ops,
+                    if nd { "to_ndarray" } else { "to_vec" },
                     format!(
                         "{}.{}::<{d}>()",
                         x.text,
                         if nd { "to_ndarray" } else { "to_vec" }
                     ),
-                    Box::new(move || read_as(&x.t, d, nd).map(|_| Vec::new())),
+                    read_as(&x.t, d, nd).map(|_| Vec::new())
                 )
             }
             37 => {
                 let n = self.below(8);
                 let shape = self.shape();
                 let d = self.dtype();
-                ops.push("from_vec");
-                (
+                call!(
+                    ops,
+                    "from_vec",
                     format!("Tensor::from_vec(<{n} x {d}>, {shape:?})"),
-                    Box::new(move || {
+                    {
                         let data = vec![1.0; n];
                         Ok(vec![from_vec_as(d, &data, &shape)?])
-                    }),
+                    }
                 )
             }
             38 => {
                 let shape = [1usize << 25, 1 << 25];
-                ops.push("realize");
-                (
+                call!(
+                    ops,
+                    "realize",
                     format!("Tensor::ones({shape:?}, f32).realize()"),
-                    Box::new(move || {
+                    {
                         Tensor::ones(&shape, DType::F32).realize()?;
                         Ok(Vec::new())
-                    }),
+                    }
                 )
             }
             _ => {
                 let y = self.operand();
                 let y_text = y.text.clone();
-                ops.push("realize");
-                (
+                call!(
+                    ops,
+                    "realize",
                     format!("Tensor::realize_all(&[{}, {y_text}])", x.text),
-                    Box::new(move || {
+                    {
                         if small(&x.t) && small(&y.t) {
                             Tensor::realize_all(&[&x.t, &y.t])
                         } else {
                             Ok(Vec::new())
                         }
-                    }),
+                    }
                 )
             }
         };
@@ -1022,63 +1053,71 @@ impl Gen {
         let d = self.any_dtype();
         match self.below(11) {
             0 => {
-                ops.push("zeros");
-                (
+                call!(
+                    ops,
+                    "zeros",
                     format!("Tensor::zeros({shape:?}, {d})"),
-                    Box::new(move || carried(Tensor::zeros(&shape, d))),
+                    carried(Tensor::zeros(&shape, d))
                 )
             }
             1 => {
-                ops.push("ones");
-                (
+                call!(
+                    ops,
+                    "ones",
                     format!("Tensor::ones({shape:?}, {d})"),
-                    Box::new(move || carried(Tensor::ones(&shape, d))),
+                    carried(Tensor::ones(&shape, d))
                 )
             }
             2 => {
-                ops.push("full");
-                (
+                call!(
+                    ops,
+                    "full",
                     format!("Tensor::full({shape:?}, 7u16)"),
-                    Box::new(move || carried(Tensor::full(&shape, 7u16))),
+                    carried(Tensor::full(&shape, 7u16))
                 )
             }
             3 => {
                 let n = self.pick(&[0, 1, 3, usize::MAX, 1 << 32, 1 << 31]);
-                ops.push("eye");
-                (
+                call!(
+                    ops,
+                    "eye",
                     format!("Tensor::eye({n}, {d})"),
-                    Box::new(move || carried(Tensor::eye(n, d))),
+                    carried(Tensor::eye(n, d))
                 )
             }
             4 => {
                 let seed = self.rng.next_u64();
                 match self.below(4) {
                     0 => {
-                        ops.push("rand");
-                        (
+                        call!(
+                            ops,
+                            "rand",
                             format!("Tensor::rand({shape:?}, {d})"),
-                            Box::new(move || carried(Tensor::rand(&shape, d))),
+                            carried(Tensor::rand(&shape, d))
                         )
                     }
                     1 => {
-                        ops.push("randn");
-                        (
+                        call!(
+                            ops,
+                            "randn",
                             format!("Tensor::randn({shape:?}, {d})"),
-                            Box::new(move || carried(Tensor::randn(&shape, d))),
+                            carried(Tensor::randn(&shape, d))
                         )
                     }
                     2 => {
-                        ops.push("rand");
-                        (
+                        call!(
+                            ops,
+                            "rand",
                             format!("Tensor::rand_seeded({shape:?}, {d}, {seed})"),
-                            Box::new(move || carried(Tensor::rand_seeded(&shape, d, seed))),
+                            carried(Tensor::rand_seeded(&shape, d, seed))
                         )
                     }
                     _ => {
-                        ops.push("randn");
-                        (
+                        call!(
+                            ops,
+                            "randn",
                             format!("Tensor::randn_seeded({shape:?}, {d}, {seed})"),
-                            Box::new(move || carried(Tensor::randn_seeded(&shape, d, seed))),
+                            carried(Tensor::randn_seeded(&shape, d, seed))
                         )
                     }
                 }
@@ -1086,57 +1125,63 @@ impl Gen {
             5 => {
                 let v = [-3.0f32, 0.0, 2.5, 1e30, f32::INFINITY, f32::NAN, 0.5];
                 let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
-                ops.push("arange");
-                (
+                call!(
+                    ops,
+                    "arange",
                     format!("Tensor::arange({a}f32, {b}, {s})"),
-                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                    Ok(vec![Tensor::arange(a, b, s)?])
                 )
             }
             6 => {
                 let v = [i32::MIN, -3, 0, 1, 5, i32::MAX];
                 let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
-                ops.push("arange");
-                (
+                call!(
+                    ops,
+                    "arange",
                     format!("Tensor::arange({a}i32, {b}, {s})"),
-                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                    Ok(vec![Tensor::arange(a, b, s)?])
                 )
             }
             7 => {
                 let v = [0u8, 1, 5, 255];
                 let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
-                ops.push("arange");
-                (
+                call!(
+                    ops,
+                    "arange",
                     format!("Tensor::arange({a}u8, {b}, {s})"),
-                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                    Ok(vec![Tensor::arange(a, b, s)?])
                 )
             }
             8 => {
                 let v = [i64::MIN, -1, 0, 3, i64::MAX];
                 let (a, b, s) = (self.pick(&v), self.pick(&v), self.pick(&v));
-                ops.push("arange");
-                (
+                call!(
+                    ops,
+                    "arange",
                     format!("Tensor::arange({a}i64, {b}, {s})"),
-                    Box::new(move || Ok(vec![Tensor::arange(a, b, s)?])),
+                    Ok(vec![Tensor::arange(a, b, s)?])
                 )
             }
             9 => {
                 let v = [0u8, 3, 255];
                 let (a, b) = (self.pick(&v), self.pick(&v));
                 let n = self.pick(&[0, 1, 4, 1000, usize::MAX]);
-                ops.push("linspace");
-                (
+                call!(
+                    ops,
+                    "linspace",
                     format!("Tensor::linspace({a}u8, {b}, {n})"),
-                    Box::new(move || Ok(vec![Tensor::linspace(a, b, n)?])),
+                    Ok(vec![Tensor::linspace(a, b, n)?])
                 )
             }
             _ => {
                 let v = [-1e300, 0.0, 1.0, f64::INFINITY];
                 let (a, b) = (self.pick(&v), self.pick(&v));
                 let n = self.pick(&[0, 1, 2, 5, usize::MAX, 1 << 31]);
-                ops.push("linspace");
-                (
+                call!(
+                    ops,
+                    "linspace",
                     format!("Tensor::linspace({a}f64, {b}, {n})"),
-                    Box::new(move || Ok(vec![Tensor::linspace(a, b, n)?])),
+                    Ok(vec![Tensor::linspace(a, b, n)?])
                 )
             }
         }
@@ -1174,21 +1219,7 @@ fn read_as(t: &Tensor, dtype: ScalarType, nd: bool) -> Result<usize> {
     if !small(t) {
         return Ok(0);
     }
-    match dtype {
-        ScalarType::Bool => get::<bool>(t, nd),
-        ScalarType::I8 => get::<i8>(t, nd),
-        ScalarType::I16 => get::<i16>(t, nd),
-        ScalarType::I32 => get::<i32>(t, nd),
-        ScalarType::I64 => get::<i64>(t, nd),
-        ScalarType::U8 => get::<u8>(t, nd),
-        ScalarType::U16 => get::<u16>(t, nd),
-        ScalarType::U32 => get::<u32>(t, nd),
-        ScalarType::U64 => get::<u64>(t, nd),
-        ScalarType::F16 => get::<half::f16>(t, nd),
-        ScalarType::BF16 => get::<half::bf16>(t, nd),
-        ScalarType::F32 => get::<f32>(t, nd),
-        _ => get::<f64>(t, nd),
-    }
+    with_element!(dtype, T => get::<T>(t, nd))
 }
 
 /// Whether `t`'s graph is small enough to realize: few nodes, and no node

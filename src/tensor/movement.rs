@@ -569,15 +569,11 @@ impl Tensor {
         let Some(first) = tensors.first() else {
             return Err(Error::argument(op, "needs at least one tensor"));
         };
-        let shape0 = first.graph()?.shape.clone();
-        let d = first.axis(op, dim)?;
-        if shape0.is_empty() {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape0],
-                "zero-dimensional tensors have no axis to join along",
-            )));
-        }
+        let (shape0, d) = first.nonscalar_axis(
+            op,
+            dim,
+            "zero-dimensional tensors have no axis to join along",
+        )?;
         let mut dtype = first.graph()?.dtype;
         let mut total: usize = 0;
         for t in tensors {
@@ -665,18 +661,23 @@ impl Tensor {
         self.split_as("split", sizes, dim)
     }
 
-    /// [`Tensor::try_split`] with errors naming `op`.
+    /// The shape and the normalized axis `dim` of a tensor that has at least
+    /// one axis; a scalar is a shape error of `op` saying `why`.
     #[track_caller]
-    fn split_as(&self, op: &str, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+    fn nonscalar_axis(&self, op: &str, dim: isize, why: &str) -> Result<(Shape, usize)> {
         let shape = self.graph()?.shape.clone();
         let d = self.axis(op, dim)?;
         if shape.is_empty() {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape],
-                "a zero-dimensional tensor has no axis to split",
-            )));
+            return Err(Error::shape(ShapeError::new(op, &[&shape], why)));
         }
+        Ok((shape, d))
+    }
+
+    /// [`Tensor::try_split`] with errors naming `op`.
+    #[track_caller]
+    fn split_as(&self, op: &str, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        let (shape, d) =
+            self.nonscalar_axis(op, dim, "a zero-dimensional tensor has no axis to split")?;
         let total = sizes.iter().try_fold(0usize, |acc, &n| acc.checked_add(n));
         if total != Some(shape[d]) {
             return Err(Error::shape(ShapeError::new(

@@ -84,27 +84,74 @@ pub fn values(rng: &mut Rng, dtype: ScalarType, n: usize, domain: Domain) -> Vec
         .collect()
 }
 
+/// Evaluates `$body` with `$T` naming the Rust element type of the scalar
+/// type `$dtype` (`f64` for any type without one).
+macro_rules! with_element {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            ::morok::ScalarType::Bool => {
+                type $T = bool;
+                $body
+            }
+            ::morok::ScalarType::I8 => {
+                type $T = i8;
+                $body
+            }
+            ::morok::ScalarType::I16 => {
+                type $T = i16;
+                $body
+            }
+            ::morok::ScalarType::I32 => {
+                type $T = i32;
+                $body
+            }
+            ::morok::ScalarType::I64 => {
+                type $T = i64;
+                $body
+            }
+            ::morok::ScalarType::U8 => {
+                type $T = u8;
+                $body
+            }
+            ::morok::ScalarType::U16 => {
+                type $T = u16;
+                $body
+            }
+            ::morok::ScalarType::U32 => {
+                type $T = u32;
+                $body
+            }
+            ::morok::ScalarType::U64 => {
+                type $T = u64;
+                $body
+            }
+            ::morok::ScalarType::F16 => {
+                type $T = ::half::f16;
+                $body
+            }
+            ::morok::ScalarType::BF16 => {
+                type $T = ::half::bf16;
+                $body
+            }
+            ::morok::ScalarType::F32 => {
+                type $T = f32;
+                $body
+            }
+            _ => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
 /// A tensor of `dtype` and `shape` holding `data` (f64 values converted).
 pub fn tensor(dtype: ScalarType, shape: &[usize], data: &[f64]) -> Tensor {
     fn make<T: morok::Element>(data: &[f64], shape: &[usize]) -> Tensor {
         let v: Vec<T> = data.iter().map(|&x| T::from_f64(x)).collect();
         Tensor::from_vec(v, shape).expect("test data fits its shape")
     }
-    match dtype {
-        ScalarType::Bool => make::<bool>(data, shape),
-        ScalarType::I8 => make::<i8>(data, shape),
-        ScalarType::I16 => make::<i16>(data, shape),
-        ScalarType::I32 => make::<i32>(data, shape),
-        ScalarType::I64 => make::<i64>(data, shape),
-        ScalarType::U8 => make::<u8>(data, shape),
-        ScalarType::U16 => make::<u16>(data, shape),
-        ScalarType::U32 => make::<u32>(data, shape),
-        ScalarType::U64 => make::<u64>(data, shape),
-        ScalarType::F16 => make::<half::f16>(data, shape),
-        ScalarType::BF16 => make::<half::bf16>(data, shape),
-        ScalarType::F32 => make::<f32>(data, shape),
-        _ => make::<f64>(data, shape),
-    }
+    with_element!(dtype, T => make::<T>(data, shape))
 }
 
 /// How an input tensor is laid out.
@@ -197,21 +244,7 @@ pub fn compiled(t: &Tensor) -> Result<Vec<f64>, morok::Error> {
         Ok(t.to_vec::<T>()?.into_iter().map(|v| v.to_f64()).collect())
     }
     let r = t.realize()?;
-    match t.dtype().scalar_type() {
-        ScalarType::Bool => get::<bool>(&r),
-        ScalarType::I8 => get::<i8>(&r),
-        ScalarType::I16 => get::<i16>(&r),
-        ScalarType::I32 => get::<i32>(&r),
-        ScalarType::I64 => get::<i64>(&r),
-        ScalarType::U8 => get::<u8>(&r),
-        ScalarType::U16 => get::<u16>(&r),
-        ScalarType::U32 => get::<u32>(&r),
-        ScalarType::U64 => get::<u64>(&r),
-        ScalarType::F16 => get::<half::f16>(&r),
-        ScalarType::BF16 => get::<half::bf16>(&r),
-        ScalarType::F32 => get::<f32>(&r),
-        _ => get::<f64>(&r),
-    }
+    with_element!(t.dtype().scalar_type(), T => get::<T>(&r))
 }
 
 /// The reference values of `t`.

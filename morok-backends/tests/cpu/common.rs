@@ -12,12 +12,17 @@ use std::sync::Arc;
 /// A device with a private cache directory and `threads` workers.
 pub fn device(threads: usize) -> (CpuDevice, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let cfg = CpuConfig {
-        cache_dir: dir.path().join("cache"),
+    (device_in(&dir.path().join("cache"), threads), dir)
+}
+
+/// A fresh device (empty in-memory caches) whose object cache is
+/// `cache_dir`, with `threads` workers.
+pub fn device_in(cache_dir: &std::path::Path, threads: usize) -> CpuDevice {
+    CpuDevice::with_config(CpuConfig {
+        cache_dir: cache_dir.to_path_buf(),
         threads,
         compiler: None,
-    };
-    (CpuDevice::with_config(cfg), dir)
+    })
 }
 
 /// Raw little-endian bytes of a slice of plain values.

@@ -35,11 +35,7 @@ fn threefry_matches_the_reference_and_known_answer() {
 #[test]
 fn disk_cache_hit_skips_the_compiler_and_corruption_is_rebuilt() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let cfg = || morok_backends::CpuConfig {
-        cache_dir: dir.path().join("objs"),
-        threads: 1,
-        compiler: None,
-    };
+    let objs = dir.path().join("objs");
     // A kernel no other test compiles (constant 4242), so this process
     // has never loaded its object.
     let ast = elementwise(3, &[DType::I32], |v| {
@@ -53,40 +49,37 @@ fn disk_cache_hit_skips_the_compiler_and_corruption_is_rebuilt() {
         exec(dev, &ast, &mut args);
         assert_eq!(args[0].get::<i32>(), vec![4243, 4244, 4245]);
     };
-    let first = morok_backends::CpuDevice::with_config(cfg());
+    let first = device_in(&objs, 1);
     check(&first);
     assert_eq!(first.compiler_invocations(), 1);
     check(&first);
     assert_eq!(first.compiler_invocations(), 1, "in-memory hit");
 
-    let second = morok_backends::CpuDevice::with_config(cfg());
+    let second = device_in(&objs, 1);
     check(&second);
     assert_eq!(second.compiler_invocations(), 0, "disk hit");
 
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(dir.path().join("objs"))
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(&objs).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
     }
     // Garbage in place of every cached object: detected and rebuilt. The
     // file is replaced (new inode) rather than truncated, as corruption by
     // another process would be: this process still maps the old object,
     // and truncating a mapped file would fault its pages.
-    for e in std::fs::read_dir(dir.path().join("objs")).unwrap() {
+    for e in std::fs::read_dir(&objs).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "so") {
             std::fs::remove_file(&p).unwrap();
             std::fs::write(&p, b"not an object file").unwrap();
         }
     }
-    let third = morok_backends::CpuDevice::with_config(cfg());
+    let third = device_in(&objs, 1);
     check(&third);
     assert_eq!(third.compiler_invocations(), 1, "rebuilt after corruption");
-    let fourth = morok_backends::CpuDevice::with_config(cfg());
+    let fourth = device_in(&objs, 1);
     check(&fourth);
     assert_eq!(
         fourth.compiler_invocations(),
@@ -101,11 +94,7 @@ fn disk_cache_hit_skips_the_compiler_and_corruption_is_rebuilt() {
 #[test]
 fn concurrent_builds_of_one_kernel_all_succeed() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let cfg = || morok_backends::CpuConfig {
-        cache_dir: dir.path().join("objs"),
-        threads: 1,
-        compiler: None,
-    };
+    let objs = dir.path().join("objs");
     for round in 0..4i64 {
         // Constants no other test uses: every device builds from scratch.
         let c = 7100 + round;
@@ -116,7 +105,7 @@ fn concurrent_builds_of_one_kernel_all_succeed() {
         std::thread::scope(|s| {
             for _ in 0..6 {
                 s.spawn(|| {
-                    let dev = morok_backends::CpuDevice::with_config(cfg());
+                    let dev = device_in(&objs, 1);
                     barrier.wait();
                     let mut args = [
                         Arg::zeros(DType::I64, 3),
@@ -127,7 +116,7 @@ fn concurrent_builds_of_one_kernel_all_succeed() {
                 });
             }
         });
-        let later = morok_backends::CpuDevice::with_config(cfg());
+        let later = device_in(&objs, 1);
         let mut args = [
             Arg::zeros(DType::I64, 3),
             Arg::new(DType::I64, &[0i64, 0, 0]),
