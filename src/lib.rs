@@ -78,10 +78,11 @@
 pub use morok_core as core;
 
 mod config;
-mod device;
+pub mod device;
 mod error;
 mod ir_dump;
 mod kernel;
+mod kernel_cache;
 mod realize;
 pub mod storage;
 mod tensor;
@@ -90,9 +91,11 @@ pub use error::{Error, Result};
 
 /// Counters that show what the runtime did (for tests and benchmarks).
 pub mod stats {
+    pub use crate::kernel_cache::kernel_compiles;
     pub use crate::realize::kernel_launches;
     pub use morok_core::schedule::pipeline_runs;
 }
+pub use device::Device;
 pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};

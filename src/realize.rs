@@ -1,13 +1,18 @@
 //! Runs the compiler pipeline for a set of tensor-level roots: schedule
-//! (cached), then for each kernel lower + compile (cached by AST) and run
-//! on device buffers, then hand the outputs to the storage registry.
+//! (cached), then for each kernel the per-kernel pipeline and the device's
+//! compiler (cached by AST, device and options, `kernel_cache.rs`) and a
+//! run on device buffers, then hand the outputs to the storage registry.
+//! Everything device-specific goes through the `Backend` trait of the
+//! device the inputs live on.
 
+use crate::device::Device;
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo};
-use morok_core::device::{CompiledKernel, Device, DeviceBuffer};
-use morok_core::lower::LowerOptions;
+use morok_core::device::{CompiledKernel, DeviceBuffer};
+use morok_core::opt::OptMode;
+use morok_core::pipeline::{kernel_name, CompileOptions};
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule, ScheduleItem};
-use morok_core::{Arg, DType, Op, UOp};
+use morok_core::{DType, UOp};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -44,23 +49,36 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     if config.debug >= 2 {
         eprintln!("{}", describe_schedule(&sched));
     }
-    let dev = crate::device::current();
-    let buffers = allocate(dev, &sched)?;
+    let dev = device_of(&sched)?;
+    let buffers = allocate(&dev, &sched)?;
     let mut kernels = Vec::with_capacity(sched.items.len());
+    let opts = CompileOptions {
+        mode: if config.noopt {
+            OptMode::None
+        } else {
+            OptMode::Heuristics
+        },
+    };
     for item in &sched.items {
-        let name = kernel_name(&item.ast);
-        let mut opts = LowerOptions::new(dev.caps()).with_name(name.clone());
-        opts.noopt = config.noopt;
-        let kernel = match dev.compile_ast(&item.ast, &opts) {
+        let kernel = match crate::kernel_cache::get_or_compile(&dev, &item.ast, opts) {
             Ok(k) => k,
-            Err(e) => return Err(Error::runtime("realize", format!("kernel `{name}`: {e}"))),
+            Err(e) => {
+                let name = kernel_name(&item.ast);
+                return Err(Error::runtime("realize", format!("kernel `{name}`: {e}")));
+            }
         };
         if config.debug >= 3 {
             eprintln!("{}", kernel.source());
         }
-        run(item, &buffers, kernel.as_ref(), config.debug >= 1)?;
+        run(
+            item,
+            &buffers,
+            kernel.as_ref(),
+            dev.name(),
+            config.debug >= 1,
+        )?;
         kernels.push(KernelInfo {
-            name,
+            name: kernel.name().to_string(),
             backend: dev.name().to_string(),
             code: kernel.source().to_string(),
         });
@@ -69,7 +87,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
         .buffers
         .iter()
         .filter(|b| b.kind == BufferKind::Output)
-        .map(|spec| storage::register(spec.id, buffers[&spec.id].clone(), spec.size))
+        .map(|spec| storage::register(spec.id, dev.clone(), buffers[&spec.id].clone(), spec.size))
         .collect();
     Ok(Realized {
         outputs: sched.outputs.clone(),
@@ -78,16 +96,41 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     })
 }
 
+/// The device the schedule runs on: the one holding its inputs (all of
+/// them must be on one device), or the default device when it reads none.
+#[track_caller]
+fn device_of(sched: &Schedule) -> Result<Device, Error> {
+    let mut found: Option<Device> = None;
+    for b in sched.buffers.iter().filter(|b| b.kind == BufferKind::Input) {
+        let Some(d) = storage::device_of(b.id) else {
+            continue;
+        };
+        match &found {
+            Some(f) if *f != d => return Err(Error::runtime(
+                "realize",
+                format!(
+                    "the inputs are on two devices, {} and {}: move them to one with `to_device`",
+                    f.name(),
+                    d.name()
+                ),
+            )),
+            Some(_) => {}
+            None => found = Some(d),
+        }
+    }
+    match found {
+        Some(d) => Ok(d),
+        None => Device::default_device(),
+    }
+}
+
 /// Finds or allocates the device memory of every buffer of the schedule:
 /// inputs are the registered buffers themselves (no copy), outputs get
 /// their own memory, and intermediates are allocated once per (storage,
 /// dtype) at the largest member's size, so buffers whose lifetimes do not
 /// overlap share memory.
 #[track_caller]
-fn allocate(
-    dev: &morok_backends::CpuDevice,
-    sched: &Schedule,
-) -> Result<HashMap<u64, Arc<dyn DeviceBuffer>>, Error> {
+fn allocate(dev: &Device, sched: &Schedule) -> Result<HashMap<u64, Arc<dyn DeviceBuffer>>, Error> {
     let mut shared_sizes: HashMap<(u64, DType), usize> = HashMap::new();
     for b in sched
         .buffers
@@ -130,12 +173,8 @@ fn allocate(
 
 /// `size` (at least one) elements of `dtype` on `dev`.
 #[track_caller]
-fn alloc(
-    dev: &morok_backends::CpuDevice,
-    dtype: DType,
-    size: usize,
-) -> Result<Arc<dyn DeviceBuffer>, Error> {
-    match dev.allocate(dtype, size.max(1)) {
+fn alloc(dev: &Device, dtype: DType, size: usize) -> Result<Arc<dyn DeviceBuffer>, Error> {
+    match dev.backend().allocate(dtype, size.max(1)) {
         Ok(b) => Ok(Arc::from(b)),
         Err(e) => Err(Error::runtime("realize", e.to_string())),
     }
@@ -146,6 +185,7 @@ fn run(
     item: &ScheduleItem,
     buffers: &HashMap<u64, Arc<dyn DeviceBuffer>>,
     kernel: &dyn CompiledKernel,
+    device: &str,
     report: bool,
 ) -> Result<(), Error> {
     let mut args: Vec<&dyn DeviceBuffer> = Vec::with_capacity(item.buffers.len());
@@ -162,44 +202,17 @@ fn run(
     }
     let start = Instant::now();
     KERNEL_LAUNCHES.fetch_add(1, Ordering::Relaxed);
-    if let Err(e) = kernel.run(&args) {
+    if let Err(e) = kernel.run(&args, &[]) {
         return Err(Error::runtime("realize", e.to_string()));
     }
     if report {
         eprintln!(
-            "*** CPU {:<28} {:>10.3} ms",
+            "*** {device:<4} {:<28} {:>10.3} ms",
             kernel.name(),
             start.elapsed().as_secs_f64() * 1e3
         );
     }
     Ok(())
-}
-
-/// A readable, stable kernel name: `r` for kernels with a reduction, `E`
-/// for elementwise ones, then the extents of the output loops.
-fn kernel_name(ast: &Arc<UOp>) -> String {
-    let nodes = ast.toposort();
-    let prefix = if nodes.iter().any(|n| n.op() == Op::Reduce) {
-        "r"
-    } else {
-        "E"
-    };
-    let mut name = prefix.to_string();
-    for n in &nodes {
-        if let (
-            Op::Range,
-            Arg::Range {
-                axis_type: morok_core::AxisType::Loop,
-                ..
-            },
-        ) = (n.op(), n.arg())
-        {
-            if let Some(end) = n.s(0).const_value().and_then(|c| c.as_i64()) {
-                name.push_str(&format!("_{end}"));
-            }
-        }
-    }
-    name
 }
 
 fn describe_schedule(sched: &Schedule) -> String {

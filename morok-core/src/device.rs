@@ -1,9 +1,16 @@
 //! Device interfaces: what a backend implements so the runtime can
-//! allocate buffers, compile lowered kernels and run them.
+//! allocate buffers, compile [`Program`]s and run and time them.
+//!
+//! A device is the only door between the runtime and a backend: the
+//! runtime runs the per-kernel pipeline
+//! ([`crate::pipeline::compile_program`]) with the device's
+//! [`Renderer`], hands the [`Program`] to [`Device::compile`], and runs
+//! the result on buffers the device allocated.
 
+use crate::caps::Caps;
 use crate::dtype::DType;
-use crate::lower::{LowerError, LoweredKernel};
-use crate::render::{Caps, RenderError};
+use crate::program::Program;
+use crate::render::{RenderError, Renderer};
 use std::any::Any;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,9 +18,6 @@ use std::time::{Duration, Instant};
 /// Everything that can go wrong on a device, each naming what failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DeviceError {
-    /// Lowering the kernel AST failed.
-    #[error(transparent)]
-    Lower(#[from] LowerError),
     /// Rendering the linear program failed.
     #[error(transparent)]
     Render(#[from] RenderError),
@@ -109,38 +113,57 @@ pub trait CompiledKernel: Send + Sync {
     /// The source it was compiled from.
     fn source(&self) -> &str;
 
-    /// Runs the kernel on `buffers`, in `DEFINE_GLOBAL` slot order. Checks
-    /// the count, element types, sizes against the kernel's accesses and
-    /// that no written buffer is passed twice, and fails instead of
-    /// touching memory out of bounds.
-    fn run(&self, buffers: &[&dyn DeviceBuffer]) -> DeviceResult<()>;
+    /// Runs the kernel on `buffers`, in `DEFINE_GLOBAL` slot order, with
+    /// the values of its scalar variables ([`Program::vars`] order).
+    /// Checks the count, element types, sizes against the kernel's
+    /// accesses, the variables against their bounds, and that no written
+    /// buffer is passed twice, and fails instead of touching memory out
+    /// of bounds.
+    fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()>;
 
-    /// Runs the kernel `iterations` times (at least once) and returns the
-    /// fastest run's wall time (for beam search and benchmarks).
-    fn time(&self, buffers: &[&dyn DeviceBuffer], iterations: usize) -> DeviceResult<Duration> {
-        let mut best = Duration::MAX;
-        for _ in 0..iterations.max(1) {
+    /// Runs the kernel `runs` times (at least once) and returns the
+    /// median wall time of one run (for beam search and benchmarks).
+    fn time(
+        &self,
+        buffers: &[&dyn DeviceBuffer],
+        vars: &[i64],
+        runs: usize,
+    ) -> DeviceResult<Duration> {
+        let mut times = Vec::with_capacity(runs.max(1));
+        for _ in 0..runs.max(1) {
             let start = Instant::now();
-            self.run(buffers)?;
-            best = best.min(start.elapsed());
+            self.run(buffers, vars)?;
+            times.push(start.elapsed());
         }
-        Ok(best)
+        times.sort();
+        Ok(times[times.len() / 2])
     }
 }
 
-/// A device: allocates buffers and compiles kernels.
+/// A device: allocates buffers, compiles programs into runnable kernels.
 pub trait Device: Send + Sync {
-    /// The device's name (`"CPU"`, ...).
+    /// The device's name (`"CPU"`, `"LLVM"`, ...), as `MOROK_DEVICE`
+    /// spells it.
     fn name(&self) -> &str;
 
-    /// What its renderer evaluates natively (feeds [`crate::lower::LowerOptions`]).
-    fn caps(&self) -> Caps;
+    /// What identifies the code this device produces, for cache keys:
+    /// the codegen, its version and the host it targets. Two devices with
+    /// equal identities produce interchangeable kernels.
+    fn identity(&self) -> String;
+
+    /// The renderer the per-kernel pipeline uses for this device.
+    fn renderer(&self) -> &dyn Renderer;
+
+    /// What the device's renderer evaluates natively.
+    fn caps(&self) -> Caps {
+        self.renderer().caps()
+    }
 
     /// Allocates a buffer of `count` elements. Its contents are
     /// unspecified: callers write every element before reading it.
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>>;
 
-    /// Compiles a lowered kernel (cached: compiling the same kernel twice
-    /// returns the same program).
-    fn compile(&self, kernel: &LoweredKernel) -> DeviceResult<Arc<dyn CompiledKernel>>;
+    /// Compiles a program rendered by [`Device::renderer`] into a kernel
+    /// that runs on this device's buffers.
+    fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>>;
 }

@@ -5,7 +5,9 @@
 //! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter;
 //! - [`lower`]: kernel AST → linear program (reduces, index types,
 //!   decompositions, linearization);
-//! - [`render`] and [`device`]: the interfaces backends implement;
+//! - [`opt`]: the kernel optimizer (the pipeline's optimization step);
+//! - [`pipeline`]: the per-kernel pipeline, kernel AST → [`program::Program`];
+//! - [`caps`], [`render`] and [`device`]: the interfaces backends implement;
 //! - [`schedule`]: rangeify, kernel splitting, schedule, memory planning;
 //! - [`interp`]: a kernel-AST interpreter (test oracle);
 //! - [`reference`](mod@reference): the f64 reference evaluator of tensor-level graphs (the test oracle);
@@ -17,10 +19,14 @@
 
 extern crate self as morok_core;
 
+pub mod caps;
 pub mod device;
 pub mod dtype;
 pub mod interp;
 pub mod lower;
+pub mod opt;
+pub mod pipeline;
+pub mod program;
 pub mod random;
 pub mod reference;
 pub mod render;

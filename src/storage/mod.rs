@@ -15,6 +15,7 @@
 
 pub mod codec;
 
+use crate::device::Device;
 use crate::Error;
 use morok_core::device::DeviceBuffer;
 use morok_core::{new_buffer_id, DType, ScalarType};
@@ -34,6 +35,8 @@ pub struct HostBuffer {
 
 struct Entry {
     buffer: Arc<dyn DeviceBuffer>,
+    /// The device that allocated the buffer.
+    device: Device,
     /// Elements the buffer represents (the device may round up).
     len: usize,
     owner: Weak<Owner>,
@@ -81,10 +84,23 @@ fn registry() -> MutexGuard<'static, HashMap<u64, Entry>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Copies `bytes` into a new device buffer of `len` elements of `dtype`
-/// registered under a fresh buffer id.
+/// Copies `bytes` into a new buffer of `len` elements of `dtype` on the
+/// default device ([`Device::default_device`]), registered under a fresh
+/// buffer id.
 #[track_caller]
 pub fn upload(dtype: ScalarType, len: usize, bytes: Vec<u8>) -> Result<BufferRef, Error> {
+    upload_to(&Device::default_device()?, dtype, len, bytes)
+}
+
+/// Copies `bytes` into a new buffer of `len` elements of `dtype` on
+/// `device`, registered under a fresh buffer id.
+#[track_caller]
+pub fn upload_to(
+    device: &Device,
+    dtype: ScalarType,
+    len: usize,
+    bytes: Vec<u8>,
+) -> Result<BufferRef, Error> {
     let expected = len.checked_mul(dtype.itemsize());
     if expected != Some(bytes.len()) || matches!(dtype, ScalarType::Void | ScalarType::Index) {
         return Err(Error::runtime(
@@ -95,25 +111,37 @@ pub fn upload(dtype: ScalarType, len: usize, bytes: Vec<u8>) -> Result<BufferRef
             ),
         ));
     }
-    let device = crate::device::current();
-    let mut buffer = morok_core::device::Device::allocate(device, DType::scalar(dtype), len.max(1))
-        .map_err(|e| Error::runtime("upload", e.to_string()))?;
+    let mut buffer = match device.backend().allocate(DType::scalar(dtype), len.max(1)) {
+        Ok(b) => b,
+        Err(e) => return Err(Error::runtime("upload", e.to_string())),
+    };
     let mut padded = bytes;
     padded.resize(buffer.nbytes(), 0);
-    buffer
-        .copy_in(&padded)
-        .map_err(|e| Error::runtime("upload", e.to_string()))?;
-    Ok(register(new_buffer_id(), Arc::from(buffer), len))
+    if let Err(e) = buffer.copy_in(&padded) {
+        return Err(Error::runtime("upload", e.to_string()));
+    }
+    Ok(register(
+        new_buffer_id(),
+        device.clone(),
+        Arc::from(buffer),
+        len,
+    ))
 }
 
-/// Registers a device buffer under an id the compiler chose (a schedule's
-/// output BUFFER); it represents its first `len` elements.
-pub(crate) fn register(id: u64, buffer: Arc<dyn DeviceBuffer>, len: usize) -> BufferRef {
+/// Registers a buffer of `device` under an id the compiler chose (a
+/// schedule's output BUFFER); it represents its first `len` elements.
+pub(crate) fn register(
+    id: u64,
+    device: Device,
+    buffer: Arc<dyn DeviceBuffer>,
+    len: usize,
+) -> BufferRef {
     let owner = Arc::new(Owner { id });
     registry().insert(
         id,
         Entry {
             buffer,
+            device,
             len,
             owner: Arc::downgrade(&owner),
         },
@@ -124,6 +152,11 @@ pub(crate) fn register(id: u64, buffer: Arc<dyn DeviceBuffer>, len: usize) -> Bu
 /// The device buffer registered as `id`, for a kernel to read.
 pub(crate) fn device_buffer(id: u64) -> Option<Arc<dyn DeviceBuffer>> {
     registry().get(&id).map(|e| e.buffer.clone())
+}
+
+/// The device holding buffer `id`, if it is registered.
+pub fn device_of(id: u64) -> Option<Device> {
+    registry().get(&id).map(|e| e.device.clone())
 }
 
 /// A copy of the contents of buffer `id`, if it is registered.

@@ -1,77 +1,54 @@
-//! A compiled CPU kernel: argument checks, locking and threaded launch.
+//! A compiled CPU kernel: argument checks, locking and threaded launch
+//! through the [`KernelFn`] ABI.
 
 use super::buffer::CpuBuffer;
+use super::codegen::{KernelFn, LoadedKernel};
 use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult};
-use morok_core::lower::{BufferSlot, LoweredKernel};
-use morok_core::uop::Op;
+use morok_core::lower::BufferSlot;
+use morok_core::program::{Program, VarSlot};
 use rayon::prelude::*;
+use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;
-
-/// The C entry point:
-/// `void f(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend)`.
-pub type KernelFn = unsafe extern "C" fn(*const *mut c_void, *const i64, i64, i64);
 
 /// Kernels estimated to execute fewer operations than this run on one
 /// thread: below it, waking threads costs more than it saves.
 pub const PARALLEL_THRESHOLD: u64 = 1 << 16;
 
-/// A kernel loaded from a compiled object.
+/// A kernel built by a codegen, ready to launch.
 pub struct CpuKernel {
     name: String,
     source: String,
-    // Keeps the object mapped while `func` may be called.
-    _lib: Arc<libloading::Library>,
+    // Keeps the code mapped while `func` may be called.
+    _code: Arc<dyn Any + Send + Sync>,
     func: KernelFn,
     buffers: Vec<BufferSlot>,
+    vars: Vec<VarSlot>,
     /// Trip count of the parallel loop, if any.
     parallel: Option<usize>,
-    /// Estimated executed operations (see [`estimate_work`]).
+    /// Estimated executed operations (`Launch::work`).
     work: u64,
     threads: usize,
     pool: Option<Arc<rayon::ThreadPool>>,
 }
 
-/// Estimated number of operations one run executes: every op counts once
-/// per iteration of the loops around it (non-constant trip counts count
-/// as one).
-pub fn estimate_work(k: &LoweredKernel) -> u64 {
-    let mut trips: Vec<u64> = vec![1];
-    let mut total: u64 = 0;
-    for op in &k.ops {
-        let cur = *trips.last().unwrap_or(&1);
-        match op.op() {
-            Op::Range => {
-                let n = op.s(0).const_value().and_then(|c| c.as_i64()).unwrap_or(1);
-                trips.push(cur.saturating_mul(n.max(1) as u64));
-            }
-            Op::End => {
-                trips.pop();
-            }
-            _ => total = total.saturating_add(cur),
-        }
-    }
-    total
-}
-
 impl CpuKernel {
-    /// Wraps a loaded entry point for `kernel`.
+    /// Wraps the built entry point of `program`.
     pub(crate) fn new(
-        kernel: &LoweredKernel,
-        source: String,
-        lib: Arc<libloading::Library>,
-        func: KernelFn,
+        program: &Program,
+        loaded: LoadedKernel,
         threads: usize,
         pool: Option<Arc<rayon::ThreadPool>>,
     ) -> CpuKernel {
         CpuKernel {
-            name: kernel.name.clone(),
-            source,
-            _lib: lib,
-            func,
-            buffers: kernel.buffers.clone(),
-            parallel: kernel.parallel.as_ref().map(|p| p.size),
-            work: estimate_work(kernel),
+            name: program.name.clone(),
+            source: program.source.clone(),
+            _code: loaded.code,
+            func: loaded.func,
+            buffers: program.buffers().to_vec(),
+            vars: program.vars.clone(),
+            parallel: program.launch.parallel,
+            work: program.launch.work,
             threads,
             pool,
         }
@@ -82,6 +59,26 @@ impl CpuKernel {
             what: format!("kernel `{}`", self.name),
             reason,
         }
+    }
+
+    /// Checks `vars` against the kernel's variables and their bounds.
+    fn check_vars(&self, vars: &[i64]) -> DeviceResult<()> {
+        if vars.len() != self.vars.len() {
+            return Err(self.bad(format!(
+                "{} variable values given, the kernel takes {}",
+                vars.len(),
+                self.vars.len()
+            )));
+        }
+        for (v, slot) in vars.iter().zip(&self.vars) {
+            if *v < slot.min || *v > slot.max {
+                return Err(self.bad(format!(
+                    "variable {} = {v} is outside {}..={}",
+                    slot.name, slot.min, slot.max
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Checks `buffers` against the slots and returns the CPU buffers.
@@ -160,7 +157,8 @@ impl CompiledKernel for CpuKernel {
         &self.source
     }
 
-    fn run(&self, buffers: &[&dyn DeviceBuffer]) -> DeviceResult<()> {
+    fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()> {
+        self.check_vars(vars)?;
         let cpu = self.check(buffers)?;
         // Lock each distinct buffer once, in address order (no deadlock
         // between concurrent runs): exclusively if the kernel writes it.
@@ -192,7 +190,15 @@ impl CompiledKernel for CpuKernel {
             // SAFETY: `check` verified count, types and that every index
             // the kernel can touch is inside its buffer; the locks are
             // held; [start, end) lies inside the parallel loop's range.
-            unsafe { f(args.as_ptr(), args.sizes(), start as i64, end as i64) }
+            unsafe {
+                f(
+                    args.as_ptr(),
+                    args.sizes(),
+                    vars.as_ptr(),
+                    start as i64,
+                    end as i64,
+                )
+            }
         };
         match (self.parallel, &self.pool) {
             (Some(size), Some(pool)) if self.threads > 1 && self.work >= PARALLEL_THRESHOLD => {

@@ -1,25 +1,28 @@
-//! The CPU device: kernels rendered as C, compiled by the system C
-//! compiler, loaded with `libloading`, run on host buffers with rayon
-//! splitting the outermost parallel loop.
+//! The CPU device: a host runtime plus a codegen.
+//!
+//! The runtime ([`CpuDevice`]) owns what every CPU codegen shares: host
+//! buffers and their pool ([`buffer`]), the worker threads that split a
+//! kernel's parallel loop, the kernel ABI and argument checks
+//! ([`kernel`]). A [`Codegen`] ([`codegen`]) renders a program and builds
+//! it into a callable function; C through the system compiler ([`c`]) is
+//! the default one.
 
 pub mod buffer;
-pub mod compiler;
+pub mod c;
+pub mod codegen;
 pub mod kernel;
-pub mod render;
 
 pub use buffer::CpuBuffer;
-pub use compiler::{Compiler, ObjectCache};
+pub use c::{CCodegen, CRenderer, Compiler, ObjectCache};
+pub use codegen::{Codegen, KernelFn, LoadedKernel};
 pub use kernel::CpuKernel;
-pub use render::CRenderer;
 
 use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions, LoweredKernel};
-use morok_core::render::{Caps, Renderer};
-use morok_core::uop::UOp;
-use std::collections::HashMap;
+use morok_core::program::Program;
+use morok_core::render::Renderer;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// Settings of a [`CpuDevice`].
 #[derive(Clone, Debug)]
@@ -57,22 +60,11 @@ impl CpuConfig {
     }
 }
 
-/// Key of the in-memory cache by AST: the AST node (kept alive, so its id
-/// cannot be reused) and the options.
-type AstKey = (u64, LowerOptions);
-
-/// The in-memory kernel cache by AST.
-type AstCache = HashMap<AstKey, (Arc<UOp>, Arc<CpuKernel>)>;
-
-/// The CPU device.
+/// The CPU device: host runtime plus one [`Codegen`].
 pub struct CpuDevice {
     config: CpuConfig,
-    objects: OnceLock<Result<ObjectCache, String>>,
+    codegen: Arc<dyn Codegen>,
     pool: OnceLock<Option<Arc<rayon::ThreadPool>>>,
-    /// Loaded objects by source. Kernels that differ only in the trip
-    /// count of their parallel loop (which the host passes in) share one.
-    by_source: Mutex<HashMap<String, Arc<libloading::Library>>>,
-    by_ast: Mutex<AstCache>,
 }
 
 impl Default for CpuDevice {
@@ -82,19 +74,26 @@ impl Default for CpuDevice {
 }
 
 impl CpuDevice {
-    /// A CPU device configured from the environment ([`CpuConfig::from_env`]).
+    /// The C device configured from the environment ([`CpuConfig::from_env`]).
     pub fn new() -> CpuDevice {
         CpuDevice::with_config(CpuConfig::from_env())
     }
 
-    /// A CPU device with explicit settings.
+    /// The C device with explicit settings.
     pub fn with_config(config: CpuConfig) -> CpuDevice {
+        let codegen = Arc::new(CCodegen::new(
+            config.cache_dir.clone(),
+            config.compiler.clone(),
+        ));
+        CpuDevice::with_codegen(config, codegen)
+    }
+
+    /// A CPU device whose kernels are built by `codegen`.
+    pub fn with_codegen(config: CpuConfig, codegen: Arc<dyn Codegen>) -> CpuDevice {
         CpuDevice {
             config,
-            objects: OnceLock::new(),
+            codegen,
             pool: OnceLock::new(),
-            by_source: Mutex::new(HashMap::new()),
-            by_ast: Mutex::new(HashMap::new()),
         }
     }
 
@@ -103,21 +102,9 @@ impl CpuDevice {
         &self.config
     }
 
-    /// How many times this device has run the C compiler.
+    /// How many times this device's codegen has run its compiler.
     pub fn compiler_invocations(&self) -> usize {
-        match self.objects.get() {
-            Some(Ok(o)) => o.invocations(),
-            _ => 0,
-        }
-    }
-
-    fn objects(&self) -> DeviceResult<&ObjectCache> {
-        let o = self.objects.get_or_init(|| {
-            Compiler::find(self.config.compiler.as_deref())
-                .map(|c| ObjectCache::new(self.config.cache_dir.clone(), c))
-                .map_err(|e| e.to_string())
-        });
-        o.as_ref().map_err(|e| DeviceError::NoCompiler(e.clone()))
+        self.codegen.builds()
     }
 
     fn pool(&self) -> Option<Arc<rayon::ThreadPool>> {
@@ -134,85 +121,23 @@ impl CpuDevice {
             })
             .clone()
     }
-
-    /// Lowers, compiles and caches a kernel AST; a second call with the
-    /// same AST and options returns the cached kernel without lowering.
-    pub fn compile_ast(
-        &self,
-        ast: &Arc<UOp>,
-        opts: &LowerOptions,
-    ) -> DeviceResult<Arc<dyn CompiledKernel>> {
-        let key = (ast.id(), opts.clone());
-        if let Some((_, k)) = self.lock_ast().get(&key) {
-            return Ok(k.clone());
-        }
-        let lowered = lower(ast, opts)?;
-        let k = self.compile_cpu(&lowered)?;
-        self.lock_ast().insert(key, (ast.clone(), k.clone()));
-        Ok(k)
-    }
-
-    fn lock_ast(&self) -> std::sync::MutexGuard<'_, AstCache> {
-        self.by_ast.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Compiles a lowered kernel to a [`CpuKernel`] (the object is cached
-    /// by source in memory and on disk).
-    pub fn compile_cpu(&self, kernel: &LoweredKernel) -> DeviceResult<Arc<CpuKernel>> {
-        for (i, b) in kernel.buffers.iter().enumerate() {
-            if !render::storable(b.dtype) {
-                return Err(DeviceError::BadArgs {
-                    what: format!("kernel `{}`", kernel.name),
-                    reason: format!("slot {i} has element type {}, not storable", b.dtype),
-                });
-            }
-        }
-        let rendered = CRenderer.render(kernel)?;
-        let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = lock().get(&rendered.source).cloned();
-        let lib = match cached {
-            Some(lib) => lib,
-            None => {
-                let lib = Arc::new(
-                    self.objects()?
-                        .load_or_build(&rendered.source, &rendered.entry)?,
-                );
-                lock().insert(rendered.source.clone(), lib.clone());
-                lib
-            }
-        };
-        // SAFETY: the symbol was rendered with exactly the `KernelFn`
-        // signature (see `render.rs`).
-        let func: kernel::KernelFn = unsafe {
-            *lib.get::<kernel::KernelFn>(rendered.entry.as_bytes())
-                .map_err(|e| DeviceError::Load {
-                    kernel: kernel.name.clone(),
-                    path: self.config.cache_dir.display().to_string(),
-                    reason: e.to_string(),
-                })?
-        };
-        Ok(Arc::new(CpuKernel::new(
-            kernel,
-            rendered.source,
-            lib,
-            func,
-            self.config.threads,
-            self.pool(),
-        )))
-    }
 }
 
 impl Device for CpuDevice {
     fn name(&self) -> &str {
-        "CPU"
+        self.codegen.device_name()
     }
 
-    fn caps(&self) -> Caps {
-        CRenderer.caps()
+    fn identity(&self) -> String {
+        self.codegen.identity()
+    }
+
+    fn renderer(&self) -> &dyn Renderer {
+        self.codegen.renderer()
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
-        if !render::storable(dtype) {
+        if !c::render::storable(dtype) {
             return Err(DeviceError::Alloc {
                 dtype,
                 count,
@@ -222,7 +147,21 @@ impl Device for CpuDevice {
         Ok(Box::new(CpuBuffer::new(dtype, count)?))
     }
 
-    fn compile(&self, kernel: &LoweredKernel) -> DeviceResult<Arc<dyn CompiledKernel>> {
-        Ok(self.compile_cpu(kernel)?)
+    fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>> {
+        for (i, b) in program.buffers().iter().enumerate() {
+            if !c::render::storable(b.dtype) {
+                return Err(DeviceError::BadArgs {
+                    what: format!("kernel `{}`", program.name),
+                    reason: format!("slot {i} has element type {}, not storable", b.dtype),
+                });
+            }
+        }
+        let loaded = self.codegen.build(program)?;
+        Ok(Arc::new(CpuKernel::new(
+            program,
+            loaded,
+            self.config.threads,
+            self.pool(),
+        )))
     }
 }

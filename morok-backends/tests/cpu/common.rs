@@ -5,7 +5,8 @@
 use morok_backends::{CpuConfig, CpuDevice};
 use morok_core::device::{CompiledKernel, Device};
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions};
+use morok_core::lower::LoweredKernel;
+use morok_core::pipeline::{compile_program, render_program, CompileOptions};
 use morok_core::uop::{AxisType, UOp};
 use std::sync::Arc;
 
@@ -67,10 +68,23 @@ impl Arg {
     }
 }
 
-/// Lowers and compiles `ast` on `dev`.
+/// Runs the per-kernel pipeline for `ast` and compiles it on `dev`.
 pub fn compile(dev: &CpuDevice, ast: &Arc<UOp>) -> Arc<dyn CompiledKernel> {
-    let lowered = lower(ast, &LowerOptions::new(dev.caps())).expect("lowering");
-    dev.compile(&lowered)
+    let program = compile_program(ast, dev.renderer(), Some(dev), &CompileOptions::default())
+        .expect("pipeline");
+    dev.compile(&program)
+        .unwrap_or_else(|e| panic!("compile failed: {e}"))
+}
+
+/// Compiles a kernel lowered from `ast` by hand (other capabilities than
+/// the device's renderer has, say) on `dev`.
+pub fn compile_lowered(
+    dev: &CpuDevice,
+    ast: &Arc<UOp>,
+    lowered: LoweredKernel,
+) -> Arc<dyn CompiledKernel> {
+    let program = render_program(ast, lowered, dev.renderer()).expect("render");
+    dev.compile(&program)
         .unwrap_or_else(|e| panic!("compile failed: {e}"))
 }
 
@@ -84,7 +98,7 @@ pub fn run(dev: &CpuDevice, k: &Arc<dyn CompiledKernel>, args: &mut [Arg]) {
         bufs.push(b);
     }
     let refs: Vec<_> = bufs.iter().map(|b| b.as_ref()).collect();
-    k.run(&refs)
+    k.run(&refs, &[])
         .unwrap_or_else(|e| panic!("run failed: {e}\n{}", k.source()));
     for (a, b) in args.iter_mut().zip(&bufs) {
         b.copy_out(&mut a.bytes).expect("copy out");

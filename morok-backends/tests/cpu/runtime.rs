@@ -159,7 +159,7 @@ fn bad_arguments_are_errors_not_crashes() {
         (&[ok.as_ref(), ok.as_ref()], "written and also passed"),
     ];
     for (bufs, msg) in cases {
-        match k.run(bufs) {
+        match k.run(bufs, &[]) {
             Err(e @ DeviceError::BadArgs { .. }) => assert!(e.to_string().contains(msg), "{e}"),
             other => panic!("expected BadArgs containing {msg:?}, got {other:?}"),
         }
@@ -169,16 +169,37 @@ fn bad_arguments_are_errors_not_crashes() {
 }
 
 #[test]
-fn compile_ast_caches_by_ast_and_options() {
+fn scalar_variables_are_passed_at_launch_and_checked() {
+    // out[i] = in[i] * n for a kernel variable n in 1..=9.
     let (dev, _dir) = device(1);
-    let ast = elementwise(2, &[DType::F32], |v| v[0].mul(&v[0]));
-    let opts = morok_core::lower::LowerOptions::new(dev.caps());
-    let k1 = dev.compile_ast(&ast, &opts).unwrap();
-    let k2 = dev.compile_ast(&ast, &opts).unwrap();
-    assert!(std::sync::Arc::ptr_eq(&k1, &k2));
-    let renamed = opts.clone().with_name("square");
-    let k3 = dev.compile_ast(&ast, &renamed).unwrap();
-    assert_eq!(k3.name(), "square");
+    let n = UOp::new(
+        Op::DefineVar,
+        DType::INDEX,
+        morok_core::uop::Srcs::new(),
+        morok_core::Arg::Var {
+            name: "n".into(),
+            min: 1,
+            max: 9,
+        },
+    );
+    let ast = elementwise(3, &[DType::I32], |v| v[0].mul(&n.cast(DType::I32)));
+    let k = compile(&dev, &ast);
+    let out = dev.allocate(DType::I32, 3).unwrap();
+    let mut inp = dev.allocate(DType::I32, 3).unwrap();
+    inp.copy_in(&to_bytes(&[1i32, 2, 3])).unwrap();
+    k.run(&[out.as_ref(), inp.as_ref()], &[7]).unwrap();
+    let mut bytes = vec![0u8; 12];
+    out.copy_out(&mut bytes).unwrap();
+    assert_eq!(from_bytes::<i32>(&bytes), vec![7, 14, 21]);
+    for (vars, msg) in [
+        (&[][..], "0 variable values given"),
+        (&[10][..], "variable n = 10 is outside 1..=9"),
+    ] {
+        match k.run(&[out.as_ref(), inp.as_ref()], vars) {
+            Err(e @ DeviceError::BadArgs { .. }) => assert!(e.to_string().contains(msg), "{e}"),
+            other => panic!("expected BadArgs containing {msg:?}, got {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -188,19 +209,20 @@ fn large_index_expressions_use_64_bit_indices() {
     // must be i64 even though the kernel only touches elements 0 and 1.
     let i = range(2, 0, AxisType::Loop);
     let big = i.mul(&UOp::index(1 << 31));
+    let ast = store_kernel(
+        0,
+        &big.bin(Op::Shr, &UOp::index(31)),
+        &load(1, DType::F32, &i),
+        std::slice::from_ref(&i),
+    );
     let lowered = morok_core::lower::lower(
-        &store_kernel(
-            0,
-            &big.bin(Op::Shr, &UOp::index(31)),
-            &load(1, DType::F32, &i),
-            std::slice::from_ref(&i),
-        ),
-        &morok_core::lower::LowerOptions::new(morok_core::render::Caps::all_native()),
+        &ast,
+        &morok_core::lower::LowerOptions::new(morok_core::caps::Caps::all_native()),
     )
     .unwrap();
     assert_eq!(lowered.index_dtype, DType::I64);
     let (dev, _dir) = device(1);
-    let k = dev.compile(&lowered).unwrap();
+    let k = compile_lowered(&dev, &ast, lowered);
     let mut args = [
         Arg::zeros(DType::F32, 2),
         Arg::new(DType::F32, &[1.5f32, 2.5]),

@@ -5,7 +5,6 @@
 
 use super::common::*;
 use morok_backends::CpuDevice;
-use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
 use morok_core::render::Caps;
@@ -123,7 +122,7 @@ fn run_decomposed<T: Copy + Default>(
         lowered.ops.iter().all(|u| u.op() != op),
         "{op:?} was not decomposed"
     );
-    let k = dev.compile(&lowered).expect("compile");
+    let k = compile_lowered(dev, &ast, lowered);
     let mut args = [Arg::zeros(dt, n), Arg::new(dt, xs)];
     run(dev, &k, &mut args);
     args[0].get()
@@ -281,7 +280,7 @@ fn libm_erf(dev: &CpuDevice, xs: &[f64]) -> Vec<f64> {
         std::slice::from_ref(&i),
     );
     let lowered = lower(&ast, &LowerOptions::new(Caps::all_native())).expect("lower");
-    let k = dev.compile(&lowered).expect("compile");
+    let k = compile_lowered(dev, &ast, lowered);
     let mut args = [Arg::zeros(DType::F64, n), Arg::new(DType::F64, xs)];
     run(dev, &k, &mut args);
     args[0].get()

@@ -7,8 +7,8 @@
 
 use super::transcendental;
 use super::LowerError;
+use crate::caps::Caps;
 use crate::dtype::DType;
-use crate::render::Caps;
 use crate::rewrite::{graph_rewrite, PatternMatcher};
 use crate::uop::{ConstValue, Op, UOp};
 use std::sync::Arc;

@@ -29,10 +29,10 @@ pub mod transcendental;
 mod trig_reduction;
 pub mod validate;
 
+use crate::caps::Caps;
 use crate::dtype::DType;
-use crate::render::Caps;
 use crate::rewrite::{graph_rewrite, RewriteError};
-use crate::uop::UOp;
+use crate::uop::{Op, UOp};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -107,8 +107,8 @@ pub struct BufferSlot {
     /// index expressions of ranges and constants, `None` when there are
     /// none. A buffer must hold at least `max + 1` elements and `min` must
     /// not be negative for a run to be safe. Data-dependent accesses are
-    /// not included: renderers guard them at run time
-    /// ([`bounds::is_data_dependent`]).
+    /// not included: lowering marks them in [`LoweredKernel::guarded`] and
+    /// renderers check them at run time.
     pub access: Option<(i64, i64)>,
 }
 
@@ -148,6 +148,12 @@ pub struct LoweredKernel {
     /// (the lowered index arithmetic): a renderer may use arithmetic that
     /// assumes no overflow for them, and must wrap for all others.
     pub no_overflow: HashSet<u64>,
+    /// Ids of the `INDEX` nodes into global buffers whose offset depends
+    /// on loaded data, so [`BufferSlot::access`] cannot cover them: a
+    /// renderer must check each against its buffer's element count when it
+    /// executes (an out-of-range load reads 0, an out-of-range store is
+    /// dropped). Every other access is proven in bounds before the call.
+    pub guarded: HashSet<u64>,
 }
 
 /// Lowers a kernel AST to a linear program (the stages in the module docs).
@@ -162,6 +168,12 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     let g = reduce::lower_reduces(&g)?;
     let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);
     let program = linearize::linearize(&g)?;
+    let guarded = program
+        .ops
+        .iter()
+        .filter(|n| n.op() == Op::Index && indexes_global(n) && bounds::is_data_dependent(n.s(1)))
+        .map(|n| n.id())
+        .collect();
     Ok(LoweredKernel {
         name: opts.name.clone(),
         ops: program.ops,
@@ -169,7 +181,18 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
         parallel: program.parallel,
         index_dtype,
         no_overflow,
+        guarded,
     })
+}
+
+/// Whether an `INDEX` addresses a global buffer (looking through `AFTER`
+/// to the `DEFINE_GLOBAL`), as opposed to a register.
+pub fn indexes_global(index: &Arc<UOp>) -> bool {
+    let mut base = index.s(0);
+    while base.op() == Op::After {
+        base = base.s(0);
+    }
+    base.op() == Op::DefineGlobal
 }
 
 #[cfg(test)]

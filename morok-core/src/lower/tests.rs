@@ -1,8 +1,8 @@
 //! Structural tests of lowering (the CPU backend's tests run the results).
 
 use super::*;
+use crate::caps::Caps;
 use crate::dtype::DType;
-use crate::render::Caps;
 use crate::uop::{AxisType, Op, ReduceOp, UOp};
 
 fn opts() -> LowerOptions {

@@ -44,8 +44,8 @@
 
 use super::double_word as dw;
 use super::trig_reduction;
+use crate::caps::Caps;
 use crate::dtype::{DType, ScalarType};
-use crate::render::Caps;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, Op, UOp};
 use std::sync::Arc;

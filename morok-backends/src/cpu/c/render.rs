@@ -3,14 +3,17 @@
 //! # Calling convention
 //!
 //! ```c
-//! void NAME(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend);
+//! void NAME(void *const *bufs, const int64_t *sizes, const int64_t *vars,
+//!           int64_t gstart, int64_t gend);
 //! ```
 //!
 //! `bufs[i]` is the buffer of `DEFINE_GLOBAL` slot `i` and `sizes[i]` its
-//! element count, against which data-dependent accesses are checked when
+//! element count, against which the accesses lowering marked as guarded
+//! (`LoweredKernel::guarded`: data-dependent offsets) are checked when
 //! they execute (an out-of-range read yields 0, an out-of-range write is
 //! dropped; all other accesses are proven in bounds before the call, see
-//! `BufferSlot::access`). When the kernel has
+//! `BufferSlot::access`). `vars[k]` is the value of the `k`-th scalar
+//! variable (`DEFINE_VAR`, in order of first appearance). When the kernel has
 //! a parallel loop, it runs only the iterations `[gstart, gend)` of it, so
 //! the host can split the loop across threads; otherwise both are ignored.
 //!
@@ -36,8 +39,7 @@
 //! - `bool` buffers are bytes; any non-zero byte reads as true.
 
 use morok_core::dtype::{AddrSpace, DType, ScalarType};
-use morok_core::lower::bounds::is_data_dependent;
-use morok_core::lower::LoweredKernel;
+use morok_core::lower::{indexes_global, LoweredKernel};
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
 use std::collections::HashMap;
@@ -213,24 +215,15 @@ fn literal(c: ConstValue, t: ScalarType) -> String {
     }
 }
 
-/// Whether an INDEX addresses a global buffer (whose elements are in the
-/// storage form: halves as bit patterns, bools as bytes), looking through
-/// AFTER to the buffer definition.
-fn is_global(index: &Arc<UOp>) -> bool {
-    let mut base = index.s(0);
-    while base.op() == Op::After {
-        base = base.s(0);
-    }
-    base.op() == Op::DefineGlobal
-}
-
 /// Rendering state of one kernel.
 struct Ctx<'a> {
     kernel: &'a LoweredKernel,
     names: HashMap<u64, String>,
-    /// Run-time bounds conditions of data-dependent global accesses, by
-    /// INDEX node.
+    /// Run-time bounds conditions of the accesses lowering marked as
+    /// guarded ([`LoweredKernel::guarded`]), by INDEX node.
     guards: HashMap<u64, String>,
+    /// Launch-order positions of the scalar variables, by name.
+    vars: HashMap<String, usize>,
     /// Counter for variable names: names follow program order, never node
     /// ids, so equal programs render to equal source (the cache key).
     next: usize,
@@ -368,7 +361,7 @@ impl Ctx<'_> {
                     buf
                 } else {
                     let idx = self.name(n.s(1))?;
-                    if is_data_dependent(n.s(1)) {
+                    if self.kernel.guarded.contains(&n.id()) {
                         let Arg::Int(slot) = *base.arg() else {
                             return Err(err(n, "DEFINE_GLOBAL without a slot"));
                         };
@@ -387,7 +380,7 @@ impl Ctx<'_> {
                 let st = n.dtype().scalar_type();
                 // Only global buffers hold the storage form; registers hold
                 // the value type (`float` for the halves).
-                let global = is_global(index);
+                let global = indexes_global(index);
                 let value = match st {
                     ScalarType::F16 if global => format!("morok_f16_to_f32({place})"),
                     ScalarType::BF16 if global => format!("morok_bf16_to_f32({place})"),
@@ -418,7 +411,7 @@ impl Ctx<'_> {
                 }
                 let place = self.name(index)?;
                 let v = self.name(n.s(1))?;
-                let global = is_global(index);
+                let global = indexes_global(index);
                 let v = match n.s(1).dtype().scalar_type() {
                     ScalarType::F16 if global => format!("morok_f32_to_f16({v})"),
                     ScalarType::BF16 if global => format!("morok_f32_to_bf16({v})"),
@@ -435,7 +428,15 @@ impl Ctx<'_> {
                 self.define(n, e)?;
             }
             Op::Bitcast => self.bitcast(n)?,
-            Op::DefineVar => return Err(err(n, "symbolic variables are not supported yet")),
+            Op::DefineVar => {
+                let Arg::Var { name, .. } = n.arg() else {
+                    return Err(err(n, "DEFINE_VAR without a Var arg"));
+                };
+                let next = self.vars.len();
+                let pos = *self.vars.entry(name.to_string()).or_insert(next);
+                let ty = self.vtype(n)?;
+                self.define(n, format!("({ty})vars[{pos}]"))?;
+            }
             _ => {
                 let e = self.alu(n)?;
                 self.define(n, e)?;
@@ -728,6 +729,7 @@ impl Renderer for CRenderer {
             kernel,
             names: HashMap::new(),
             guards: HashMap::new(),
+            vars: HashMap::new(),
             next: 0,
             out: String::new(),
             depth: 1,
@@ -738,10 +740,10 @@ impl Renderer for CRenderer {
         let mut src = String::from(PRELUDE);
         let _ = writeln!(
             src,
-            "\nvoid {}(void *const *bufs, const int64_t *sizes, int64_t gstart, int64_t gend) {{",
+            "\nvoid {}(void *const *bufs, const int64_t *sizes, const int64_t *vars, int64_t gstart, int64_t gend) {{",
             kernel.name
         );
-        src.push_str("  (void)bufs; (void)sizes; (void)gstart; (void)gend;\n");
+        src.push_str("  (void)bufs; (void)sizes; (void)vars; (void)gstart; (void)gend;\n");
         src.push_str(&ctx.out);
         src.push_str("}\n");
         Ok(RenderedKernel {

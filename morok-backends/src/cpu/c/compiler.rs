@@ -157,19 +157,24 @@ impl ObjectCache {
         self.invocations.load(Ordering::Relaxed)
     }
 
+    /// What identifies the objects this cache builds, apart from their
+    /// source: compiler identity, flags, host architecture and CPU flags.
+    pub fn identity(&self) -> String {
+        format!(
+            "{}\0{}\0{}\0{}",
+            self.compiler.identity,
+            FLAGS.join(" "),
+            std::env::consts::ARCH,
+            host_cpu_flags()
+        )
+    }
+
     /// The cache key of a source.
     pub fn key(&self, source: &str) -> String {
         let mut h = blake3::Hasher::new();
-        for part in [
-            source,
-            &self.compiler.identity,
-            &FLAGS.join(" "),
-            std::env::consts::ARCH,
-            &host_cpu_flags(),
-        ] {
-            h.update(part.as_bytes());
-            h.update(&[0]);
-        }
+        h.update(source.as_bytes());
+        h.update(&[0]);
+        h.update(self.identity().as_bytes());
         h.finalize().to_hex().to_string()
     }
 

@@ -1,0 +1,101 @@
+//! The C codegen: programs rendered as C11 ([`CRenderer`]), compiled by
+//! the system C compiler into shared objects ([`ObjectCache`], cached on
+//! disk), loaded with `libloading`.
+
+pub mod compiler;
+pub mod render;
+
+pub use compiler::{Compiler, ObjectCache};
+pub use render::CRenderer;
+
+use super::codegen::{Codegen, KernelFn, LoadedKernel};
+use morok_core::device::{DeviceError, DeviceResult};
+use morok_core::program::Program;
+use morok_core::render::Renderer;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// C through the system compiler.
+pub struct CCodegen {
+    cache_dir: PathBuf,
+    compiler: Option<String>,
+    objects: OnceLock<Result<ObjectCache, String>>,
+    /// Loaded objects by source: programs that render to the same source
+    /// (for example kernels that differ only in the trip count of their
+    /// parallel loop, which the host passes in) share one.
+    by_source: Mutex<HashMap<String, Arc<libloading::Library>>>,
+}
+
+impl CCodegen {
+    /// A C codegen whose object cache lives in `cache_dir`, using the
+    /// compiler `compiler` names (or the first of `cc`, `clang`, `gcc`).
+    pub fn new(cache_dir: PathBuf, compiler: Option<String>) -> CCodegen {
+        CCodegen {
+            cache_dir,
+            compiler,
+            objects: OnceLock::new(),
+            by_source: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn objects(&self) -> DeviceResult<&ObjectCache> {
+        let o = self.objects.get_or_init(|| {
+            Compiler::find(self.compiler.as_deref())
+                .map(|c| ObjectCache::new(self.cache_dir.clone(), c))
+                .map_err(|e| e.to_string())
+        });
+        o.as_ref().map_err(|e| DeviceError::NoCompiler(e.clone()))
+    }
+}
+
+impl Codegen for CCodegen {
+    fn device_name(&self) -> &str {
+        "CPU"
+    }
+
+    fn renderer(&self) -> &dyn Renderer {
+        &CRenderer
+    }
+
+    fn identity(&self) -> String {
+        match self.objects() {
+            Ok(o) => format!("c\0{}", o.identity()),
+            Err(e) => format!("c\0{e}"),
+        }
+    }
+
+    fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
+        let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
+        let cached = lock().get(&program.source).cloned();
+        let lib = match cached {
+            Some(lib) => lib,
+            None => {
+                let lib = Arc::new(
+                    self.objects()?
+                        .load_or_build(&program.source, &program.entry)?,
+                );
+                lock().insert(program.source.clone(), lib.clone());
+                lib
+            }
+        };
+        // SAFETY: the symbol was rendered with exactly the `KernelFn`
+        // signature (see `render.rs`).
+        let func: KernelFn = unsafe {
+            *lib.get::<KernelFn>(program.entry.as_bytes())
+                .map_err(|e| DeviceError::Load {
+                    kernel: program.name.clone(),
+                    path: self.cache_dir.display().to_string(),
+                    reason: e.to_string(),
+                })?
+        };
+        Ok(LoadedKernel { func, code: lib })
+    }
+
+    fn builds(&self) -> usize {
+        match self.objects.get() {
+            Some(Ok(o)) => o.invocations(),
+            _ => 0,
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! The per-kernel pipeline: one kernel AST becomes a [`Program`] for one
+//! target. [`compile_program`] is the whole path, top to bottom:
+//!
+//! 1. [`crate::opt::optimize`]: range rewrites chosen by heuristics or
+//!    beam search (the identity for now);
+//! 2. [`crate::lower::lower`]: validation, symbolic simplification,
+//!    decompositions for the target's [`Caps`](crate::caps::Caps), bounds,
+//!    reduces, index types, linearization;
+//! 3. [`Renderer::render`]: the target's source code;
+//! 4. the [`Program`]: code plus the facts lowering proved (buffer roles
+//!    and access ranges, guarded accesses, the parallel loop, variables).
+//!
+//! Compiling the program into something runnable is the device's job
+//! ([`crate::device::Device::compile`]); caching programs is the caller's.
+
+use crate::device::Device;
+use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
+use crate::opt::{optimize, OptError, OptMode, OptTarget};
+use crate::program::{estimate_work, variables, Launch, Program};
+use crate::render::{RenderError, Renderer};
+use crate::uop::{Arg, AxisType, Op, UOp};
+use std::sync::Arc;
+
+/// Options of the per-kernel pipeline (part of every kernel cache key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// How the kernel is optimized; [`OptMode::None`] also skips the
+    /// optional symbolic pass of lowering.
+    pub mode: OptMode,
+}
+
+/// Why a kernel AST could not become a program.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The optimizer failed.
+    #[error(transparent)]
+    Opt(#[from] OptError),
+    /// Lowering failed.
+    #[error(transparent)]
+    Lower(#[from] LowerError),
+    /// The renderer cannot express the linear program.
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+/// Runs the per-kernel pipeline (see the module docs) for `renderer`'s
+/// target. `device`, when given, is where the program will run (beam
+/// search times candidates on it).
+pub fn compile_program(
+    ast: &Arc<UOp>,
+    renderer: &dyn Renderer,
+    device: Option<&dyn Device>,
+    opts: &CompileOptions,
+) -> Result<Program, PipelineError> {
+    let caps = renderer.caps();
+    let optimized = optimize(ast, opts.mode, &OptTarget { caps, device })?;
+    let name = kernel_name(&optimized);
+    let mut lower_opts = LowerOptions::new(caps).with_name(name.clone());
+    lower_opts.noopt = opts.mode == OptMode::None;
+    let lowered = lower(&optimized, &lower_opts)?;
+    Ok(render_program(&optimized, lowered, renderer)?)
+}
+
+/// The last step of [`compile_program`]: renders a linear program lowered
+/// from `ast` and gathers its launch facts into a [`Program`]. (Tests that
+/// lower with other capabilities than the renderer's call it directly.)
+pub fn render_program(
+    ast: &Arc<UOp>,
+    lowered: LoweredKernel,
+    renderer: &dyn Renderer,
+) -> Result<Program, RenderError> {
+    let rendered = renderer.render(&lowered)?;
+    let launch = Launch {
+        parallel: lowered.parallel.as_ref().map(|p| p.size),
+        global: [1, 1, 1],
+        local: None,
+        work: estimate_work(&lowered),
+    };
+    Ok(Program {
+        name: lowered.name.clone(),
+        ast: ast.clone(),
+        vars: variables(&lowered),
+        lowered: Arc::new(lowered),
+        source: rendered.source,
+        entry: rendered.entry,
+        launch,
+    })
+}
+
+/// A readable, stable kernel name: `r` for kernels with a reduction, `E`
+/// for elementwise ones, then the extents of the output loops.
+pub fn kernel_name(ast: &Arc<UOp>) -> String {
+    let nodes = ast.toposort();
+    let prefix = if nodes.iter().any(|n| n.op() == Op::Reduce) {
+        "r"
+    } else {
+        "E"
+    };
+    let mut name = prefix.to_string();
+    for n in &nodes {
+        if let (
+            Op::Range,
+            Arg::Range {
+                axis_type: AxisType::Loop,
+                ..
+            },
+        ) = (n.op(), n.arg())
+        {
+            if let Some(end) = n.s(0).const_value().and_then(|c| c.as_i64()) {
+                name.push_str(&format!("_{end}"));
+            }
+        }
+    }
+    name
+}

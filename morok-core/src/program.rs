@@ -1,0 +1,110 @@
+//! A [`Program`]: everything a device needs to compile and launch one
+//! kernel, produced by [`crate::pipeline::compile_program`].
+//!
+//! It carries the rendered code and the facts lowering proved about it
+//! (buffer roles and access ranges, which accesses need run-time guards,
+//! which loop may be split across CPU threads), so a device never
+//! re-derives a safety fact from the source.
+
+use crate::lower::{BufferSlot, LoweredKernel};
+use crate::uop::{Arg, Op, UOp};
+use std::sync::Arc;
+
+/// A scalar variable of the kernel (`DEFINE_VAR`), passed at launch in
+/// the order of [`Program::vars`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VarSlot {
+    /// The variable's name.
+    pub name: String,
+    /// Smallest value it may take (the kernel was proven safe for
+    /// `min..=max`; a launch outside that range is refused).
+    pub min: i64,
+    /// Largest value it may take.
+    pub max: i64,
+}
+
+/// How a program is launched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Trip count of the outermost loop when its iterations are
+    /// independent: a CPU host may run disjoint `[start, end)` parts of it
+    /// on several threads (the kernel takes the bounds as arguments).
+    pub parallel: Option<usize>,
+    /// Grid size for devices that launch a grid of work items (GPUs);
+    /// `[1, 1, 1]` on the CPU.
+    pub global: [usize; 3],
+    /// Work-group size for devices with local memory; `None` on the CPU.
+    pub local: Option<[usize; 3]>,
+    /// Estimated operations one launch executes ([`estimate_work`]): a
+    /// host uses it to keep small kernels on one thread.
+    pub work: u64,
+}
+
+/// A kernel ready for a device: source, entry point and calling facts.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The kernel's name (also the entry point's).
+    pub name: String,
+    /// The kernel AST after optimization: what was lowered. Devices that
+    /// interpret kernels run it; it also keys caches and debug output.
+    pub ast: Arc<UOp>,
+    /// The linear program that was rendered (renderers that build code
+    /// in memory, such as an LLVM builder, work from it).
+    pub lowered: Arc<LoweredKernel>,
+    /// The rendered code (C source, LLVM IR text, ...).
+    pub source: String,
+    /// The exported entry point's name.
+    pub entry: String,
+    /// Scalar variables, in launch order.
+    pub vars: Vec<VarSlot>,
+    /// Launch information.
+    pub launch: Launch,
+}
+
+impl Program {
+    /// Buffers by `DEFINE_GLOBAL` slot: element type, read/written, and
+    /// the element range the kernel may touch.
+    pub fn buffers(&self) -> &[BufferSlot] {
+        &self.lowered.buffers
+    }
+}
+
+/// Estimated number of operations one run of `k` executes: every op
+/// counts once per iteration of the loops around it (loops whose trip
+/// count is not a constant count as one iteration).
+pub fn estimate_work(k: &LoweredKernel) -> u64 {
+    let mut trips: Vec<u64> = vec![1];
+    let mut total: u64 = 0;
+    for op in &k.ops {
+        let cur = *trips.last().unwrap_or(&1);
+        match op.op() {
+            Op::Range => {
+                let n = op.s(0).const_value().and_then(|c| c.as_i64()).unwrap_or(1);
+                trips.push(cur.saturating_mul(n.max(1) as u64));
+            }
+            Op::End => {
+                trips.pop();
+            }
+            _ => total = total.saturating_add(cur),
+        }
+    }
+    total
+}
+
+/// The scalar variables (`DEFINE_VAR`) of a linear program, each once, in
+/// program order.
+pub fn variables(k: &LoweredKernel) -> Vec<VarSlot> {
+    let mut vars: Vec<VarSlot> = Vec::new();
+    for n in &k.ops {
+        if let (Op::DefineVar, Arg::Var { name, min, max }) = (n.op(), n.arg()) {
+            if !vars.iter().any(|v| &v.name == name) {
+                vars.push(VarSlot {
+                    name: name.to_string(),
+                    min: *min,
+                    max: *max,
+                });
+            }
+        }
+    }
+    vars
+}
