@@ -421,9 +421,11 @@ fn reference_evaluates_every_case() {
     report(&format!("reference: {} cases", cases.len()));
 }
 
-/// Compiled results against the reference.
+/// Compiled results against the reference, on the default device
+/// (`MOROK_DEVICE`; the interpreter device `INTERP` is registered too).
 #[test]
 fn compiled_matches_reference() {
+    common::interp_device::register();
     let cases = suite();
     let mut failures = Vec::new();
     for (name, t) in &cases {
@@ -448,4 +450,28 @@ fn compiled_matches_reference() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// The whole suite on a device implemented outside `morok-backends` (the
+/// kernel interpreter of `tests/common/interp_device.rs`), selected the way
+/// a user selects any device: `MOROK_DEVICE`, in a child process.
+#[test]
+fn compiled_matches_reference_on_a_device_outside_the_backends() {
+    if std::env::var("MOROK_DEVICE").is_ok_and(|d| d.eq_ignore_ascii_case("INTERP")) {
+        return; // this process is the child
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["compiled_matches_reference", "--exact", "--test-threads=1"])
+        .env("MOROK_DEVICE", "INTERP")
+        .output()
+        .expect("running the suite on INTERP");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let summary = stderr
+        .lines()
+        .find(|l| l.starts_with("differential:"))
+        .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
+    assert!(summary.ends_with(" 0 failed"), "{summary}");
+    report(&format!("on INTERP: {summary}"));
 }

@@ -6,7 +6,7 @@ use crate::storage::{self, codec};
 use morok_core::dtype::Element;
 use morok_core::shape::ShapeError;
 use morok_core::uop::{Arg, Op, Srcs, UOp};
-use morok_core::DType;
+use morok_core::{DType, ScalarType};
 
 impl Tensor {
     /// A 1-D tensor holding a copy of `data`.
@@ -44,16 +44,28 @@ impl Tensor {
     #[track_caller]
     fn upload<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
         let handle = storage::upload(T::SCALAR, data.len(), codec::encode(data))?;
+        Tensor::view_buffer(handle, T::SCALAR, data.len(), shape)
+    }
+
+    /// A tensor of `shape` viewing the `len` elements of the registered
+    /// buffer `handle`.
+    #[track_caller]
+    pub(super) fn view_buffer(
+        handle: storage::BufferRef,
+        dtype: ScalarType,
+        len: usize,
+        shape: &[usize],
+    ) -> Result<Tensor> {
         let buffer = UOp::new(
             Op::Buffer,
-            DType::scalar(T::SCALAR),
+            DType::scalar(dtype),
             Srcs::new(),
             Arg::Buffer {
                 id: handle.id(),
-                size: data.len(),
+                size: len,
             },
         );
-        let t = Tensor::from_parts(buffer, [data.len()].as_slice().into(), vec![handle]);
+        let t = Tensor::from_parts(buffer, [len].as_slice().into(), vec![handle]);
         t.reshape_to(shape)
     }
 

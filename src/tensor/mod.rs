@@ -25,6 +25,7 @@ mod movement;
 mod nn;
 mod operand;
 mod ops;
+mod placement;
 mod random;
 mod reduce;
 

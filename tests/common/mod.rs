@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod interp_device;
+
 use morok::{DType, ScalarType, Slice, Tensor};
 
 /// SplitMix64: a tiny deterministic generator for test data.

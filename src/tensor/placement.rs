@@ -1,0 +1,62 @@
+//! Which device a tensor lives on, and moving it to another.
+
+use super::Tensor;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::storage;
+
+impl Tensor {
+    /// The device holding this tensor's buffers: where it realizes. A
+    /// tensor that reads no buffer (built from constants only) realizes on
+    /// the default device ([`Device::default_device`]). A tensor mixing
+    /// buffers of two devices is an error.
+    #[track_caller]
+    pub fn device(&self) -> Result<Device> {
+        let mut found: Option<Device> = None;
+        for b in &self.graph()?.buffers {
+            let Some(d) = storage::device_of(b.id()) else {
+                continue;
+            };
+            match &found {
+                Some(f) if *f != d => {
+                    return Err(Error::runtime(
+                        "device",
+                        format!("the tensor reads buffers of {} and {}", f.name(), d.name()),
+                    ))
+                }
+                Some(_) => {}
+                None => found = Some(d),
+            }
+        }
+        match found {
+            Some(d) => Ok(d),
+            None => Device::default_device(),
+        }
+    }
+
+    /// This tensor's values on `device`: the tensor itself when it is
+    /// already there, otherwise it is realized on its own device and its
+    /// elements are copied.
+    #[track_caller]
+    pub fn to_device(&self, device: &Device) -> Result<Tensor> {
+        if self.device()? == *device {
+            return Ok(self.clone());
+        }
+        let realized = self.realize()?;
+        let Some(id) = realized.buffer_view() else {
+            return Err(Error::runtime(
+                "to_device",
+                "the realized tensor is not a buffer view",
+            ));
+        };
+        let Some(host) = storage::read(id) else {
+            return Err(Error::runtime(
+                "to_device",
+                format!("buffer {id} is not in storage"),
+            ));
+        };
+        let handle =
+            storage::upload_to(device, host.dtype, host.len, host.bytes.to_vec())?;
+        Tensor::view_buffer(handle, host.dtype, host.len, self.shape())
+    }
+}

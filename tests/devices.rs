@@ -1,0 +1,91 @@
+//! The facade's device handling: choosing a device by name or in code,
+//! tensors remembering theirs, moving data between devices, errors for
+//! unknown names and mixed devices, and the one kernel cache.
+
+mod common;
+
+use morok::{Device, Tensor};
+
+fn interp() -> Device {
+    common::interp_device::register();
+    Device::get("interp").expect("INTERP is registered")
+}
+
+#[test]
+fn unknown_device_names_list_the_devices_that_exist() {
+    common::interp_device::register();
+    let e = Device::get("TPU").unwrap_err().to_string();
+    assert!(e.contains("unknown device `TPU`"), "{e}");
+    assert!(e.contains("CPU") && e.contains("INTERP"), "{e}");
+    assert!(e.contains("tests/devices.rs"), "located at the caller: {e}");
+    assert!(Device::names().contains(&"CPU".to_string()));
+    assert_eq!(Device::get("cpu").unwrap().name(), "CPU");
+}
+
+/// `MOROK_DEVICE` naming no device makes the first upload fail with that
+/// error (checked in a child process, which gets the variable).
+#[test]
+fn an_unknown_morok_device_is_an_error_not_a_panic() {
+    if std::env::var("MOROK_DEVICE").as_deref() == Ok("NOPE") {
+        let t = Tensor::from_slice(&[1.0f32, 2.0]);
+        let e = t.realize().unwrap_err().to_string();
+        assert!(e.contains("unknown device `NOPE`; the devices are CPU"), "{e}");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "an_unknown_morok_device_is_an_error_not_a_panic",
+            "--exact",
+        ])
+        .env("MOROK_DEVICE", "NOPE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn tensors_remember_their_device_and_move_between_devices() {
+    let cpu = Device::get("CPU").unwrap();
+    let dev = interp();
+    let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
+    assert_eq!(a.device().unwrap(), cpu);
+    let b = a.to_device(&dev).unwrap();
+    assert_eq!(b.device().unwrap(), dev);
+    let c = (&b * 2.0).realize().unwrap();
+    assert_eq!(c.device().unwrap(), dev, "results stay on their device");
+    assert!(c.kernels().iter().all(|k| k.backend == "INTERP"));
+    assert_eq!(c.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+    let back = c.to_device(&cpu).unwrap();
+    assert_eq!(back.device().unwrap(), cpu);
+    assert_eq!((&back + 1.0).to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0]);
+}
+
+#[test]
+fn mixing_devices_in_one_graph_is_an_error() {
+    let dev = interp();
+    let a = Tensor::from_slice(&[1.0f32, 2.0]);
+    let b = Tensor::from_slice(&[3.0f32, 4.0]).to_device(&dev).unwrap();
+    let sum = &a + &b;
+    let e = sum.realize().unwrap_err().to_string();
+    assert!(e.contains("two devices") && e.contains("to_device"), "{e}");
+    assert!(sum.device().is_err());
+}
+
+#[test]
+fn the_kernel_cache_is_keyed_by_ast_and_device() {
+    let dev = interp();
+    let x = Tensor::from_slice(&[1.5f32, -2.0, 4.25, 7.0]);
+    let square = |t: &Tensor| (t * t).try_reshape(&[2, 2]).unwrap().sum(Some(&[1]), false).unwrap();
+    square(&x).realize().unwrap();
+    let before = morok::stats::kernel_compiles();
+    let again = square(&x).realize().unwrap();
+    assert_eq!(morok::stats::kernel_compiles(), before, "a hit compiles nothing");
+    assert_eq!(again.to_vec::<f32>().unwrap(), vec![6.25, 67.0625]);
+    let there = square(&x.to_device(&dev).unwrap()).realize().unwrap();
+    assert!(morok::stats::kernel_compiles() > before, "a new device compiles");
+    assert_eq!(there.to_vec::<f32>().unwrap(), vec![6.25, 67.0625]);
+}
