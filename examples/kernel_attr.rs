@@ -1,6 +1,9 @@
-use morok::dsl::{kernel, model};
-use morok::Tensor;
+//! `#[morok::kernel]`: an annotated function whose shapes are checked at
+//! compile time and whose arguments are checked at every call.
 
+use morok::{DType, Tensor};
+
+/// A two-layer perceptron: `B` is any batch size, the other dims are fixed.
 #[morok::kernel]
 fn mlp(
     x: Tensor<f32, B, 64>,
@@ -11,42 +14,30 @@ fn mlp(
     h.dot(w2).softmax(-1)
 }
 
-model! {
-    /// A two-layer perceptron over 8×8 digits.
-    pub struct DigitsMlp {
-        fc1: Linear(64 -> 128),
-        fc2: Linear(128 -> 10),
-    }
-    fn forward(x: f32[B, 64]) -> f32[B, 10] {
-        fc2(fc1(x).relu()).softmax(-1)
-    }
-}
-
 fn main() -> morok::Result<()> {
-    let x = Tensor::rand_seeded(&[3, 64], morok::DType::F32, 1);
-    let w1 = Tensor::rand_seeded(&[64, 128], morok::DType::F32, 2);
-    let w2 = Tensor::rand_seeded(&[128, 10], morok::DType::F32, 3);
-    let y = mlp(&x, &w1, &w2)?;
-    println!("{:?}", y.shape());
-    let f = kernel!(|a: f32[N, K], b: f32[K, M]| (a.dot(b) * 2.0).relu());
-    println!("{:?}", f(&w1, &w2)?.shape());
-    let m = DigitsMlp::new(42)?;
-    let p = m.forward(&x)?.realize()?;
-    println!(
-        "{:?} {:?}",
-        p.shape(),
-        m.parameters()
+    let w1 = Tensor::rand_seeded(&[64, 128], DType::F32, 1);
+    let w2 = Tensor::rand_seeded(&[128, 10], DType::F32, 2);
+    for b in [1, 7] {
+        let x = Tensor::rand_seeded(&[b, 64], DType::F32, 3);
+        let y = mlp(&x, &w1, &w2)?;
+        let by_hand = x.dot(&w1)?.relu()?.dot(&w2)?.softmax(-1)?;
+        let diff = y
+            .to_vec::<f32>()?
             .iter()
-            .map(|(n, t)| (n.clone(), t.shape().to_vec()))
-            .collect::<Vec<_>>()
-    );
-    let path = std::env::temp_dir().join("dsl_try.safetensors");
-    m.save_safetensors(&path)?;
-    let m2 = DigitsMlp::load_safetensors(&path)?;
-    println!(
-        "{:?}",
-        m2.forward(&x)?.to_vec::<f32>()? == p.to_vec::<f32>()?
-    );
-    println!("{}", mlp(&w1, &w1, &w2).unwrap_err());
+            .zip(by_hand.to_vec::<f32>()?)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        println!(
+            "B = {b}: output shape {:?}, max difference from the tensor API {diff:e}",
+            y.shape()
+        );
+        assert!(diff < 1e-5);
+    }
+    // A wrong argument is an error naming the parameter, the dim and both values.
+    let wrong = Tensor::rand_seeded(&[2, 32], DType::F32, 4);
+    match mlp(&wrong, &w1, &w2) {
+        Err(e) => println!("Error: {e}"),
+        Ok(_) => unreachable!("a [2, 32] input does not fit f32[B, 64]"),
+    }
     Ok(())
 }

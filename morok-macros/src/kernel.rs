@@ -5,7 +5,7 @@ use crate::emit::{
 };
 use crate::sig::{parse_param, parse_tensor_type, tensor_type_from_rust, Param, TensorType};
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use std::collections::HashMap;
 use syn::parse::{Parse, ParseStream};
 use syn::{Error, Ident, Result, Token};
@@ -40,7 +40,14 @@ pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
             continue;
         };
-        idents.push(p.ident.clone());
+        // A repeated name (an error reported below) gets a fresh name so
+        // that rustc does not report it a second time.
+        let id = if idents.contains(&p.ident) {
+            format_ident!("__morok_duplicate_{}", idents.len())
+        } else {
+            p.ident.clone()
+        };
+        idents.push(id);
         match tensor_type_from_rust(&t.ty) {
             Ok(ty) => params.push(Param {
                 name: p.ident.clone(),

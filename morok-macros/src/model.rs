@@ -113,13 +113,18 @@ pub fn model(input: TokenStream) -> TokenStream {
     let mut errors = None;
     let mut layers = HashMap::new();
     let mut extra = Vec::new();
-    for (i, f) in def.fields.iter().enumerate() {
-        if def.fields[..i].iter().any(|g| g.name == f.name) {
+    // A repeated field (an error) is left out of the struct, so rustc
+    // does not report it a second time.
+    let mut fields: Vec<&Field> = Vec::new();
+    for f in &def.fields {
+        if fields.iter().any(|g| g.name == f.name) {
             push_err(
                 &mut errors,
                 Error::new(f.name.span(), format!("duplicate field name `{}`", f.name)),
             );
+            continue;
         }
+        fields.push(f);
         match &f.layer {
             Ok(LayerSpec::Param(dims)) => {
                 let id = &f.name;
@@ -143,13 +148,12 @@ pub fn model(input: TokenStream) -> TokenStream {
         Ok(l) => l.field_type(),
         Err(_) => quote!(::morok::dsl::layers::Param),
     };
-    let decls = def.fields.iter().map(|f| {
+    let decls = fields.iter().map(|f| {
         let (id, ty) = (&f.name, field_ty(f));
         let doc = format!("The `{id}` layer.");
         quote!(#[doc = #doc] pub #id: #ty,)
     });
-    let ok_fields: Vec<(&Ident, &LayerSpec)> = def
-        .fields
+    let ok_fields: Vec<(&Ident, &LayerSpec)> = fields
         .iter()
         .filter_map(|f| f.layer.as_ref().ok().map(|l| (&f.name, l)))
         .collect();
@@ -173,7 +177,7 @@ pub fn model(input: TokenStream) -> TokenStream {
         .map(|f| forward(f, &layers, &extra, &mut errors))
         .collect();
     let errs = errors.map(|e| e.to_compile_error());
-    let plumbing = if ok_fields.len() == def.fields.len() {
+    let plumbing = if ok_fields.len() == fields.len() {
         quote! {
             /// A model with freshly initialized parameters (PyTorch's default
             /// initialization for each layer kind), reproducible from `seed`.
@@ -205,11 +209,26 @@ pub fn model(input: TokenStream) -> TokenStream {
                 let _ = seed;
                 ::core::unreachable!()
             }
+            /// The parameters (the declaration has errors).
+            pub fn parameters(&self) -> ::std::vec::Vec<(::std::string::String, ::morok::Tensor)> {
+                ::core::unreachable!()
+            }
+            /// Writes the parameters (the declaration has errors).
+            pub fn save_safetensors(&self, path: impl ::core::convert::AsRef<::std::path::Path>) -> ::morok::Result<()> {
+                let _ = path;
+                ::core::unreachable!()
+            }
+            /// Reads a model (the declaration has errors).
+            pub fn load_safetensors(path: impl ::core::convert::AsRef<::std::path::Path>) -> ::morok::Result<Self> {
+                let _ = path;
+                ::core::unreachable!()
+            }
         }
     };
     quote! {
         #errs
         #(#attrs)*
+        #[derive(Clone, Debug)]
         #vis struct #name { #(#decls)* }
         impl #name {
             #plumbing
