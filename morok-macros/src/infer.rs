@@ -77,14 +77,25 @@ pub fn int_lit(e: &Expr, what: &str) -> Result<i64> {
     }
 }
 
-fn int_list(e: &Expr, what: &str) -> Result<Vec<i64>> {
+/// A list literal of axes such as `[1]` or `[0, -1]`.
+fn axes_list(e: &Expr) -> Result<Vec<isize>> {
     match e {
-        Expr::Array(a) => a.elems.iter().map(|x| int_lit(x, what)).collect(),
+        Expr::Array(a) => a.elems.iter().map(axis).collect(),
         _ => Err(Error::new_spanned(
             e,
-            format!("{what} must be a list literal such as `[1]` or `[0, 1]`"),
+            "the axes must be a list literal such as `[1]` or `[0, 1]`",
         )),
     }
+}
+
+/// The elements of a list literal (none for anything else).
+fn list_elems(e: &Expr) -> impl Iterator<Item = &Expr> {
+    match e {
+        Expr::Array(a) => Some(a.elems.iter()),
+        _ => None,
+    }
+    .into_iter()
+    .flatten()
 }
 
 fn bool_lit(e: &Expr, what: &str) -> Result<bool> {
@@ -468,10 +479,7 @@ impl<'a> Ctx<'a> {
                 if matches!(name.as_str(), "sum" | "mean") {
                     need_float(&name)?;
                 }
-                let axes: Vec<isize> = int_list(args[0], "the axes")?
-                    .into_iter()
-                    .map(|a| a as isize)
-                    .collect();
+                let axes: Vec<isize> = axes_list(args[0])?;
                 let keep = bool_lit(args[1], "keepdim")?;
                 let norm = shape::reduce_axes(&name, &s, Some(&axes))
                     .map_err(|e| shape_error(args[0], e))?;
@@ -499,10 +507,7 @@ impl<'a> Ctx<'a> {
             "layernorm" => {
                 Self::arity(m, 2, "the axes list and eps")?;
                 need_float(&name)?;
-                let axes: Vec<isize> = int_list(args[0], "the axes")?
-                    .into_iter()
-                    .map(|a| a as isize)
-                    .collect();
+                let axes: Vec<isize> = axes_list(args[0])?;
                 let eps = float_lit(args[1], "eps")?;
                 shape::reduce_axes("layernorm", &s, Some(&axes))
                     .map_err(|e| shape_error(args[0], e))?;
@@ -515,19 +520,7 @@ impl<'a> Ctx<'a> {
             }
             "reshape" => {
                 Self::arity(m, 1, "the new dims")?;
-                let syn::Expr::Array(list) = args[0] else {
-                    return Err(Error::new_spanned(
-                        args[0],
-                        "the new dims must be a list literal such as `[B, -1]`",
-                    ));
-                };
-                let mut target = Vec::new();
-                let mut codes = Vec::new();
-                for d in &list.elems {
-                    let (t, c) = self.dim_expr(d)?;
-                    target.push(t);
-                    codes.push(c);
-                }
+                let (target, codes) = self.dim_list(args[0])?;
                 let out = shape::reshape_dims(&s, &target).map_err(|e| shape_error(&whole, e))?;
                 Ok(self.bind(
                     dt,
@@ -545,10 +538,7 @@ impl<'a> Ctx<'a> {
             }
             "permute" => {
                 Self::arity(m, 1, "the axes list")?;
-                let perm: Vec<isize> = int_list(args[0], "the axes")?
-                    .into_iter()
-                    .map(|a| a as isize)
-                    .collect();
+                let perm: Vec<isize> = axes_list(args[0])?;
                 let (_, out) =
                     shape::permute_shape(&s, &perm).map_err(|e| shape_error(&whole, e))?;
                 Ok(self.bind(
@@ -560,21 +550,19 @@ impl<'a> Ctx<'a> {
             }
             "expand" => {
                 Self::arity(m, 1, "the new dims")?;
-                let syn::Expr::Array(list) = args[0] else {
-                    return Err(Error::new_spanned(
-                        args[0],
-                        "the new dims must be a list literal such as `[B, -1]`",
-                    ));
-                };
+                let (dims, codes) = self.dim_list(args[0])?;
                 let mut target = Vec::new();
-                let mut codes = Vec::new();
-                for d in &list.elems {
-                    let (t, c) = self.dim_expr(d)?;
-                    target.push(match t {
+                for (d, e) in dims.into_iter().zip(list_elems(args[0])) {
+                    target.push(match d {
                         ReshapeDim::Size(d) => Some(d),
-                        _ => None,
+                        ReshapeDim::Infer => None,
+                        ReshapeDim::Negative(n) => {
+                            return Err(Error::new_spanned(
+                                e,
+                                format!("expand: dimension {n} is negative"),
+                            ))
+                        }
                     });
-                    codes.push(c);
                 }
                 let out = shape::expand_shape(&s, &target).map_err(|e| shape_error(&whole, e))?;
                 Ok(self.bind(
@@ -653,6 +641,21 @@ impl<'a> Ctx<'a> {
                 format!("unknown method `{name}`"),
             )),
         }
+    }
+
+    /// The dims of a list literal such as `[B, 2, -1]` and their run-time
+    /// code.
+    fn dim_list(&self, e: &Expr) -> Result<(Vec<ReshapeDim<SymDim>>, Vec<TokenStream>)> {
+        if !matches!(e, Expr::Array(_)) {
+            return Err(Error::new_spanned(
+                e,
+                "the new dims must be a list literal such as `[B, -1]`",
+            ));
+        }
+        list_elems(e)
+            .map(|d| self.dim_expr(d))
+            .collect::<Result<Vec<_>>>()
+            .map(|v| v.into_iter().unzip())
     }
 
     /// A dim inside `reshape([..])`/`expand([..])`: `-1`, a literal, a

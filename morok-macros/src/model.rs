@@ -60,13 +60,10 @@ impl Parse for ModelDef {
         let name = input.parse()?;
         let content;
         syn::braced!(content in input);
-        let mut fields = Vec::new();
-        while !content.is_empty() {
-            fields.push(parse_field(&content)?);
-            if !content.is_empty() {
-                content.parse::<Token![,]>()?;
-            }
-        }
+        let fields = content
+            .parse_terminated(parse_field, Token![,])?
+            .into_iter()
+            .collect();
         let mut fns = Vec::new();
         while !input.is_empty() {
             let attrs = input.call(syn::Attribute::parse_outer)?;
@@ -75,13 +72,10 @@ impl Parse for ModelDef {
             let name = input.parse()?;
             let args;
             syn::parenthesized!(args in input);
-            let mut params = Vec::new();
-            while !args.is_empty() {
-                params.push(parse_param(&args)?);
-                if !args.is_empty() {
-                    args.parse::<Token![,]>()?;
-                }
-            }
+            let params = args
+                .parse_terminated(parse_param, Token![,])?
+                .into_iter()
+                .collect();
             input.parse::<Token![->]>()?;
             let result = parse_tensor_type(input)?;
             let body = input.parse()?;

@@ -11,34 +11,13 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{broadcast_shapes, conv2d_shape, ConvGeometry, ShapeError};
+use morok_core::shape::{broadcast_shapes, conv2d_shape, ShapeError};
 use morok_core::uop::{Op, ReduceOp};
 use morok_core::{ConstValue, ScalarType};
 
 /// Options of [`Tensor::conv2d`] (PyTorch's defaults: stride 1, no
-/// padding, no dilation, one group).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConvOptions {
-    /// Step between windows, (height, width).
-    pub stride: (usize, usize),
-    /// Zeros added on both sides, (height, width).
-    pub padding: (usize, usize),
-    /// Distance between kernel taps, (height, width).
-    pub dilation: (usize, usize),
-    /// Number of channel groups.
-    pub groups: usize,
-}
-
-impl Default for ConvOptions {
-    fn default() -> Self {
-        ConvOptions {
-            stride: (1, 1),
-            padding: (0, 0),
-            dilation: (1, 1),
-            groups: 1,
-        }
-    }
-}
+/// padding, no dilation, one group): the core shape rules' geometry.
+pub use morok_core::shape::ConvGeometry as ConvOptions;
 
 /// Options of [`Tensor::max_pool2d`] and [`Tensor::avg_pool2d`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,13 +169,7 @@ impl Tensor {
             Some(b) => Some(b.graph()?.shape.clone()),
             None => None,
         };
-        let geometry = ConvGeometry {
-            stride: opts.stride,
-            padding: opts.padding,
-            dilation: opts.dilation,
-            groups: opts.groups,
-        };
-        conv2d_shape(&xs, &ws, bias_shape.as_deref(), geometry).located()?;
+        conv2d_shape(&xs, &ws, bias_shape.as_deref(), opts).located()?;
         let g = opts.groups;
         let (n, cin_g, cout, kh, kw) = (xs[0], ws[1], ws[0], ws[2], ws[3]);
         let dtype = self.graph()?.dtype.promote(weight.graph()?.dtype);

@@ -334,7 +334,9 @@ pub fn linear_shape<D: Dim>(x: &[D], w: &[D], bias: Option<&[D]>) -> Result<Dims
     Ok(out)
 }
 
-/// Geometry of a 2-D convolution: `(height, width)` pairs and groups.
+/// Geometry of a 2-D convolution: `(height, width)` pairs and groups
+/// (the default is PyTorch's: stride 1, no padding, no dilation, one
+/// group).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConvGeometry {
     /// Step between windows.
@@ -345,6 +347,17 @@ pub struct ConvGeometry {
     pub dilation: (usize, usize),
     /// Number of channel groups.
     pub groups: usize,
+}
+
+impl Default for ConvGeometry {
+    fn default() -> Self {
+        ConvGeometry {
+            stride: (1, 1),
+            padding: (0, 0),
+            dilation: (1, 1),
+            groups: 1,
+        }
+    }
 }
 
 /// The number of windows along an axis of size `size` padded by `pad` on
