@@ -7,33 +7,14 @@
 //! come from one matrix product, `|x|² - 2 x·c + |c|²`, and the predicted
 //! class is the nearest centroid.
 
-use flate2::read::GzDecoder;
+#[path = "common/digits.rs"]
+mod digits;
+
+use digits::{load, PIXELS};
 use morok::{DType, Tensor};
-use std::io::Read;
 
 const TRAIN: usize = 1200;
-const PIXELS: usize = 64;
 const CLASSES: i32 = 10;
-
-/// Pixels (`[rows, 64]`, f32) and labels (`[rows]`, i32) of the data set.
-fn load() -> Result<(Vec<f32>, Vec<i32>), Box<dyn std::error::Error>> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/digits.csv.gz");
-    let mut text = String::new();
-    GzDecoder::new(std::fs::File::open(path)?).read_to_string(&mut text)?;
-    let (mut pixels, mut labels) = (Vec::new(), Vec::new());
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let fields: Vec<f32> = line
-            .split(',')
-            .map(|f| f.trim().parse::<f32>())
-            .collect::<Result<_, _>>()?;
-        if fields.len() != PIXELS + 1 {
-            return Err(format!("a row has {} fields, not {}", fields.len(), PIXELS + 1).into());
-        }
-        pixels.extend_from_slice(&fields[..PIXELS]);
-        labels.push(fields[PIXELS] as i32);
-    }
-    Ok((pixels, labels))
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (pixels, labels) = load()?;

@@ -79,6 +79,7 @@ pub use morok_core as core;
 
 mod config;
 pub mod device;
+pub mod dsl;
 mod error;
 mod ir_dump;
 mod kernel;
@@ -88,6 +89,7 @@ pub mod storage;
 mod tensor;
 
 pub use error::{Error, Result};
+pub use morok_macros::kernel;
 
 /// Counters that show what the runtime did (for tests and benchmarks).
 pub mod stats {

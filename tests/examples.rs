@@ -103,3 +103,46 @@ fn digits() {
         .unwrap_or_else(|| panic!("no accuracy line in:\n{out}"));
     assert!(accuracy > 0.85, "accuracy {accuracy}");
 }
+
+#[test]
+fn kernel_attr() {
+    let out = run_example("kernel_attr");
+    assert_lines(
+        "kernel_attr",
+        &out,
+        &[
+            "B = 1: output shape [1, 10]",
+            "B = 7: output shape [7, 10]",
+            "Error: mlp: parameter `x` dim 1 is 32 but the signature says 64 (f32[B, 64]) at examples/kernel_attr.rs:",
+        ],
+    );
+}
+
+#[test]
+fn inline_kernel() {
+    let out = run_example("inline_kernel");
+    assert_lines(
+        "inline_kernel",
+        &out,
+        &[
+            "relu(2 a@b) = [4.0, 0.0, 10.0, 0.0]",
+            "(x + x)^2 = [4.0, 16.0, 36.0, 64.0]",
+            "Error: kernel!: dim `N` is 4 in parameter `x` (dim 0) but 1 in parameter `y` (dim 0)",
+        ],
+    );
+}
+
+#[test]
+fn model_digits() {
+    let out = run_example("model_digits");
+    assert_lines(
+        "model_digits",
+        &out,
+        &[
+            "fc1.weight: [128, 64]",
+            "fc2.bias: [10]",
+            "output [1797, 10]",
+            "reloaded from safetensors: identical = true",
+        ],
+    );
+}

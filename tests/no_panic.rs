@@ -14,7 +14,7 @@
 mod common;
 
 use common::{compiled, tensor, Rng};
-use morok::core::shape::shape_of;
+use morok::core::uop::shape_of;
 use morok::core::AddrSpace;
 use morok::{
     ConvOptions, DType, Error, IntoOperand, Operand, PoolOptions, Result, ScalarType, Slice, Tensor,

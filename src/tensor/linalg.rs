@@ -6,8 +6,8 @@
 //! `K` axis is summed away. The shape rules are `morok_core::shape::matmul_shape`.
 
 use super::Tensor;
-use crate::error::{Error, Located, Result};
-use morok_core::shape::{broadcast_shapes, matmul_shape, ShapeError};
+use crate::error::{Located, Result};
+use morok_core::shape::{linear_shape, matmul_shape};
 
 impl Tensor {
     /// Matrix product with NumPy/PyTorch `matmul` rules: `[M, K] @ [K, N]`,
@@ -50,31 +50,11 @@ impl Tensor {
     #[track_caller]
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         let (x, w) = (self.graph()?, weight.graph()?);
-        let fail = |shapes: &[&[usize]], why: &str| {
-            Err(Error::shape(ShapeError::new("linear", shapes, why)))
+        let bias_shape = match bias {
+            Some(b) => Some(b.graph()?.shape.clone()),
+            None => None,
         };
-        if !matches!(w.shape.len(), 1 | 2) {
-            return fail(
-                &[&x.shape, &w.shape],
-                "the weight must be [out_features, in_features] or [in_features]",
-            );
-        }
-        if x.shape.last() != w.shape.last() {
-            return fail(
-                &[&x.shape, &w.shape],
-                "the input's last axis must match the weight's in_features",
-            );
-        }
-        let mut out = x.shape[..x.shape.len() - 1].to_vec();
-        if w.shape.len() == 2 {
-            out.push(w.shape[0]);
-        }
-        if let Some(b) = bias {
-            let bs = b.graph()?.shape.clone();
-            if broadcast_shapes("linear", &out, &bs).ok().as_deref() != Some(out.as_slice()) {
-                return fail(&[&out, &bs], "the bias must broadcast to the output");
-            }
-        }
+        linear_shape(&x.shape, &w.shape, bias_shape.as_deref()).located()?;
         let w = if weight.ndim() >= 2 {
             weight.try_transpose(-1, -2)?
         } else {

@@ -5,7 +5,10 @@
 use super::Tensor;
 use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
-use morok_core::shape::{broadcast_shapes, normalize_axis, numel, reshape_target, ShapeError};
+use morok_core::shape::{
+    broadcast_to_shape, expand_shape, normalize_axis, numel, permute_shape, reshape_target,
+    transpose_shape, ShapeError,
+};
 use morok_core::uop::{Arg, Op, Shape, UOp};
 use morok_core::ScalarType;
 use smallvec::smallvec;
@@ -232,29 +235,14 @@ impl Tensor {
     /// `self` (negative axes count from the end).
     #[track_caller]
     pub fn try_permute(&self, perm: &[isize]) -> Result<Tensor> {
-        let shape = self.graph()?.shape.clone();
-        let mut axes = Vec::with_capacity(perm.len());
-        for &p in perm {
-            axes.push(normalize_axis("permute", &shape, p).located()?);
-        }
-        let mut seen = axes.clone();
-        seen.sort_unstable();
-        seen.dedup();
-        if axes.len() != shape.len() || seen.len() != axes.len() {
-            return Err(Error::shape(ShapeError::new(
-                "permute",
-                &[&shape],
-                format!("{perm:?} is not a permutation of {} axes", shape.len()),
-            )));
-        }
+        let (axes, _) = permute_shape(&self.graph()?.shape, perm).located()?;
         self.permute_to(&axes)
     }
 
     /// Swaps axes `a` and `b`.
     #[track_caller]
     pub fn try_transpose(&self, a: isize, b: isize) -> Result<Tensor> {
-        let a = self.axis("transpose", a)?;
-        let b = self.axis("transpose", b)?;
+        let ((a, b), _) = transpose_shape(&self.graph()?.shape, a, b).located()?;
         self.swap_axes(a, b)
     }
 
@@ -270,14 +258,7 @@ impl Tensor {
     fn broadcast_as(&self, op: &str, shape: &[usize]) -> Result<Tensor> {
         let src = self.graph()?.shape.clone();
         super::checked_numel(op, shape)?;
-        let joint = broadcast_shapes(op, &src, shape).located()?;
-        if joint.as_slice() != shape {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&src, shape],
-                "the target must be the broadcast shape",
-            )));
-        }
+        broadcast_to_shape(op, &src, shape).located()?;
         self.expand_to(shape)
     }
 
@@ -286,22 +267,8 @@ impl Tensor {
     #[track_caller]
     pub fn try_expand(&self, shape: &[isize]) -> Result<Tensor> {
         let src = self.graph()?.shape.clone();
-        let lead = shape.len().saturating_sub(src.len());
-        let mut target = Vec::with_capacity(shape.len());
-        for (i, &d) in shape.iter().enumerate() {
-            let keep = if i >= lead { Some(src[i - lead]) } else { None };
-            match (d, keep) {
-                (-1, Some(k)) => target.push(k),
-                (d, _) if d >= 0 => target.push(d as usize),
-                _ => {
-                    return Err(Error::shape(ShapeError::new(
-                        "expand",
-                        &[&src],
-                        format!("to {shape:?}: -1 is only allowed on existing axes"),
-                    )))
-                }
-            }
-        }
+        let wanted: Vec<Option<usize>> = shape.iter().map(|&d| usize::try_from(d).ok()).collect();
+        let target = expand_shape(&src, &wanted).located()?;
         self.broadcast_as("expand", &target)
     }
 

@@ -11,34 +11,13 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{broadcast_shapes, ShapeError};
+use morok_core::shape::{broadcast_shapes, conv2d_shape, ShapeError};
 use morok_core::uop::{Op, ReduceOp};
 use morok_core::{ConstValue, ScalarType};
 
 /// Options of [`Tensor::conv2d`] (PyTorch's defaults: stride 1, no
-/// padding, no dilation, one group).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConvOptions {
-    /// Step between windows, (height, width).
-    pub stride: (usize, usize),
-    /// Zeros added on both sides, (height, width).
-    pub padding: (usize, usize),
-    /// Distance between kernel taps, (height, width).
-    pub dilation: (usize, usize),
-    /// Number of channel groups.
-    pub groups: usize,
-}
-
-impl Default for ConvOptions {
-    fn default() -> Self {
-        ConvOptions {
-            stride: (1, 1),
-            padding: (0, 0),
-            dilation: (1, 1),
-            groups: 1,
-        }
-    }
-}
+/// padding, no dilation, one group): the core shape rules' geometry.
+pub use morok_core::shape::ConvGeometry as ConvOptions;
 
 /// Options of [`Tensor::max_pool2d`] and [`Tensor::avg_pool2d`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,35 +165,13 @@ impl Tensor {
         opts: ConvOptions,
     ) -> Result<Tensor> {
         let (xs, ws) = (self.graph()?.shape.clone(), weight.graph()?.shape.clone());
+        let bias_shape = match bias {
+            Some(b) => Some(b.graph()?.shape.clone()),
+            None => None,
+        };
+        conv2d_shape(&xs, &ws, bias_shape.as_deref(), opts).located()?;
         let g = opts.groups;
-        if xs.len() != 4 || ws.len() != 4 {
-            return Err(Error::shape(ShapeError::new(
-                "conv2d",
-                &[&xs, &ws],
-                "input and weight must both have 4 axes (NCHW, OIHW)",
-            )));
-        }
-        let (n, cin, cout, cin_g, kh, kw) = (xs[0], xs[1], ws[0], ws[1], ws[2], ws[3]);
-        if g == 0 || cin_g.checked_mul(g) != Some(cin) || cout % g != 0 {
-            return Err(Error::shape(ShapeError::new(
-                "conv2d",
-                &[&xs, &ws],
-                format!(
-                    "{cin} input channels and {cout} output channels do not fit \
-                     {g} group(s) of {cin_g}"
-                ),
-            )));
-        }
-        if let Some(b) = bias {
-            let bs = b.graph()?.shape.clone();
-            if bs.as_slice() != [cout] {
-                return Err(Error::shape(ShapeError::new(
-                    "conv2d",
-                    &[&xs, &ws, &bs],
-                    format!("the bias must have shape [{cout}]"),
-                )));
-            }
-        }
+        let (n, cin_g, cout, kh, kw) = (xs[0], ws[1], ws[0], ws[2], ws[3]);
         let dtype = self.graph()?.dtype.promote(weight.graph()?.dtype);
         let (ph, pw) = opts.padding;
         let x = self

@@ -9,7 +9,7 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{normalize_axis, reduce_shape, ShapeError};
+use morok_core::shape::{reduce_axes, reduce_shape};
 use morok_core::uop::{Arg, Op, ReduceOp};
 use morok_core::{ConstValue, ScalarType};
 
@@ -37,27 +37,7 @@ impl Tensor {
     /// Normalized, sorted, distinct reduction axes (`None`: all axes).
     #[track_caller]
     pub(super) fn reduce_axes(&self, op: &str, axes: Option<&[isize]>) -> Result<Vec<usize>> {
-        let shape = self.graph()?.shape.clone();
-        let Some(axes) = axes else {
-            return Ok((0..shape.len()).collect());
-        };
-        let mut out = Vec::with_capacity(axes.len());
-        for &a in axes {
-            let n = normalize_axis(op, &shape, a).located()?;
-            if out.contains(&n) {
-                return Err(Error::shape(ShapeError::new(
-                    op,
-                    &[&shape],
-                    format!("axis {a} is listed twice"),
-                )));
-            }
-            out.push(n);
-        }
-        if shape.is_empty() {
-            out.clear();
-        }
-        out.sort_unstable();
-        Ok(out)
+        reduce_axes(op, &self.graph()?.shape, axes).located()
     }
 
     /// REDUCE_AXIS over normalized `axes`, dropping them unless `keepdim`.

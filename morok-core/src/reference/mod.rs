@@ -20,8 +20,9 @@ mod alu;
 mod movement;
 
 use crate::dtype::{DType, ScalarType};
-use crate::shape::{numel, shape_of};
+use crate::shape::numel;
 use crate::uop::op::{round_to_float, wrap_i, wrap_u};
+use crate::uop::shape_of;
 use crate::uop::{Arg, ConstValue, Op, OpGroup, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;

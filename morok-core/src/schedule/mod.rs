@@ -30,7 +30,8 @@ pub use cache::{pipeline_runs, schedule_cached};
 
 use crate::dtype::DType;
 use crate::rewrite::{graph_rewrite, graph_rewrite_bottom_up, PatternMatcher, RewriteError};
-use crate::shape::{numel, tensor_shape, ShapeError};
+use crate::shape::{numel, ShapeError};
+use crate::uop::tensor_shape;
 use crate::uop::{new_buffer_id, Arg, Op, OpGroup, Srcs, UOp};
 use rangeify::indexing::{indexing_rules, IndexingCtx};
 use std::collections::HashMap;

@@ -10,9 +10,11 @@ mod build;
 mod intern;
 pub mod op;
 mod print;
+mod shape;
 
 pub use intern::interned_count;
 pub use op::{Arg, AxisType, ConstValue, Op, OpGroup, ReduceOp};
+pub use shape::{shape_of, tensor_shape};
 
 use crate::dtype::DType;
 use smallvec::SmallVec;
@@ -25,8 +27,7 @@ use std::sync::{Arc, OnceLock};
 /// Operand list of a node.
 pub type Srcs = SmallVec<[Arc<UOp>; 4]>;
 
-/// A concrete tensor shape.
-pub type Shape = SmallVec<[usize; 4]>;
+pub use crate::shape::Shape;
 
 /// Lazily computed facts about a node, filled on first use.
 #[derive(Default)]

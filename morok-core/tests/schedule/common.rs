@@ -3,7 +3,7 @@
 
 use morok_core::interp::run_schedule;
 use morok_core::schedule::{schedule, Schedule};
-use morok_core::shape::tensor_shape;
+use morok_core::uop::tensor_shape;
 use morok_core::{new_buffer_id, Arg, ConstValue, DType, Op, ReduceOp, UOp};
 use smallvec::{smallvec, SmallVec};
 use std::collections::HashMap;

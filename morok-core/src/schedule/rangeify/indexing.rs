@@ -31,7 +31,7 @@ use crate::dtype::AddrSpace;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::schedule::ScheduleError;
-use crate::shape::tensor_shape;
+use crate::uop::tensor_shape;
 use crate::uop::{Arg, AxisType, Op, OpGroup, Srcs, UOp};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

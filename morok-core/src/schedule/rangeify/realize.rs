@@ -17,7 +17,7 @@
 //! inlines it again.
 
 use crate::schedule::ScheduleError;
-use crate::shape::tensor_shape;
+use crate::uop::tensor_shape;
 use crate::uop::{Op, UOp};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

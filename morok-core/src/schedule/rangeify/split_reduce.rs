@@ -18,7 +18,8 @@
 
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
-use crate::shape::{numel, tensor_shape};
+use crate::shape::numel;
+use crate::uop::tensor_shape;
 use crate::uop::{Arg, Op, Shape, UOp};
 use smallvec::smallvec;
 use std::sync::Arc;

@@ -16,7 +16,8 @@
 
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
-use crate::shape::{numel, shape_of};
+use crate::shape::numel;
+use crate::uop::shape_of;
 use crate::uop::{Arg, ConstValue, Op, Shape, UOp};
 use smallvec::smallvec;
 use std::sync::Arc;

@@ -1,0 +1,78 @@
+//! Warm time per call of the DSL against the same code through `Tensor` +
+//! `realize()`: the `mlp` of `docs/DSL.md` on a batch of one, and a
+//! 4-element `kernel!`. Each call builds its graph over the same inputs,
+//! so both sides hit the schedule and kernel caches; the difference is
+//! the DSL's argument checks.
+//!
+//! Run: `cargo bench --bench dsl`.
+
+use morok::dsl::kernel;
+use morok::{DType, Tensor};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 2001;
+
+#[morok::kernel]
+fn mlp(
+    x: Tensor<f32, B, 64>,
+    w1: Tensor<f32, 64, 128>,
+    w2: Tensor<f32, 128, 10>,
+) -> Tensor<f32, B, 10> {
+    let h = x.dot(w1).relu();
+    h.dot(w2).softmax(-1)
+}
+
+/// The median time of `f` over `RUNS` warm calls (after one warm-up).
+fn warm(mut f: impl FnMut()) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[RUNS / 2]
+}
+
+fn row(name: &str, dsl: Duration, api: Duration) {
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "{name:<16} dsl {:>8.2} µs   tensor+realize {:>8.2} µs",
+        us(dsl),
+        us(api)
+    );
+}
+
+fn main() -> morok::Result<()> {
+    let seeded = |shape: &[usize], seed| Tensor::rand_seeded(shape, DType::F32, seed).realize();
+    let (x, w1, w2) = (
+        seeded(&[1, 64], 1)?,
+        seeded(&[64, 128], 2)?,
+        seeded(&[128, 10], 3)?,
+    );
+    let dsl = warm(|| {
+        mlp(&x, &w1, &w2).expect("mlp runs");
+    });
+    let api = warm(|| {
+        let h = x.dot(&w1).and_then(|h| h.relu()).expect("layer 1");
+        h.dot(&w2)
+            .and_then(|y| y.softmax(-1))
+            .and_then(|y| y.realize())
+            .expect("layer 2");
+    });
+    row("mlp, B = 1", dsl, api);
+
+    let f = kernel!(|a: f32[N], b: f32[N]| (a * b + 1.0).relu());
+    let (a, b) = (seeded(&[4], 4)?, seeded(&[4], 5)?);
+    let dsl = warm(|| {
+        f(&a, &b).expect("kernel runs");
+    });
+    let api = warm(|| {
+        let y = a.mul(&b).and_then(|y| y.add(1.0)).and_then(|y| y.relu());
+        y.and_then(|y| y.realize()).expect("tensor runs");
+    });
+    row("kernel!, 4 elems", dsl, api);
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! Generation shared by the three macros: the run-time signature data,
+//! the checked body, and the error fallback.
+
+use crate::infer::{check_result, Ctx, Val};
+use crate::layers::LayerSpec;
+use crate::sig::{dtype_tokens, DimSpec, Param, TensorType};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+use syn::{Error, Expr, Result};
+
+/// Adds `e` to the collected errors.
+pub fn push_err(errors: &mut Option<Error>, e: Error) {
+    match errors {
+        Some(all) => all.combine(e),
+        None => *errors = Some(e),
+    }
+}
+
+/// The dim names of `params` in order of first appearance; a duplicate
+/// parameter name is an error.
+pub fn dim_names(params: &[Param]) -> Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    let mut errors = None;
+    for (i, p) in params.iter().enumerate() {
+        if params[..i].iter().any(|q| q.name == p.name) {
+            push_err(
+                &mut errors,
+                Error::new(
+                    p.name.span(),
+                    format!("duplicate parameter name `{}`", p.name),
+                ),
+            );
+        }
+        for d in &p.ty.dims {
+            if let DimSpec::Name(n, _) = d {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+    }
+    errors.map_or(Ok(names), Err)
+}
+
+/// Checks that every name of the result type is bound by a parameter; the
+/// error spans the name.
+pub fn check_result_names(result: &TensorType, names: &[String]) -> Result<()> {
+    for d in &result.dims {
+        if let DimSpec::Name(n, span) = d {
+            if !names.contains(n) {
+                return Err(Error::new(
+                    *span,
+                    format!("unbound dim `{n}` in the result: every name must appear in a parameter's type"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `static` signature the generated code checks its arguments against.
+pub fn signature(kernel: &str, params: &[Param], names: &[String]) -> TokenStream {
+    let specs = params.iter().map(|p| {
+        let name = p.name.to_string();
+        let dt = dtype_tokens(p.ty.dtype);
+        let dims = p.ty.dims.iter().map(|d| match d {
+            DimSpec::Lit(n) => quote!(::morok::dsl::rt::DimSpec::Lit(#n)),
+            DimSpec::Name(n, _) => {
+                let i = names.iter().position(|x| x == n).unwrap_or(0);
+                quote!(::morok::dsl::rt::DimSpec::Name(#i))
+            }
+        });
+        quote!(::morok::dsl::rt::ParamSpec { name: #name, dtype: #dt, dims: &[#(#dims),*] })
+    });
+    quote! {
+        static __MOROK_SIG: ::morok::dsl::rt::Signature = ::morok::dsl::rt::Signature {
+            kernel: #kernel,
+            names: &[#(#names),*],
+            params: &[#(#specs),*],
+        };
+    }
+}
+
+/// A checked body: the statements building the graph and the result's
+/// code (a `&Tensor` expression).
+pub struct Body {
+    /// `let` statements.
+    pub stmts: Vec<TokenStream>,
+    /// The result value's code.
+    pub result: TokenStream,
+}
+
+/// Checks a body (statements of a block, or one expression) against the
+/// parameters, the extra values in scope and the declared result.
+pub fn check_body(
+    params: &[Param],
+    names: &[String],
+    layers: &HashMap<String, LayerSpec>,
+    extra: &[(String, Val)],
+    body: &[syn::Stmt],
+    whole: &impl quote::ToTokens,
+    declared: Option<&TensorType>,
+) -> Result<Body> {
+    let mut ctx = Ctx::new(names.to_vec(), layers);
+    for (n, v) in extra {
+        ctx.vars.insert(n.clone(), v.clone());
+    }
+    for p in params {
+        let id = &p.name;
+        ctx.vars.insert(
+            id.to_string(),
+            Val {
+                ty: crate::infer::Ty::Tensor(p.ty.dtype, p.ty.shape()),
+                code: quote!(#id),
+            },
+        );
+    }
+    let (v, last): (Val, Expr) = ctx.block(body, whole)?;
+    if let Some(d) = declared {
+        check_result(&v, &last, d.dtype, &d.shape())?;
+    } else if !matches!(v.ty, crate::infer::Ty::Tensor(..)) {
+        return Err(Error::new_spanned(
+            &last,
+            "the result must be a tensor, not a literal",
+        ));
+    }
+    Ok(Body {
+        stmts: ctx.stmts,
+        result: v.code,
+    })
+}
+
+/// The code that binds the arguments: checks them against `__MOROK_SIG`
+/// and binds each dim name `i` to `__dim_i`.
+pub fn bind_args(params: &[Param], names: &[String]) -> TokenStream {
+    let ids = params.iter().map(|p| &p.name);
+    let dims = (0..names.len()).map(|i| {
+        let v = format_ident!("__dim_{}", i);
+        quote!(let #v: usize = __dims[#i];)
+    });
+    quote! {
+        let __dims = __MOROK_SIG.bind(&[#(#ids),*])?;
+        #(#dims)*
+    }
+}
+
+/// The body of a function whose expansion failed: it uses its arguments
+/// and never returns, so callers type-check and no second error appears.
+pub fn failed_body(params: &[syn::Ident]) -> TokenStream {
+    quote!({
+        let _ = (#(#params),*);
+        ::core::unreachable!()
+    })
+}

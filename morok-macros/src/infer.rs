@@ -1,0 +1,782 @@
+//! Checks a kernel body with the core shape rules and writes the code
+//! that builds the same graph with the tensor API at run time.
+//!
+//! Each tensor-valued sub-expression becomes one `let __tN = ...?;`
+//! statement; its value is referred to as `&__tN`. Shapes are symbolic
+//! ([`SymDim`]): a signature name stands for itself only.
+
+use crate::layers::LayerSpec;
+use morok_core::shape::{self, ReshapeDim, ShapeError, SymDim};
+use morok_core::ScalarType;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use std::collections::HashMap;
+use syn::spanned::Spanned;
+use syn::{BinOp, Error, Expr, Lit, Result, UnOp};
+
+/// The type of a value in a body.
+#[derive(Clone, Debug)]
+pub enum Ty {
+    /// A tensor of an element type and shape.
+    Tensor(ScalarType, Vec<SymDim>),
+    /// A float literal (takes the dtype of the float tensor it meets).
+    Float,
+    /// An integer literal (takes the dtype of the tensor it meets).
+    Int,
+    /// A `true`/`false` literal.
+    Bool,
+}
+
+/// A checked value: its type and the code of its value (a `&Tensor` for
+/// tensors, a Rust literal otherwise).
+#[derive(Clone)]
+pub struct Val {
+    /// The type.
+    pub ty: Ty,
+    /// The value's code.
+    pub code: TokenStream,
+}
+
+/// The checking context of one body.
+pub struct Ctx<'a> {
+    /// Values in scope: parameters, `let` bindings, raw model parameters.
+    pub vars: HashMap<String, Val>,
+    /// Layers callable by name (`model!` only).
+    pub layers: &'a HashMap<String, LayerSpec>,
+    /// The signature's dim names; name `i` is bound to `__dim_i` at run time.
+    pub dims: Vec<String>,
+    /// The statements generated so far.
+    pub stmts: Vec<TokenStream>,
+    next: usize,
+}
+
+fn shape_error(node: &impl quote::ToTokens, e: ShapeError) -> Error {
+    Error::new_spanned(node, e.to_string())
+}
+
+fn shape_text(s: &[SymDim]) -> String {
+    shape::shape_text(s)
+}
+
+/// The integer value of a literal such as `1` or `-1`.
+pub fn int_lit(e: &Expr, what: &str) -> Result<i64> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => i.base10_parse(),
+            _ => Err(Error::new_spanned(
+                e,
+                format!("{what} must be an integer literal"),
+            )),
+        },
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => Ok(-int_lit(&u.expr, what)?),
+        Expr::Paren(p) => int_lit(&p.expr, what),
+        _ => Err(Error::new_spanned(
+            e,
+            format!("{what} must be an integer literal"),
+        )),
+    }
+}
+
+/// A list literal of axes such as `[1]` or `[0, -1]`.
+fn axes_list(e: &Expr) -> Result<Vec<isize>> {
+    match e {
+        Expr::Array(a) => a.elems.iter().map(axis).collect(),
+        _ => Err(Error::new_spanned(
+            e,
+            "the axes must be a list literal such as `[1]` or `[0, 1]`",
+        )),
+    }
+}
+
+/// The elements of a list literal (none for anything else).
+fn list_elems(e: &Expr) -> impl Iterator<Item = &Expr> {
+    match e {
+        Expr::Array(a) => Some(a.elems.iter()),
+        _ => None,
+    }
+    .into_iter()
+    .flatten()
+}
+
+fn bool_lit(e: &Expr, what: &str) -> Result<bool> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.value),
+        _ => Err(Error::new_spanned(
+            e,
+            format!("{what} must be `true` or `false`"),
+        )),
+    }
+}
+
+fn float_lit(e: &Expr, what: &str) -> Result<f64> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse(),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Ok(i.base10_parse::<i64>()? as f64),
+        _ => Err(Error::new_spanned(
+            e,
+            format!("{what} must be a number literal"),
+        )),
+    }
+}
+
+fn axis(e: &Expr) -> Result<isize> {
+    Ok(int_lit(e, "an axis")? as isize)
+}
+
+/// The name of the tensor API method behind a binary operator.
+fn binop_method(op: &BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Add(_) => "add",
+        BinOp::Sub(_) => "sub",
+        BinOp::Mul(_) => "mul",
+        BinOp::Div(_) => "div",
+        BinOp::Lt(_) => "lt",
+        BinOp::Le(_) => "le",
+        BinOp::Gt(_) => "gt",
+        BinOp::Ge(_) => "ge",
+        BinOp::Eq(_) => "eq",
+        BinOp::Ne(_) => "ne",
+        _ => return None,
+    })
+}
+
+const COMPARISONS: [&str; 6] = ["lt", "le", "gt", "ge", "eq", "ne"];
+const FLOAT_UNARY: [&str; 8] = [
+    "gelu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt",
+];
+const ANY_UNARY: [&str; 2] = ["relu", "abs"];
+
+/// Every method name a body may call, for "unknown method" errors.
+pub const METHODS: &str =
+    "dot, matmul, relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, abs, \
+softmax, log_softmax, sum, mean, max, min, argmax, reshape, transpose, permute, expand, cast, \
+where_, maximum, minimum, lt, le, gt, ge, eq, ne, layernorm";
+
+impl<'a> Ctx<'a> {
+    /// A context with the given dim names and layers and no values.
+    pub fn new(dims: Vec<String>, layers: &'a HashMap<String, LayerSpec>) -> Ctx<'a> {
+        Ctx {
+            vars: HashMap::new(),
+            layers,
+            dims,
+            stmts: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// Binds `code` (a `Result<Tensor>` expression) to a new local.
+    fn bind(
+        &mut self,
+        dtype: ScalarType,
+        shape: Vec<SymDim>,
+        code: TokenStream,
+        span: Span,
+    ) -> Val {
+        let t = format_ident!("__t{}", self.next);
+        self.next += 1;
+        self.stmts
+            .push(quote_spanned!(span=> let #t: ::morok::Tensor = #code?;));
+        Val {
+            ty: Ty::Tensor(dtype, shape),
+            code: quote!(&#t),
+        }
+    }
+
+    /// Checks a block's statements and returns its final value.
+    pub fn block(
+        &mut self,
+        stmts: &[syn::Stmt],
+        whole: &impl quote::ToTokens,
+    ) -> Result<(Val, Expr)> {
+        let mut last = None;
+        for (i, s) in stmts.iter().enumerate() {
+            match s {
+                syn::Stmt::Local(l) => {
+                    let syn::Pat::Ident(p) = &l.pat else {
+                        return Err(Error::new_spanned(&l.pat, "a `let` binds one name"));
+                    };
+                    let Some(init) = &l.init else {
+                        return Err(Error::new_spanned(l, "a `let` needs a value"));
+                    };
+                    let v = self.expr(&init.expr)?;
+                    self.vars.insert(p.ident.to_string(), v);
+                }
+                syn::Stmt::Expr(e, None) if i + 1 == stmts.len() => last = Some(e.clone()),
+                other => {
+                    return Err(Error::new_spanned(
+                        other,
+                        "a body is `let` bindings followed by the result expression",
+                    ))
+                }
+            }
+        }
+        let Some(e) = last else {
+            return Err(Error::new_spanned(
+                whole,
+                "the body needs a result expression",
+            ));
+        };
+        Ok((self.expr(&e)?, e))
+    }
+
+    /// Checks an expression that must be a tensor.
+    fn tensor(&mut self, e: &Expr) -> Result<(ScalarType, Vec<SymDim>, TokenStream)> {
+        let v = self.expr(e)?;
+        match v.ty {
+            Ty::Tensor(t, s) => Ok((t, s, v.code)),
+            _ => Err(Error::new_spanned(e, "expected a tensor, found a literal")),
+        }
+    }
+
+    /// Checks an expression.
+    pub fn expr(&mut self, e: &Expr) -> Result<Val> {
+        match e {
+            Expr::Paren(p) => self.expr(&p.expr),
+            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Block(b) => {
+                let (v, _) = self.block(&b.block.stmts, b)?;
+                Ok(v)
+            }
+            Expr::Lit(l) => match &l.lit {
+                Lit::Float(f) => {
+                    let v: f64 = f.base10_parse()?;
+                    Ok(Val {
+                        ty: Ty::Float,
+                        code: quote!(#v),
+                    })
+                }
+                Lit::Int(i) => {
+                    let v: i64 = i.base10_parse()?;
+                    Ok(Val {
+                        ty: Ty::Int,
+                        code: quote!(#v),
+                    })
+                }
+                Lit::Bool(b) => {
+                    let v = b.value;
+                    Ok(Val {
+                        ty: Ty::Bool,
+                        code: quote!(#v),
+                    })
+                }
+                _ => Err(Error::new_spanned(
+                    e,
+                    "only number and bool literals are allowed",
+                )),
+            },
+            Expr::Path(p) => {
+                let Some(id) = p.path.get_ident() else {
+                    return Err(Error::new_spanned(e, "expected a name"));
+                };
+                self.vars.get(&id.to_string()).cloned().ok_or_else(|| {
+                    let hint = if self.layers.contains_key(&id.to_string()) {
+                        " (a layer is applied by calling it: `name(x)`)"
+                    } else {
+                        ""
+                    };
+                    Error::new_spanned(e, format!("unknown name `{id}`{hint}"))
+                })
+            }
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => {
+                let v = self.expr(&u.expr)?;
+                match v.ty {
+                    Ty::Tensor(ScalarType::Bool, _) => {
+                        Err(Error::new_spanned(e, "neg: not defined for bool"))
+                    }
+                    Ty::Tensor(t, s) => {
+                        let c = v.code;
+                        Ok(self.bind(t, s, quote!((#c).neg()), e.span()))
+                    }
+                    Ty::Float | Ty::Int => {
+                        let c = v.code;
+                        Ok(Val {
+                            ty: v.ty,
+                            code: quote!((-#c)),
+                        })
+                    }
+                    Ty::Bool => Err(Error::new_spanned(e, "neg: not defined for bool")),
+                }
+            }
+            Expr::Binary(b) => {
+                let Some(m) = binop_method(&b.op) else {
+                    return Err(Error::new_spanned(
+                        b.op,
+                        "unsupported operator (use + - * / or a comparison)",
+                    ));
+                };
+                let l = self.expr(&b.left)?;
+                let r = self.expr(&b.right)?;
+                self.binary(e, m, l, r)
+            }
+            Expr::MethodCall(m) => self.method(m),
+            Expr::Call(c) => self.layer_call(c),
+            _ => Err(Error::new_spanned(
+                e,
+                "unsupported expression in a kernel body",
+            )),
+        }
+    }
+
+    /// A binary op between two values (tensors or literals).
+    fn binary(&mut self, whole: &Expr, op: &str, l: Val, r: Val) -> Result<Val> {
+        let m = format_ident!("{}", op);
+        let cmp = COMPARISONS.contains(&op);
+        let lit_fits = |t: ScalarType, lit: &Ty| match lit {
+            Ty::Float => t.is_float(),
+            Ty::Int => !t.is_bool(),
+            Ty::Bool => t.is_bool(),
+            Ty::Tensor(..) => true,
+        };
+        let lit_name = |lit: &Ty| match lit {
+            Ty::Float => "a float literal",
+            Ty::Int => "an integer literal",
+            _ => "a bool literal",
+        };
+        let check_dtype = |t: ScalarType| -> Result<()> {
+            if op == "div" && !t.is_float() {
+                return Err(Error::new_spanned(
+                    whole,
+                    format!("div: {t} tensors: cast to a float type first"),
+                ));
+            }
+            if t.is_bool() && matches!(op, "sub" | "div") {
+                return Err(Error::new_spanned(
+                    whole,
+                    format!("{op}: not defined for bool"),
+                ));
+            }
+            Ok(())
+        };
+        let (lc, rc) = (l.code.clone(), r.code.clone());
+        match (&l.ty, &r.ty) {
+            (Ty::Tensor(a, sa), Ty::Tensor(b, sb)) => {
+                if a != b {
+                    return Err(Error::new_spanned(
+                        whole,
+                        format!("{op}: dtype mismatch: {a} and {b} (the DSL does not promote; add a `.cast(..)`)"),
+                    ));
+                }
+                check_dtype(*a)?;
+                let s = shape::broadcast_shapes(op, sa, sb).map_err(|e| shape_error(whole, e))?;
+                let t = if cmp { ScalarType::Bool } else { *a };
+                Ok(self.bind(t, s.to_vec(), quote!((#lc).#m(#rc)), whole.span()))
+            }
+            (Ty::Tensor(a, s), lit) | (lit, Ty::Tensor(a, s)) => {
+                if !lit_fits(*a, lit) {
+                    return Err(Error::new_spanned(
+                        whole,
+                        format!(
+                            "{op}: dtype mismatch: {a} tensor and {} (add a `.cast(..)`)",
+                            lit_name(lit)
+                        ),
+                    ));
+                }
+                check_dtype(*a)?;
+                let t = if cmp { ScalarType::Bool } else { *a };
+                let code = if matches!(l.ty, Ty::Tensor(..)) {
+                    quote!((#lc).#m(#rc))
+                } else {
+                    quote!((#rc).full_like(#lc)?.#m(#rc))
+                };
+                Ok(self.bind(t, s.clone(), code, whole.span()))
+            }
+            (Ty::Float | Ty::Int, Ty::Float | Ty::Int) if !cmp => {
+                let ty = if matches!((&l.ty, &r.ty), (Ty::Int, Ty::Int)) {
+                    Ty::Int
+                } else {
+                    Ty::Float
+                };
+                let sym = match op {
+                    "add" => quote!(+),
+                    "sub" => quote!(-),
+                    "mul" => quote!(*),
+                    _ => quote!(/),
+                };
+                let code = match ty {
+                    Ty::Int => quote!((#lc #sym #rc)),
+                    _ => quote!(((#lc) as f64 #sym (#rc) as f64)),
+                };
+                Ok(Val { ty, code })
+            }
+            _ => Err(Error::new_spanned(
+                whole,
+                format!("{op}: needs at least one tensor operand"),
+            )),
+        }
+    }
+
+    fn arity(m: &syn::ExprMethodCall, n: usize, what: &str) -> Result<()> {
+        if m.args.len() != n {
+            return Err(Error::new_spanned(
+                m,
+                format!(
+                    "`{}` takes {n} argument(s) ({what}), got {}",
+                    m.method,
+                    m.args.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A method call on a tensor.
+    fn method(&mut self, m: &syn::ExprMethodCall) -> Result<Val> {
+        let name = m.method.to_string();
+        let whole: Expr = Expr::MethodCall(m.clone());
+        let known = METHODS.split(", ").any(|k| k == name);
+        if !known {
+            return Err(Error::new_spanned(
+                &m.method,
+                format!("unknown method `{name}` (a kernel body may call: {METHODS})"),
+            ));
+        }
+        let (dt, s, x) = self.tensor(&m.receiver)?;
+        let args: Vec<&Expr> = m.args.iter().collect();
+        let span = m.method.span();
+        let need_float = |what: &str| -> Result<()> {
+            if dt.is_float() {
+                Ok(())
+            } else {
+                Err(Error::new_spanned(
+                    &whole,
+                    format!("{what}: needs a float tensor, got {dt} (add a `.cast(f32)`)"),
+                ))
+            }
+        };
+        let m_ident = &m.method;
+        match name.as_str() {
+            "dot" | "matmul" => {
+                Self::arity(m, 1, "the other matrix")?;
+                let (dt2, s2, y) = self.tensor(args[0])?;
+                if dt != dt2 {
+                    return Err(Error::new_spanned(&whole, format!("matmul: dtype mismatch: {dt} and {dt2} (the DSL does not promote; add a `.cast(..)`)")));
+                }
+                let out = shape::matmul_shape(&s, &s2).map_err(|e| shape_error(&whole, e))?;
+                Ok(self.bind(dt, out.to_vec(), quote!((#x).#m_ident(#y)), span))
+            }
+            n if FLOAT_UNARY.contains(&n) || ANY_UNARY.contains(&n) => {
+                Self::arity(m, 0, "none")?;
+                if FLOAT_UNARY.contains(&n) {
+                    need_float(n)?;
+                }
+                Ok(self.bind(dt, s, quote!((#x).#m_ident()), span))
+            }
+            "softmax" | "log_softmax" => {
+                Self::arity(m, 1, "the axis")?;
+                need_float(&name)?;
+                let a = axis(args[0])?;
+                shape::normalize_axis(&name, &s, a).map_err(|e| shape_error(args[0], e))?;
+                Ok(self.bind(dt, s, quote!((#x).#m_ident(#a)), span))
+            }
+            "sum" | "mean" | "max" | "min" => {
+                Self::arity(m, 2, "the axes list and keepdim")?;
+                if matches!(name.as_str(), "sum" | "mean") {
+                    need_float(&name)?;
+                }
+                let axes: Vec<isize> = axes_list(args[0])?;
+                let keep = bool_lit(args[1], "keepdim")?;
+                let norm = shape::reduce_axes(&name, &s, Some(&axes))
+                    .map_err(|e| shape_error(args[0], e))?;
+                let out = shape::reduce_shape(&s, &norm, keep);
+                Ok(self.bind(
+                    dt,
+                    out.to_vec(),
+                    quote!((#x).#m_ident(Some(&[#(#axes),*]), #keep)),
+                    span,
+                ))
+            }
+            "argmax" => {
+                Self::arity(m, 1, "the axis")?;
+                let a = axis(args[0])?;
+                let n =
+                    shape::normalize_axis("argmax", &s, a).map_err(|e| shape_error(args[0], e))?;
+                let out = shape::reduce_shape(&s, &[n], false);
+                Ok(self.bind(
+                    ScalarType::I32,
+                    out.to_vec(),
+                    quote!((#x).argmax(Some(#a))),
+                    span,
+                ))
+            }
+            "layernorm" => {
+                Self::arity(m, 2, "the axes list and eps")?;
+                need_float(&name)?;
+                let axes: Vec<isize> = axes_list(args[0])?;
+                let eps = float_lit(args[1], "eps")?;
+                shape::reduce_axes("layernorm", &s, Some(&axes))
+                    .map_err(|e| shape_error(args[0], e))?;
+                Ok(self.bind(
+                    dt,
+                    s,
+                    quote!((#x).layernorm(&[#(#axes),*], None, None, #eps)),
+                    span,
+                ))
+            }
+            "reshape" => {
+                Self::arity(m, 1, "the new dims")?;
+                let (target, codes) = self.dim_list(args[0])?;
+                let out = shape::reshape_dims(&s, &target).map_err(|e| shape_error(&whole, e))?;
+                Ok(self.bind(
+                    dt,
+                    out.to_vec(),
+                    quote!((#x).try_reshape(&[#(#codes),*])),
+                    span,
+                ))
+            }
+            "transpose" => {
+                Self::arity(m, 2, "two axes")?;
+                let (a, b) = (axis(args[0])?, axis(args[1])?);
+                let (_, out) =
+                    shape::transpose_shape(&s, a, b).map_err(|e| shape_error(&whole, e))?;
+                Ok(self.bind(dt, out.to_vec(), quote!((#x).try_transpose(#a, #b)), span))
+            }
+            "permute" => {
+                Self::arity(m, 1, "the axes list")?;
+                let perm: Vec<isize> = axes_list(args[0])?;
+                let (_, out) =
+                    shape::permute_shape(&s, &perm).map_err(|e| shape_error(&whole, e))?;
+                Ok(self.bind(
+                    dt,
+                    out.to_vec(),
+                    quote!((#x).try_permute(&[#(#perm),*])),
+                    span,
+                ))
+            }
+            "expand" => {
+                Self::arity(m, 1, "the new dims")?;
+                let (dims, codes) = self.dim_list(args[0])?;
+                let mut target = Vec::new();
+                for (d, e) in dims.into_iter().zip(list_elems(args[0])) {
+                    target.push(match d {
+                        ReshapeDim::Size(d) => Some(d),
+                        ReshapeDim::Infer => None,
+                        ReshapeDim::Negative(n) => {
+                            return Err(Error::new_spanned(
+                                e,
+                                format!("expand: dimension {n} is negative"),
+                            ))
+                        }
+                    });
+                }
+                let out = shape::expand_shape(&s, &target).map_err(|e| shape_error(&whole, e))?;
+                Ok(self.bind(
+                    dt,
+                    out.to_vec(),
+                    quote!((#x).try_expand(&[#(#codes),*])),
+                    span,
+                ))
+            }
+            "cast" => {
+                Self::arity(m, 1, "the element type")?;
+                let syn::Expr::Path(p) = args[0] else {
+                    return Err(Error::new_spanned(
+                        args[0],
+                        "expected an element type such as `f16`",
+                    ));
+                };
+                let id = p.path.get_ident().ok_or_else(|| {
+                    Error::new_spanned(p, "expected an element type such as `f16`")
+                })?;
+                let to = crate::sig::dtype_named(id)?;
+                let tt = crate::sig::dtype_tokens(to);
+                Ok(self.bind(to, s, quote!((#x).cast(::morok::DType::scalar(#tt))), span))
+            }
+            "where_" => {
+                Self::arity(m, 2, "the values where true and where false")?;
+                if dt != ScalarType::Bool {
+                    return Err(Error::new_spanned(
+                        &m.receiver,
+                        format!("where: the condition must be a bool tensor, got {dt}"),
+                    ));
+                }
+                let a = self.expr(args[0])?;
+                let b = self.expr(args[1])?;
+                let (vt, mut out) = match (&a.ty, &b.ty) {
+                    (Ty::Tensor(ta, sa), Ty::Tensor(tb, sb)) => {
+                        if ta != tb {
+                            return Err(Error::new_spanned(
+                                &whole,
+                                format!("where: dtype mismatch: {ta} and {tb} (add a `.cast(..)`)"),
+                            ));
+                        }
+                        (
+                            *ta,
+                            shape::broadcast_shapes("where", sa, sb)
+                                .map_err(|e| shape_error(&whole, e))?
+                                .to_vec(),
+                        )
+                    }
+                    (Ty::Tensor(t, sa), _) | (_, Ty::Tensor(t, sa)) => (*t, sa.clone()),
+                    _ => (ScalarType::F32, Vec::new()),
+                };
+                if !matches!((&a.ty, &b.ty), (Ty::Tensor(..), _) | (_, Ty::Tensor(..))) {
+                    return Err(Error::new_spanned(
+                        &whole,
+                        "where: give at least one tensor branch",
+                    ));
+                }
+                out = shape::broadcast_shapes("where", &s, &out)
+                    .map_err(|e| shape_error(&whole, e))?
+                    .to_vec();
+                let (ac, bc) = (a.code, b.code);
+                Ok(self.bind(vt, out, quote!((#x).where_(#ac, #bc)), span))
+            }
+            "maximum" | "minimum" | "lt" | "le" | "gt" | "ge" | "eq" | "ne" => {
+                Self::arity(m, 1, "the other operand")?;
+                let r = self.expr(args[0])?;
+                let l = Val {
+                    ty: Ty::Tensor(dt, s),
+                    code: x,
+                };
+                self.binary(&whole, &name, l, r)
+            }
+            _ => Err(Error::new_spanned(
+                &m.method,
+                format!("unknown method `{name}`"),
+            )),
+        }
+    }
+
+    /// The dims of a list literal such as `[B, 2, -1]` and their run-time
+    /// code.
+    fn dim_list(&self, e: &Expr) -> Result<(Vec<ReshapeDim<SymDim>>, Vec<TokenStream>)> {
+        if !matches!(e, Expr::Array(_)) {
+            return Err(Error::new_spanned(
+                e,
+                "the new dims must be a list literal such as `[B, -1]`",
+            ));
+        }
+        list_elems(e)
+            .map(|d| self.dim_expr(d))
+            .collect::<Result<Vec<_>>>()
+            .map(|v| v.into_iter().unzip())
+    }
+
+    /// A dim inside `reshape([..])`/`expand([..])`: `-1`, a literal, a
+    /// signature name, or `+ - * /` of those; its value and the `isize`
+    /// code computing it at run time.
+    fn dim_expr(&self, e: &Expr) -> Result<(ReshapeDim<SymDim>, TokenStream)> {
+        if let Ok(n) = int_lit(e, "a dim") {
+            let t = match n {
+                -1 => ReshapeDim::Infer,
+                n if n < 0 => ReshapeDim::Negative(n as isize),
+                n => ReshapeDim::Size(SymDim::constant(n)),
+            };
+            let n = n as isize;
+            return Ok((t, quote!(#n)));
+        }
+        let (d, c) = self.sym_dim(e)?;
+        Ok((ReshapeDim::Size(d), c))
+    }
+
+    fn sym_dim(&self, e: &Expr) -> Result<(SymDim, TokenStream)> {
+        match e {
+            Expr::Paren(p) => self.sym_dim(&p.expr),
+            Expr::Lit(_) => {
+                let n = int_lit(e, "a dim")?;
+                let c = n as isize;
+                Ok((SymDim::constant(n), quote!(#c)))
+            }
+            Expr::Path(p) if p.path.get_ident().is_some() => {
+                let id = p.path.get_ident().expect("checked above").to_string();
+                let i = self.dims.iter().position(|d| *d == id).ok_or_else(|| {
+                    Error::new_spanned(
+                        e,
+                        format!("unknown dim `{id}` (dims are the names of the signature)"),
+                    )
+                })?;
+                let v = format_ident!("__dim_{}", i);
+                Ok((SymDim::name(&id), quote!((#v as isize))))
+            }
+            Expr::Binary(b) => {
+                let (l, lc) = self.sym_dim(&b.left)?;
+                let (r, rc) = self.sym_dim(&b.right)?;
+                let over = || Error::new_spanned(e, "the dim overflows");
+                match b.op {
+                    BinOp::Add(_) => Ok((l.plus(&r).ok_or_else(over)?, quote!((#lc + #rc)))),
+                    BinOp::Sub(_) => Ok((l.minus(&r).ok_or_else(over)?, quote!((#lc - #rc)))),
+                    BinOp::Mul(_) => Ok((l.times(&r).ok_or_else(over)?, quote!((#lc * #rc)))),
+                    BinOp::Div(_) => match r.as_const() {
+                        Some(k) if k > 0 => Ok((l.div_floor(k), quote!((#lc).div_euclid(#rc)))),
+                        _ => Err(Error::new_spanned(
+                            &b.right,
+                            "a dim can only be divided by a positive literal",
+                        )),
+                    },
+                    _ => Err(Error::new_spanned(b.op, "dims use + - * /")),
+                }
+            }
+            _ => Err(Error::new_spanned(
+                e,
+                "a dim is a literal, a signature name, or + - * / of those",
+            )),
+        }
+    }
+
+    /// `layer(x)` in a `model!` body.
+    fn layer_call(&mut self, c: &syn::ExprCall) -> Result<Val> {
+        let whole = Expr::Call(c.clone());
+        let Expr::Path(p) = &*c.func else {
+            return Err(Error::new_spanned(&c.func, "only layers can be called"));
+        };
+        let id = p
+            .path
+            .get_ident()
+            .ok_or_else(|| Error::new_spanned(p, "expected a layer name"))?
+            .to_string();
+        let Some(layer) = self.layers.get(&id).cloned() else {
+            return Err(Error::new_spanned(&c.func, format!("unknown layer `{id}`")));
+        };
+        if c.args.len() != 1 {
+            return Err(Error::new_spanned(
+                &whole,
+                format!("layer `{id}` takes 1 argument, got {}", c.args.len()),
+            ));
+        }
+        let arg = &c.args[0];
+        let (dt, s, x) = self.tensor(arg)?;
+        let out = layer
+            .output(&id, dt, &s)
+            .map_err(|msg| Error::new_spanned(arg, msg))?;
+        let f = format_ident!("{}", id);
+        Ok(self.bind(out.0, out.1, quote!(self.#f.forward(#x)), c.func.span()))
+    }
+}
+
+/// Checks a result value against the declared type; the error spans the
+/// body's final expression.
+pub fn check_result(v: &Val, last: &Expr, dtype: ScalarType, shape: &[SymDim]) -> Result<()> {
+    match &v.ty {
+        Ty::Tensor(t, s) => {
+            if *t != dtype {
+                return Err(Error::new_spanned(
+                    last,
+                    format!(
+                        "result dtype mismatch: the body gives {t} but the signature says {dtype}"
+                    ),
+                ));
+            }
+            if s.as_slice() != shape {
+                return Err(Error::new_spanned(
+                    last,
+                    format!(
+                        "result shape mismatch: the body gives {} but the signature says {}",
+                        shape_text(s),
+                        shape_text(shape)
+                    ),
+                ));
+            }
+            Ok(())
+        }
+        _ => Err(Error::new_spanned(
+            last,
+            "the result must be a tensor, not a literal",
+        )),
+    }
+}

@@ -1,0 +1,34 @@
+//! A kernel called again with new data of the same shape reuses its
+//! schedule and compiled kernels (the pipeline does not run again); a new
+//! value of a named dim still runs it (named dims are not kernel variables
+//! yet).
+
+use morok::stats::pipeline_runs;
+use morok::{DType, Tensor};
+
+#[morok::kernel]
+fn mlp(
+    x: Tensor<f32, B, 64>,
+    w1: Tensor<f32, 64, 128>,
+    w2: Tensor<f32, 128, 10>,
+) -> Tensor<f32, B, 10> {
+    let h = x.dot(w1).relu();
+    h.dot(w2).softmax(-1)
+}
+
+#[test]
+fn warm_calls_reuse_the_pipeline() -> morok::Result<()> {
+    let (w1, w2) = (
+        Tensor::zeros(&[64, 128], DType::F32),
+        Tensor::zeros(&[128, 10], DType::F32),
+    );
+    let x = |b: usize, v: f32| Tensor::from_vec(vec![v; b * 64], &[b, 64]).expect("sizes match");
+    mlp(&x(3, 1.0), &w1, &w2)?;
+    let runs = pipeline_runs();
+    let y = mlp(&x(3, 2.0), &w1, &w2)?;
+    assert_eq!(pipeline_runs(), runs, "a warm call with the same shapes");
+    assert_eq!(y.to_vec::<f32>()?, vec![0.1f32; 30]);
+    mlp(&x(5, 1.0), &w1, &w2)?;
+    assert!(pipeline_runs() > runs, "a new batch size runs the pipeline");
+    Ok(())
+}
