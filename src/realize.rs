@@ -194,7 +194,7 @@ fn kernel_name(ast: &Arc<UOp>) -> String {
             },
         ) = (n.op(), n.arg())
         {
-            if let Some(end) = n.s(0).const_value().and_then(|c| c.as_i64()) {
+            if let Some(end) = n.s(0).const_int().and_then(|v| i64::try_from(v).ok()) {
                 name.push_str(&format!("_{end}"));
             }
         }

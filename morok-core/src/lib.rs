@@ -7,7 +7,7 @@
 //!   decompositions, linearization);
 //! - [`render`] and [`device`]: the interfaces backends implement;
 //! - [`schedule`]: rangeify, kernel splitting, schedule, memory planning;
-//! - [`interp`]: a kernel-AST interpreter (test oracle);
+//! - `interp` (feature `testing`): a kernel-AST interpreter (test oracle);
 //! - [`reference`](mod@reference): the f64 reference evaluator of tensor-level graphs (the test oracle);
 //! - [`random`]: Threefry-2x32, the counter-based generator behind `Op::Threefry`;
 //!
@@ -19,6 +19,7 @@ extern crate self as morok_core;
 
 pub mod device;
 pub mod dtype;
+#[cfg(any(test, feature = "testing"))]
 pub mod interp;
 pub mod lower;
 pub mod random;

@@ -19,7 +19,7 @@
 //!   equal kernels are the same hash-consed AST.
 
 use super::rangeify::{
-    bufferize_dims, index_simplify::Linear, is_view_index, linearize, ptr_index, split_view_index,
+    bufferize_dims, index_simplify, is_view_index, linearize, ptr_index, split_view_index,
 };
 use crate::dtype::DType;
 use crate::patterns;
@@ -75,7 +75,7 @@ fn split_kernel(b: &Arc<UOp>) -> Result<Arc<UOp>, RewriteError> {
     let mut slots = vec![out.clone()];
     let value = graph_rewrite(&slot_rules(), b.s(0), &mut slots)?;
     let axes = &b.src()[1..];
-    let store_idx = Linear::of(&linearize(axes, &dims)).build();
+    let store_idx = index_simplify::canonical(&linearize(axes, &dims));
     let ranges: Vec<Arc<UOp>> = axes
         .iter()
         .filter(|a| a.op() == Op::Range)

@@ -24,7 +24,7 @@
 //! counter (a cumulative sum of ones, O(n²) as a loop) into `i + 1`.
 
 use super::depends_on;
-use super::index_simplify::{self as ix, Linear};
+use super::index_simplify::{self as ix};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
@@ -214,7 +214,7 @@ fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
         }
         _ => return None,
     };
-    let lin = Linear::of(&diff);
+    let lin = ix::linear(&diff);
     let pos = lin.terms.iter().position(|(t, _)| Arc::ptr_eq(t, r))?;
     let coeff = lin.terms[pos].1;
     let mut rest = lin.clone();
@@ -222,7 +222,7 @@ fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
     if rest.terms.iter().any(|(t, _)| depends_on(t, r)) {
         return None;
     }
-    let e = rest.build();
+    let e = rest.build(DType::INDEX);
     let neg_e = ix::mul_c(&e, -1);
     match (coeff, eq) {
         // r + e < 0 ⟺ r < −e.
