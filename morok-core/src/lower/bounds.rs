@@ -34,6 +34,23 @@ struct Constraint {
     hi: i128,
 }
 
+impl Constraint {
+    /// The factor `f` if `terms` contains `f` times this constraint's
+    /// terms (each atom with `f` times its coefficient).
+    fn multiple_in(&self, terms: &BTreeMap<u64, i128>) -> Option<i128> {
+        let (a0, l0) = self.terms.iter().next()?;
+        let r0 = terms.get(a0)?;
+        if r0 % l0 != 0 {
+            return None;
+        }
+        let f = r0 / l0;
+        self.terms
+            .iter()
+            .all(|(a, l)| terms.get(a) == Some(&l.saturating_mul(f)))
+            .then_some(f)
+    }
+}
+
 /// Memoizing interval evaluator. `overrides` pins the interval of chosen
 /// nodes (used to narrow `RANGE`s under a gate); `constraints` are linear
 /// constraints known to hold (a gate's comparisons), used to narrow the
@@ -126,23 +143,9 @@ impl Bounds {
         let mut total = (form.constant, form.constant);
         let mut applied = false;
         for k in &self.constraints {
-            let Some((a0, l0)) = k.terms.iter().next() else {
+            let Some(f) = k.multiple_in(&rest) else {
                 continue;
             };
-            let Some(r0) = rest.get(a0) else {
-                continue;
-            };
-            if r0 % l0 != 0 {
-                continue;
-            }
-            let f = r0 / l0;
-            if !k
-                .terms
-                .iter()
-                .all(|(a, l)| rest.get(a) == Some(&l.saturating_mul(f)))
-            {
-                continue;
-            }
             let iv = scale_iv((k.lo, k.hi), f);
             total = (total.0.saturating_add(iv.0), total.1.saturating_add(iv.1));
             for a in k.terms.keys() {
@@ -410,23 +413,9 @@ fn propagate(cons: &mut [Constraint], memo: &HashMap<u64, Interval>) -> bool {
             let mut rest = cons[ci].terms.clone();
             let mut parts: Vec<(usize, i128)> = Vec::new();
             for (di, d) in cons.iter().enumerate() {
-                let Some((a0, l0)) = d.terms.iter().next() else {
+                let Some(f) = d.multiple_in(&rest).filter(|_| di != ci) else {
                     continue;
                 };
-                let Some(r0) = rest.get(a0) else {
-                    continue;
-                };
-                if di == ci || r0 % l0 != 0 {
-                    continue;
-                }
-                let f = r0 / l0;
-                if !d
-                    .terms
-                    .iter()
-                    .all(|(a, l)| rest.get(a) == Some(&l.saturating_mul(f)))
-                {
-                    continue;
-                }
                 for a in d.terms.keys() {
                     rest.remove(a);
                 }

@@ -39,19 +39,12 @@ pub fn load_rules() -> PatternMatcher {
     }
 }
 
-/// State of phase 2: the first error (rules cannot return errors).
-#[derive(Default)]
-pub struct KernelCtx {
-    /// Set when building a kernel's AST failed.
-    pub error: Option<RewriteError>,
-}
-
-/// Phase 2: each BUFFERIZE becomes a kernel writing a fresh buffer.
-pub fn kernel_rules() -> PatternMatcher<KernelCtx> {
+/// Phase 2: each BUFFERIZE becomes a kernel writing a fresh buffer (the
+/// rule fails if building the kernel's AST fails).
+pub fn kernel_rules() -> PatternMatcher {
     patterns! {
-        @context KernelCtx;
         @name "kernelize";
-        b @ Bufferize(..) => split_kernel(b).map_err(|e| ctx.error = Some(e)).ok(),
+        b @ Bufferize(..) => try split_kernel(b).map(Some),
     }
 }
 

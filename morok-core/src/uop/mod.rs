@@ -155,25 +155,7 @@ impl UOp {
     /// All nodes reachable from `self`, operands before users (post-order),
     /// each once. Iterative, so deep graphs do not overflow the stack.
     pub fn toposort(self: &Arc<Self>) -> Vec<Arc<UOp>> {
-        let mut order = Vec::new();
-        let mut seen: HashSet<u64> = HashSet::new();
-        let mut stack: Vec<(Arc<UOp>, bool)> = vec![(self.clone(), false)];
-        while let Some((node, expanded)) = stack.pop() {
-            if expanded {
-                order.push(node);
-                continue;
-            }
-            if !seen.insert(node.id) {
-                continue;
-            }
-            stack.push((node.clone(), true));
-            for s in node.src.iter().rev() {
-                if !seen.contains(&s.id) {
-                    stack.push((s.clone(), false));
-                }
-            }
-        }
-        order
+        self.toposort_until(|_| false)
     }
 
     /// Like [`UOp::toposort`], but the operands of a node for which `stop`

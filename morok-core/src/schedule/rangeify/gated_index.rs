@@ -23,7 +23,7 @@
 
 use super::index_simplify::index_rules;
 use crate::patterns;
-use crate::rewrite::{graph_rewrite, PatternMatcher};
+use crate::rewrite::{graph_rewrite, PatternMatcher, RewriteError};
 use crate::symbolic::bounds::int_bounds;
 use crate::symbolic::gate::clauses;
 use crate::uop::{Arg, Op, Srcs, UOp};
@@ -34,7 +34,7 @@ use std::sync::{Arc, OnceLock};
 pub fn gated_index_rules() -> PatternMatcher {
     patterns! {
         @name "gated-index";
-        n @ Index(..) => simplify_under_gate(n),
+        n @ Index(..) => try simplify_under_gate(n),
     }
 }
 
@@ -80,27 +80,33 @@ fn has_divmod(n: &Arc<UOp>) -> bool {
 }
 
 /// `INDEX(buf, idx…, gate)` with every `idx` simplified where `gate`
-/// holds (see the module docs), where that makes it linear.
-fn simplify_under_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let (gate, rest) = n.src().split_last()?;
+/// holds (see the module docs), where that makes it linear. Fails if the
+/// simplification under the gate fails (does not converge).
+fn simplify_under_gate(n: &Arc<UOp>) -> Result<Option<Arc<UOp>>, RewriteError> {
+    let Some((gate, rest)) = n.src().split_last() else {
+        return Ok(None);
+    };
     if !gate.dtype().is_bool() || rest.len() < 2 {
-        return None;
+        return Ok(None);
     }
-    let narrowed = narrowed_ranges(gate)?;
-    if narrowed.is_empty() {
-        return None;
-    }
+    let Some(narrowed) = narrowed_ranges(gate).filter(|m| !m.is_empty()) else {
+        return Ok(None);
+    };
     let mut to_var = HashMap::new();
     let mut back = HashMap::new();
     for (id, (r, lo, hi)) in narrowed {
+        // A counter bound beyond i64 cannot be a variable: decline.
+        let (Ok(min), Ok(max)) = (i64::try_from(lo), i64::try_from(hi)) else {
+            return Ok(None);
+        };
         let var = UOp::new(
             Op::DefineVar,
             r.dtype(),
             Srcs::new(),
             Arg::Var {
                 name: format!("gated range {id}"),
-                min: i64::try_from(lo).ok()?,
-                max: i64::try_from(hi).ok()?,
+                min,
+                max,
             },
         );
         back.insert(var.id(), r);
@@ -115,7 +121,7 @@ fn simplify_under_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
             continue;
         }
         let narrowed = idx.substitute(&to_var);
-        let under_gate = graph_rewrite(simplifier(), &narrowed, &mut ()).ok()?;
+        let under_gate = graph_rewrite(simplifier(), &narrowed, &mut ())?;
         let new = under_gate.substitute(&back);
         let within = match (int_bounds(&under_gate), int_bounds(&narrowed)) {
             (Some((nlo, nhi)), Some((olo, ohi))) => olo <= nlo && nhi <= ohi,
@@ -129,7 +135,7 @@ fn simplify_under_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         }
     }
     srcs.push(gate.clone());
-    smaller.then(|| n.with_sources(srcs))
+    Ok(smaller.then(|| n.with_sources(srcs)))
 }
 
 #[cfg(test)]
