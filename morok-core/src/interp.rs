@@ -291,7 +291,10 @@ impl Machine<'_> {
                 let addr = n.s(0);
                 let slot = slot_of(addr)?;
                 let index = vals[&addr.s(1).id()].i();
-                let open = addr.src().get(2).map_or(true, |g| vals[&g.id()].i() != 0);
+                let open = match addr.src().get(2) {
+                    Some(g) => vals[&g.id()].i() != 0,
+                    None => true,
+                };
                 if !open {
                     return Ok(convert(V::I(0), dt));
                 }
@@ -475,6 +478,30 @@ mod tests {
     }
 
     /// out[i] = gated load of in[i - 1] for i in 0..4 (reads 0 at i = 0).
+    #[test]
+    fn deep_expressions_evaluate_without_recursion() {
+        // out[r] = in[r] + 1 + 1 + ... (100,000 additions), in a loop and
+        // inside a reduce: a recursive evaluator overflows the stack here.
+        let r = UOp::range(&UOp::index(2), 0, crate::AxisType::Loop);
+        let k = UOp::range(&UOp::index(3), 1, crate::AxisType::Reduce);
+        let (out, inp) = (
+            UOp::define_global(0, DType::F32),
+            UOp::define_global(1, DType::F32),
+        );
+        let mut v = inp.index_into(&r, None).load();
+        for _ in 0..100_000 {
+            v = v.add(&UOp::const_(DType::F32, ConstValue::Float(1.0)));
+        }
+        let total = v.reduce(ReduceOp::Add, std::slice::from_ref(&k));
+        let ast = UOp::sink(smallvec::smallvec![out
+            .index_into(&r, None)
+            .store(&total)
+            .end(std::slice::from_ref(&r))]);
+        let mut bufs = vec![vec![0.0; 2], vec![0.5, 2.0]];
+        run_kernel(&ast, &mut bufs).unwrap();
+        assert_eq!(bufs[0], vec![3.0 * 100_000.5, 3.0 * 100_002.0]);
+    }
+
     #[test]
     fn gated_loads_read_zero_and_stray_accesses_fail() {
         let r = UOp::range(&UOp::index(4), 0, crate::AxisType::Loop);

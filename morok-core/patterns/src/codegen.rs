@@ -170,13 +170,19 @@ impl Bodies {
                 option,
             ),
             Arrow::Try => (
-                quote_spanned!(body.span()=>
-                match #body {
-                    ::core::result::Result::Ok(new) => ::core::result::Result::Ok(
-                        ::core::option::Option::map(new, ::morok_core::rewrite::IntoUOp::into_uop)),
-                    ::core::result::Result::Err(e) => ::core::result::Result::Err(
-                        ::core::convert::Into::<::morok_core::rewrite::RuleError>::into(e)),
-                }),
+                {
+                    // Bound first: a block rhs is not a `match` scrutinee.
+                    let (res, ok, err) = (internal("result"), internal("ok"), internal("err"));
+                    quote_spanned!(body.span()=> {
+                        let #res = #body;
+                        match #res {
+                            ::core::result::Result::Ok(#ok) => ::core::result::Result::Ok(
+                                ::core::option::Option::map(#ok, ::morok_core::rewrite::IntoUOp::into_uop)),
+                            ::core::result::Result::Err(#err) => ::core::result::Result::Err(
+                                ::core::convert::Into::<::morok_core::rewrite::RuleError>::into(#err)),
+                        }
+                    })
+                },
                 quote!(::core::result::Result<#option, ::morok_core::rewrite::RuleError>),
             ),
         };

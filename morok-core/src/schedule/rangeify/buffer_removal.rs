@@ -169,7 +169,7 @@ mod tests {
             arg,
         );
         let k = UOp::range(&UOp::index(4), 1, AxisType::Loop);
-        let inlined = inline_removable(&view_index(&b, &[k.clone()], None)).unwrap();
+        let inlined = inline_removable(&view_index(&b, std::slice::from_ref(&k), None)).unwrap();
         let nodes = inlined.toposort();
         assert!(nodes.iter().any(|n| Arc::ptr_eq(n, &k)));
         assert!(!nodes.iter().any(|n| Arc::ptr_eq(n, &r)));

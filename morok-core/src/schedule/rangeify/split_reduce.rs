@@ -57,7 +57,7 @@ fn split(n: &Arc<UOp>, in_shape: Shape, out_shape: Shape) -> Option<Arc<UOp>> {
         .iter()
         .filter(|&&a| !broadcast_axis(a))
         .flat_map(|&a| (8..=max_d).rev().map(move |d| (a, d)))
-        .find(|&(a, d)| in_shape[a] % d == 0 && in_shape[a] / d > 1)?;
+        .find(|&(a, d)| in_shape[a].is_multiple_of(d) && in_shape[a] / d > 1)?;
     let mut split_shape: Shape = in_shape.clone();
     split_shape[a] = in_shape[a] / d;
     split_shape.insert(a, d);
