@@ -28,7 +28,7 @@
 
 use crate::dtype::{DType, ScalarType};
 use crate::schedule::{BufferKind, Schedule};
-use crate::symbolic::eval::{exec_alu_with, Undefined};
+use crate::symbolic::eval::{bits_of, exec_alu_with, value_of_bits, Undefined};
 use crate::uop::op::{round_to_float, wrap_i, wrap_u};
 use crate::uop::{Arg, ConstValue, Op, OpGroup, ReduceOp, UOp};
 use smallvec::SmallVec;
@@ -98,6 +98,15 @@ impl V {
         }
     }
 
+    /// The value as a constant of type `t` (integers wrapped to it).
+    fn to_const(self, t: ScalarType) -> ConstValue {
+        match (self, t.is_float()) {
+            (V::F(f), _) => ConstValue::Float(f),
+            (V::I(i), true) => ConstValue::Float(i as f64),
+            (V::I(i), false) => ConstValue::from_i128(i, t),
+        }
+    }
+
     fn of_const(c: ConstValue) -> V {
         match c {
             ConstValue::Float(f) => V::F(f),
@@ -120,33 +129,14 @@ fn convert(v: V, dt: DType) -> V {
     }
 }
 
-/// The bits of `v` stored as `t` (equal-width reinterpretation).
+/// The bits of `v` stored as `t` (the one bit layout, `eval::bits_of`).
 fn to_bits(v: V, t: ScalarType) -> u64 {
-    match t {
-        ScalarType::F64 => v.f().to_bits(),
-        ScalarType::F32 => (v.f() as f32).to_bits() as u64,
-        ScalarType::F16 => half::f16::from_f64(v.f()).to_bits() as u64,
-        ScalarType::BF16 => half::bf16::from_f64(v.f()).to_bits() as u64,
-        _ => wrap_u(v.i(), ScalarType::U64) & mask(t),
-    }
+    bits_of(v.to_const(t), t).unwrap_or(0)
 }
 
-fn mask(t: ScalarType) -> u64 {
-    match t.bits() {
-        64 => u64::MAX,
-        b => (1u64 << b) - 1,
-    }
-}
-
+/// The value of type `t` with bits `bits` (`eval::value_of_bits`).
 fn from_bits(bits: u64, t: ScalarType) -> V {
-    match t {
-        ScalarType::F64 => V::F(f64::from_bits(bits)),
-        ScalarType::F32 => V::F(f32::from_bits(bits as u32) as f64),
-        ScalarType::F16 => V::F(half::f16::from_bits(bits as u16).to_f64()),
-        ScalarType::BF16 => V::F(half::bf16::from_bits(bits as u16).to_f64()),
-        t if t.is_unsigned() || t.is_bool() => V::I((bits & mask(t)) as i128),
-        t => V::I(wrap_i((bits & mask(t)) as i128, t) as i128),
-    }
+    V::of_const(value_of_bits(bits, t))
 }
 
 /// Applies an ALU op; `arg_dt` is the type it computes in (the first
@@ -155,14 +145,7 @@ fn from_bits(bits: u64, t: ScalarType) -> V {
 /// f64, rounded to the type; the undefined cases given fixed values).
 fn alu(op: Op, dt: DType, arg_dt: DType, a: &[V]) -> Option<V> {
     let t = arg_dt.scalar_type();
-    let args: SmallVec<[ConstValue; 3]> = a
-        .iter()
-        .map(|v| match (v, t.is_float()) {
-            (V::F(f), _) => ConstValue::Float(*f),
-            (V::I(i), true) => ConstValue::Float(*i as f64),
-            (V::I(i), false) => ConstValue::from_i128(*i, t),
-        })
-        .collect();
+    let args: SmallVec<[ConstValue; 3]> = a.iter().map(|v| v.to_const(t)).collect();
     let r = exec_alu_with(op, arg_dt, &args, Undefined::Define)?;
     Some(convert(V::of_const(r), dt))
 }

@@ -2,7 +2,7 @@
 
 use super::{int_from_f64, wrap, Arr, EvalError, Vals};
 use crate::dtype::{DType, ScalarType};
-use crate::symbolic::eval::{exec_alu_with, Undefined};
+use crate::symbolic::eval::{bits_of, exec_alu_with, value_of_bits, Undefined};
 use crate::uop::op::round_to_float;
 use crate::uop::{ConstValue, Op, UOp};
 use smallvec::SmallVec;
@@ -113,41 +113,22 @@ pub(super) fn bitcast(node: &UOp, x: &Arr, t: ScalarType) -> Result<Arr, EvalErr
             format!("cannot reinterpret {} as {t}", x.dtype),
         ));
     }
-    let bits: Vec<u64> = match &x.vals {
-        Vals::F(v) => v.iter().map(|&a| float_bits(a, x.dtype)).collect(),
-        Vals::I(v) => v.iter().map(|&a| a as u64).collect(),
-    };
-    let mask = if t.bits() >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << t.bits()) - 1
-    };
+    // The one bit layout (`eval::bits_of` / `eval::value_of_bits`).
+    let moved = (0..x.len()).map(|i| {
+        let v = match &x.vals {
+            Vals::F(v) => ConstValue::Float(v[i]),
+            Vals::I(v) => ConstValue::from_i128(v[i], x.dtype),
+        };
+        value_of_bits(bits_of(v, x.dtype).unwrap_or(0), t)
+    });
     let vals = if t.is_float() {
-        Vals::F(bits.iter().map(|&b| float_from_bits(b & mask, t)).collect())
+        Vals::F(moved.map(|c| c.as_f64()).collect())
     } else {
-        Vals::I(bits.iter().map(|&b| wrap((b & mask) as i128, t)).collect())
+        Vals::I(moved.map(|c| c.as_i128().unwrap_or(0)).collect())
     };
     Ok(Arr {
         shape: x.shape.clone(),
         dtype: t,
         vals,
     })
-}
-
-fn float_bits(v: f64, t: ScalarType) -> u64 {
-    match t {
-        ScalarType::F16 => half::f16::from_f64(v).to_bits() as u64,
-        ScalarType::BF16 => half::bf16::from_f64(v).to_bits() as u64,
-        ScalarType::F32 => (v as f32).to_bits() as u64,
-        _ => v.to_bits(),
-    }
-}
-
-fn float_from_bits(b: u64, t: ScalarType) -> f64 {
-    match t {
-        ScalarType::F16 => half::f16::from_bits(b as u16).to_f64(),
-        ScalarType::BF16 => half::bf16::from_bits(b as u16).to_f64(),
-        ScalarType::F32 => f32::from_bits(b as u32) as f64,
-        _ => f64::from_bits(b),
-    }
 }

@@ -399,26 +399,39 @@ fn round_significant(v: i128, p: u32) -> f64 {
 /// size). `None` for different sizes, for bool, and when the result is a
 /// NaN (constants canonicalize NaN, which would lose the payload).
 pub fn bitcast_const(v: ConstValue, from: ScalarType, to: ScalarType) -> Option<ConstValue> {
-    if from.itemsize() != to.itemsize() || from.is_bool() || to.is_bool() {
+    let scalar = |t: ScalarType| t.is_float() || t.is_int();
+    if from.itemsize() != to.itemsize() || !scalar(from) || !scalar(to) {
         return None;
     }
-    let bits: u64 = match from {
+    let out = value_of_bits(bits_of(v, from)?, to);
+    (!matches!(out, ConstValue::Float(f) if f.is_nan())).then_some(out)
+}
+
+/// The bits of `v` stored as type `t` (its low `t.bits()` bits): a float
+/// is rounded to the type first, an integer wrapped. `None` for a float
+/// value of an integer type. The one bit layout of every scalar type,
+/// shared by constant folding and the test oracles.
+pub fn bits_of(v: ConstValue, t: ScalarType) -> Option<u64> {
+    Some(match t {
         ScalarType::F64 => v.as_f64().to_bits(),
         ScalarType::F32 => (v.as_f64() as f32).to_bits() as u64,
         ScalarType::F16 => half::f16::from_f64(v.as_f64()).to_bits() as u64,
         ScalarType::BF16 => half::bf16::from_f64(v.as_f64()).to_bits() as u64,
-        t if t.is_int() => wrap_u(v.as_i128()?, ScalarType::U64) & width_mask(t),
-        _ => return None,
-    };
-    let out = match to {
-        ScalarType::F64 => f64::from_bits(bits),
-        ScalarType::F32 => f32::from_bits(bits as u32) as f64,
-        ScalarType::F16 => half::f16::from_bits(bits as u16).to_f64(),
-        ScalarType::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
-        t if t.is_int() => return Some(ConstValue::from_i128(bits as i128, t)),
-        _ => return None,
-    };
-    (!out.is_nan()).then_some(ConstValue::Float(out))
+        t => wrap_u(v.as_i128()?, ScalarType::U64) & width_mask(t),
+    })
+}
+
+/// The value of type `t` whose bits are the low `t.bits()` bits of `bits`
+/// (NaN payloads are not kept: f64 NaNs compare as NaN anyway).
+pub fn value_of_bits(bits: u64, t: ScalarType) -> ConstValue {
+    let bits = bits & width_mask(t);
+    match t {
+        ScalarType::F64 => ConstValue::Float(f64::from_bits(bits)),
+        ScalarType::F32 => ConstValue::Float(f32::from_bits(bits as u32) as f64),
+        ScalarType::F16 => ConstValue::Float(half::f16::from_bits(bits as u16).to_f64()),
+        ScalarType::BF16 => ConstValue::Float(half::bf16::from_bits(bits as u16).to_f64()),
+        t => ConstValue::from_i128(bits as i128, t),
+    }
 }
 
 fn width_mask(t: ScalarType) -> u64 {
