@@ -7,12 +7,13 @@
 //!
 //! Semantics, op by op:
 //!
-//! - integers (and `index`) are computed exactly and wrapped to their
-//!   type's width after every op; `Idiv` truncates toward zero, `Mod` takes
-//!   the dividend's sign, and both give 0 for a zero divisor; shifts are
-//!   arithmetic for signed types;
+//! - ALU ops have the one semantics of `symbolic::eval` (the oracle mode,
+//!   `Undefined::Define`): integers (and `index`) wrap to their type's
+//!   width; `Idiv` truncates toward zero, `Mod` takes the dividend's sign,
+//!   and both give 0 for a zero divisor; shifts are arithmetic for signed
+//!   types;
 //! - floats are computed in `f64` and rounded to their type after every op;
-//!   `Max`/`Min` propagate NaN; `Erf` is accurate to about 1e-9;
+//!   `Max`/`Min` propagate NaN; `Erf` is libm's;
 //! - `CAST` rounds to the target (float → int truncates toward zero, NaN
 //!   gives 0, then wraps), `BITCAST` reinterprets the bits (equal widths);
 //! - a gated `LOAD` reads 0 where its gate is false and never touches
@@ -20,17 +21,17 @@
 //!   buffer is an error;
 //! - both arms of a `WHERE` are evaluated, so an unguarded out-of-bounds
 //!   load is reported even when its value is not selected;
-//! - `Threefry(x, key)` is threefry-2x32 with 20 rounds on the two 32-bit
-//!   halves of `x` and `key`, as in tinygrad; the result's high half is the
-//!   second output word.
+//! - `Threefry(x, key)` is `random::threefry2x32`.
 //!
 //! Values live in `f64` buffers, so 64-bit integers beyond 2^53 lose
 //! precision in memory (not while computing).
 
 use crate::dtype::{DType, ScalarType};
 use crate::schedule::{BufferKind, Schedule};
+use crate::symbolic::eval::{bits_of, exec_alu_with, value_of_bits, Undefined};
 use crate::uop::op::{round_to_float, wrap_i, wrap_u};
 use crate::uop::{Arg, ConstValue, Op, OpGroup, ReduceOp, UOp};
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -97,6 +98,15 @@ impl V {
         }
     }
 
+    /// The value as a constant of type `t` (integers wrapped to it).
+    fn to_const(self, t: ScalarType) -> ConstValue {
+        match (self, t.is_float()) {
+            (V::F(f), _) => ConstValue::Float(f),
+            (V::I(i), true) => ConstValue::Float(i as f64),
+            (V::I(i), false) => ConstValue::from_i128(i, t),
+        }
+    }
+
     fn of_const(c: ConstValue) -> V {
         match c {
             ConstValue::Float(f) => V::F(f),
@@ -119,170 +129,25 @@ fn convert(v: V, dt: DType) -> V {
     }
 }
 
-/// The bits of `v` stored as `t` (equal-width reinterpretation).
+/// The bits of `v` stored as `t` (the one bit layout, `eval::bits_of`).
 fn to_bits(v: V, t: ScalarType) -> u64 {
-    match t {
-        ScalarType::F64 => v.f().to_bits(),
-        ScalarType::F32 => (v.f() as f32).to_bits() as u64,
-        ScalarType::F16 => half::f16::from_f64(v.f()).to_bits() as u64,
-        ScalarType::BF16 => half::bf16::from_f64(v.f()).to_bits() as u64,
-        _ => wrap_u(v.i(), ScalarType::U64) & mask(t),
-    }
+    bits_of(v.to_const(t), t).unwrap_or(0)
 }
 
-fn mask(t: ScalarType) -> u64 {
-    match t.bits() {
-        64 => u64::MAX,
-        b => (1u64 << b) - 1,
-    }
-}
-
+/// The value of type `t` with bits `bits` (`eval::value_of_bits`).
 fn from_bits(bits: u64, t: ScalarType) -> V {
-    match t {
-        ScalarType::F64 => V::F(f64::from_bits(bits)),
-        ScalarType::F32 => V::F(f32::from_bits(bits as u32) as f64),
-        ScalarType::F16 => V::F(half::f16::from_bits(bits as u16).to_f64()),
-        ScalarType::BF16 => V::F(half::bf16::from_bits(bits as u16).to_f64()),
-        t if t.is_unsigned() || t.is_bool() => V::I((bits & mask(t)) as i128),
-        t => V::I(wrap_i((bits & mask(t)) as i128, t) as i128),
-    }
+    V::of_const(value_of_bits(bits, t))
 }
 
-/// The error function, via its Taylor series below 3 and the asymptotic
-/// expansion of `erfc` above.
-fn erf(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    let a = x.abs();
-    let r = if a < 3.0 {
-        let (mut term, mut sum, mut n) = (a, a, 0.0);
-        while term.abs() > 1e-17 * sum.abs() {
-            n += 1.0;
-            term *= -a * a / n;
-            sum += term / (2.0 * n + 1.0);
-        }
-        sum * 2.0 / std::f64::consts::PI.sqrt()
-    } else {
-        let inv = 1.0 / (2.0 * a * a);
-        let series = 1.0 - inv + 3.0 * inv * inv - 15.0 * inv.powi(3) + 105.0 * inv.powi(4);
-        1.0 - (-a * a).exp() / (a * std::f64::consts::PI.sqrt()) * series
-    };
-    r.copysign(x)
-}
-
-/// threefry-2x32, 20 rounds (see the module docs).
-fn threefry(x: u64, key: u64) -> u64 {
-    const ROT: [[u32; 4]; 2] = [[13, 15, 26, 6], [17, 29, 16, 24]];
-    let (k0, k1) = (key as u32, (key >> 32) as u32);
-    let ks = [k1, k0 ^ k1 ^ 0x1BD1_1BDA, k0];
-    let mut x0 = (x as u32).wrapping_add(ks[2]);
-    let mut x1 = ((x >> 32) as u32).wrapping_add(ks[0]);
-    for i in 0..5 {
-        for &r in &ROT[i % 2] {
-            x0 = x0.wrapping_add(x1);
-            x1 = x1.rotate_left(r) ^ x0;
-        }
-        x0 = x0.wrapping_add(ks[i % 3]);
-        x1 = x1.wrapping_add(ks[(i + 1) % 3]).wrapping_add(i as u32 + 1);
-    }
-    ((x1 as u64) << 32) | x0 as u64
-}
-
-/// Applies an ALU op; `arg_dt` is the dtype of the first operand (the
-/// computation domain), `dt` the result's.
+/// Applies an ALU op; `arg_dt` is the type it computes in (the first
+/// operand's, the branches' for `WHERE`), `dt` the result's. The
+/// semantics are [`exec_alu_with`]'s with [`Undefined::Define`] (floats in
+/// f64, rounded to the type; the undefined cases given fixed values).
 fn alu(op: Op, dt: DType, arg_dt: DType, a: &[V]) -> Option<V> {
-    let float = arg_dt.is_float() || dt.is_float() && !matches!(op, Op::Where);
-    let x = a.first().copied()?;
-    let f1 = |f: fn(f64) -> f64| V::F(f(x.f()));
-    let r = match op {
-        Op::Where => {
-            if a[0].i() != 0 || a[0].f() != 0.0 {
-                a[1]
-            } else {
-                a[2]
-            }
-        }
-        Op::MulAcc if float => V::F(x.f() * a[1].f() + a[2].f()),
-        Op::MulAcc => V::I(x.i() * a[1].i() + a[2].i()),
-        Op::Neg if float => V::F(-x.f()),
-        Op::Neg => V::I(-x.i()),
-        Op::Not if arg_dt.is_bool() => V::I((x.i() == 0) as i128),
-        Op::Not => V::I(!x.i()),
-        Op::Abs if float => V::F(x.f().abs()),
-        Op::Abs => V::I(x.i().abs()),
-        Op::Sqrt => f1(f64::sqrt),
-        Op::Rsqrt => V::F(1.0 / x.f().sqrt()),
-        Op::Recip => V::F(1.0 / x.f()),
-        Op::Exp => f1(f64::exp),
-        Op::Exp2 => f1(f64::exp2),
-        Op::Log => f1(f64::ln),
-        Op::Log2 => f1(f64::log2),
-        Op::Sin => f1(f64::sin),
-        Op::Cos => f1(f64::cos),
-        Op::Tan => f1(f64::tan),
-        Op::Tanh => f1(f64::tanh),
-        Op::Erf => f1(erf),
-        Op::Floor if float => f1(f64::floor),
-        Op::Ceil if float => f1(f64::ceil),
-        Op::Round if float => f1(f64::round_ties_even),
-        Op::Trunc if float => f1(f64::trunc),
-        Op::Floor | Op::Ceil | Op::Round | Op::Trunc => x,
-        Op::IsNan => V::I(x.f().is_nan() as i128),
-        Op::Add if float => V::F(x.f() + a[1].f()),
-        Op::Sub if float => V::F(x.f() - a[1].f()),
-        Op::Mul if float => V::F(x.f() * a[1].f()),
-        Op::Add => V::I(x.i().wrapping_add(a[1].i())),
-        Op::Sub => V::I(x.i().wrapping_sub(a[1].i())),
-        Op::Mul => V::I(x.i().wrapping_mul(a[1].i())),
-        Op::Idiv if float => V::F((x.f() / a[1].f()).trunc()),
-        Op::Idiv => V::I(x.i().checked_div(a[1].i()).unwrap_or(0)),
-        Op::Mod if float => V::F(x.f() % a[1].f()),
-        Op::Mod => V::I(x.i().checked_rem(a[1].i()).unwrap_or(0)),
-        Op::Fdiv => V::F(x.f() / a[1].f()),
-        Op::Pow => V::F(x.f().powf(a[1].f())),
-        Op::Max | Op::Min if float => {
-            let (p, q) = (x.f(), a[1].f());
-            V::F(if p.is_nan() || q.is_nan() {
-                f64::NAN
-            } else if (op == Op::Max) == (p > q) {
-                p
-            } else {
-                q
-            })
-        }
-        Op::Max => V::I(x.i().max(a[1].i())),
-        Op::Min => V::I(x.i().min(a[1].i())),
-        Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe => {
-            let ord = if float {
-                x.f().partial_cmp(&a[1].f())
-            } else {
-                Some(x.i().cmp(&a[1].i()))
-            };
-            use std::cmp::Ordering::*;
-            let b = match (op, ord) {
-                (Op::CmpNe, None) => true,
-                (_, None) => false,
-                (Op::CmpLt, Some(o)) => o == Less,
-                (Op::CmpLe, Some(o)) => o != Greater,
-                (Op::CmpEq, Some(o)) => o == Equal,
-                (_, Some(o)) => o != Equal,
-            };
-            V::I(b as i128)
-        }
-        Op::And => V::I(x.i() & a[1].i()),
-        Op::Or => V::I(x.i() | a[1].i()),
-        Op::Xor => V::I(x.i() ^ a[1].i()),
-        Op::Shl => V::I(
-            x.i()
-                .checked_shl(a[1].i().clamp(0, 127) as u32)
-                .unwrap_or(0),
-        ),
-        Op::Shr => V::I(x.i() >> a[1].i().clamp(0, 127)),
-        Op::Threefry => V::I(threefry(x.i() as u64, a[1].i() as u64) as i128),
-        _ => return None,
-    };
-    Some(convert(r, dt))
+    let t = arg_dt.scalar_type();
+    let args: SmallVec<[ConstValue; 3]> = a.iter().map(|v| v.to_const(t)).collect();
+    let r = exec_alu_with(op, arg_dt, &args, Undefined::Define)?;
+    Some(convert(V::of_const(r), dt))
 }
 
 /// Executes one kernel AST; `buffers[k]` backs DEFINE_GLOBAL slot `k`.
@@ -290,6 +155,7 @@ pub fn run_kernel(ast: &Arc<UOp>, buffers: &mut [Vec<f64>]) -> Result<(), Interp
     Machine {
         buffers,
         env: HashMap::new(),
+        order: HashMap::new(),
     }
     .exec(ast)
 }
@@ -298,6 +164,8 @@ struct Machine<'a> {
     buffers: &'a mut [Vec<f64>],
     /// Current value of each open RANGE (by node id).
     env: HashMap<u64, i128>,
+    /// The evaluation order of each expression evaluated so far (by id).
+    order: HashMap<u64, Arc<[Arc<UOp>]>>,
 }
 
 impl Machine<'_> {
@@ -352,19 +220,7 @@ impl Machine<'_> {
 
     /// Slot, element offset and gate of `INDEX(DEFINE_GLOBAL(slot), idx [, gate])`.
     fn address(&mut self, n: &Arc<UOp>) -> Result<(usize, i128, bool), InterpError> {
-        let dg = n
-            .src()
-            .first()
-            .ok_or_else(|| unsupported(n, "no operands"))?;
-        let slot = match (n.op(), dg.op(), dg.arg()) {
-            (Op::Index, Op::DefineGlobal, Arg::Int(s)) => *s as usize,
-            _ => {
-                return Err(unsupported(
-                    n,
-                    "expected INDEX(DEFINE_GLOBAL, idx [, gate])",
-                ))
-            }
-        };
+        let slot = slot_of(n)?;
         let index = self.eval(n.s(1))?.i();
         let open = match n.src().get(2) {
             Some(g) => self.eval(g)?.i() != 0,
@@ -373,9 +229,36 @@ impl Machine<'_> {
         Ok((slot, index, open))
     }
 
-    fn eval(&mut self, n: &Arc<UOp>) -> Result<V, InterpError> {
+    /// The value of an expression at the current loop point. Iterative:
+    /// the nodes are evaluated operands first (each once), so deep
+    /// expressions do not recurse; a REDUCE is evaluated by running its
+    /// loops over its body (nesting as deep as the reduces, not the graph).
+    fn eval(&mut self, root: &Arc<UOp>) -> Result<V, InterpError> {
+        let order = match self.order.get(&root.id()) {
+            Some(o) => o.clone(),
+            None => {
+                let o: Arc<[Arc<UOp>]> = root.toposort_until(|n| n.op() == Op::Reduce).into();
+                self.order.insert(root.id(), o.clone());
+                o
+            }
+        };
+        let mut vals: HashMap<u64, V> = HashMap::with_capacity(order.len());
+        for n in order.iter() {
+            let v = self.eval_node(n, &vals)?;
+            vals.insert(n.id(), v);
+        }
+        Ok(vals[&root.id()])
+    }
+
+    /// One node, its operands' values in `vals` (a REDUCE runs its loops).
+    /// Buffer addresses (`DEFINE_GLOBAL`, pointer `INDEX`) are not values:
+    /// they get a placeholder and are read by the LOAD above them.
+    fn eval_node(&mut self, n: &Arc<UOp>, vals: &HashMap<u64, V>) -> Result<V, InterpError> {
         let dt = n.dtype();
+        let operand = |i: usize| vals[&n.s(i).id()];
         Ok(match n.op() {
+            Op::DefineGlobal => V::I(0),
+            Op::Index if n.src().first().is_some_and(|d| d.op() == Op::DefineGlobal) => V::I(0),
             Op::Const => V::of_const(
                 n.const_value()
                     .ok_or_else(|| unsupported(n, "CONST without a value"))?,
@@ -387,7 +270,14 @@ impl Machine<'_> {
                     .ok_or_else(|| unsupported(n, "RANGE used outside its loop"))?,
             ),
             Op::Load => {
-                let (slot, index, open) = self.address(n.s(0))?;
+                // The address's operands are among the evaluated nodes.
+                let addr = n.s(0);
+                let slot = slot_of(addr)?;
+                let index = vals[&addr.s(1).id()].i();
+                let open = match addr.src().get(2) {
+                    Some(g) => vals[&g.id()].i() != 0,
+                    None => true,
+                };
                 if !open {
                     return Ok(convert(V::I(0), dt));
                 }
@@ -419,7 +309,7 @@ impl Machine<'_> {
                 })?;
                 acc
             }
-            Op::Cast => convert(self.eval(n.s(0))?, dt),
+            Op::Cast => convert(operand(0), dt),
             Op::Bitcast => {
                 let from = n.s(0).dtype();
                 if from.itemsize() != dt.itemsize() {
@@ -428,21 +318,14 @@ impl Machine<'_> {
                         format!("bitcast {from} to {dt} changes the width"),
                     ));
                 }
-                from_bits(
-                    to_bits(self.eval(n.s(0))?, from.scalar_type()),
-                    dt.scalar_type(),
-                )
+                from_bits(to_bits(operand(0), from.scalar_type()), dt.scalar_type())
             }
             op if matches!(
                 op.group(),
                 OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
             ) =>
             {
-                let args = n
-                    .src()
-                    .iter()
-                    .map(|s| self.eval(s))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let args: Vec<V> = (0..n.src().len()).map(operand).collect();
                 let domain = if op == Op::Where {
                     n.s(1).dtype()
                 } else {
@@ -452,6 +335,21 @@ impl Machine<'_> {
             }
             _ => return Err(unsupported(n, "not a value")),
         })
+    }
+}
+
+/// The slot of `INDEX(DEFINE_GLOBAL(slot), idx [, gate])`.
+fn slot_of(n: &Arc<UOp>) -> Result<usize, InterpError> {
+    let dg = n
+        .src()
+        .first()
+        .ok_or_else(|| unsupported(n, "no operands"))?;
+    match (n.op(), dg.op(), dg.arg(), n.src().len()) {
+        (Op::Index, Op::DefineGlobal, Arg::Int(s), 2 | 3) => Ok(*s as usize),
+        _ => Err(unsupported(
+            n,
+            "expected INDEX(DEFINE_GLOBAL, idx [, gate])",
+        )),
     }
 }
 
@@ -549,19 +447,44 @@ mod tests {
         assert_eq!(from_bits(one, ScalarType::U32).i(), 0x3f80_0000);
         let third = alu(Op::Fdiv, DType::F32, DType::F32, &[V::F(1.0), V::F(3.0)]);
         assert_eq!(third.map(|v| v.f()), Some((1.0f32 / 3.0) as f64));
-        assert!((erf(0.5) - 0.520_499_877_813_046_5).abs() < 1e-12);
-        assert!((erf(-3.5) + 0.999_999_256_901_627_7).abs() < 1e-9);
+        let erf = |x: f64| alu(Op::Erf, DType::F64, DType::F64, &[V::F(x)]).map(|v| v.f());
+        assert!((erf(0.5).unwrap() - 0.520_499_877_813_046_5).abs() < 1e-12);
+        assert!((erf(-3.5).unwrap() + 0.999_999_256_901_627_7).abs() < 1e-9);
+        assert_eq!(erf(0.5), Some(crate::symbolic::eval::erf_f64(0.5)));
     }
 
     #[test]
-    fn threefry_mixes_counter_and_key() {
-        let a = threefry(0, 0);
-        assert_ne!(a, threefry(1, 0));
-        assert_ne!(a, threefry(0, 1));
-        assert_eq!(a, threefry(0, 0));
+    fn threefry_is_the_shared_generator() {
+        let ty = DType::U64;
+        let r = alu(Op::Threefry, ty, ty, &[V::I(5), V::I(9)]).map(|v| v.i());
+        assert_eq!(r, Some(crate::random::threefry2x32(5, 9) as i128));
     }
 
     /// out[i] = gated load of in[i - 1] for i in 0..4 (reads 0 at i = 0).
+    #[test]
+    fn deep_expressions_evaluate_without_recursion() {
+        // out[r] = in[r] + 1 + 1 + ... (100,000 additions), in a loop and
+        // inside a reduce: a recursive evaluator overflows the stack here.
+        let r = UOp::range(&UOp::index(2), 0, crate::AxisType::Loop);
+        let k = UOp::range(&UOp::index(3), 1, crate::AxisType::Reduce);
+        let (out, inp) = (
+            UOp::define_global(0, DType::F32),
+            UOp::define_global(1, DType::F32),
+        );
+        let mut v = inp.index_into(&r, None).load();
+        for _ in 0..100_000 {
+            v = v.add(&UOp::const_(DType::F32, ConstValue::Float(1.0)));
+        }
+        let total = v.reduce(ReduceOp::Add, std::slice::from_ref(&k));
+        let ast = UOp::sink(smallvec::smallvec![out
+            .index_into(&r, None)
+            .store(&total)
+            .end(std::slice::from_ref(&r))]);
+        let mut bufs = vec![vec![0.0; 2], vec![0.5, 2.0]];
+        run_kernel(&ast, &mut bufs).unwrap();
+        assert_eq!(bufs[0], vec![3.0 * 100_000.5, 3.0 * 100_002.0]);
+    }
+
     #[test]
     fn gated_loads_read_zero_and_stray_accesses_fail() {
         let r = UOp::range(&UOp::index(4), 0, crate::AxisType::Loop);

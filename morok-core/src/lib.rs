@@ -9,7 +9,7 @@
 //! - [`pipeline`]: the per-kernel pipeline, kernel AST → [`program::Program`];
 //! - [`caps`], [`render`] and [`device`]: the interfaces backends implement;
 //! - [`schedule`]: rangeify, kernel splitting, schedule, memory planning;
-//! - [`interp`]: a kernel-AST interpreter (test oracle);
+//! - `interp` (feature `testing`): a kernel-AST interpreter (test oracle);
 //! - [`reference`](mod@reference): the f64 reference evaluator of tensor-level graphs (the test oracle);
 //! - [`random`]: Threefry-2x32, the counter-based generator behind `Op::Threefry`;
 //!
@@ -22,6 +22,7 @@ extern crate self as morok_core;
 pub mod caps;
 pub mod device;
 pub mod dtype;
+#[cfg(any(test, feature = "testing"))]
 pub mod interp;
 pub mod lower;
 pub mod opt;

@@ -106,7 +106,7 @@ pub fn kernel_name(ast: &Arc<UOp>) -> String {
             },
         ) = (n.op(), n.arg())
         {
-            if let Some(end) = n.s(0).const_value().and_then(|c| c.as_i64()) {
+            if let Some(end) = n.s(0).const_int() {
                 name.push_str(&format!("_{end}"));
             }
         }

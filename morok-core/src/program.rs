@@ -79,8 +79,8 @@ pub fn estimate_work(k: &LoweredKernel) -> u64 {
         let cur = *trips.last().unwrap_or(&1);
         match op.op() {
             Op::Range => {
-                let n = op.s(0).const_value().and_then(|c| c.as_i64()).unwrap_or(1);
-                trips.push(cur.saturating_mul(n.max(1) as u64));
+                let n = op.s(0).const_int().unwrap_or(1);
+                trips.push(cur.saturating_mul(u64::try_from(n.max(1)).unwrap_or(u64::MAX)));
             }
             Op::End => {
                 trips.pop();

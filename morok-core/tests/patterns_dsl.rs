@@ -19,7 +19,7 @@ fn var(name: &str) -> Arc<UOp> {
 }
 
 fn rewrite<C>(pm: &PatternMatcher<C>, node: &Arc<UOp>, ctx: &mut C) -> Option<Arc<UOp>> {
-    pm.rewrite(node, ctx)
+    pm.rewrite(node, ctx).expect("no rule fails")
 }
 
 fn same(a: &Option<Arc<UOp>>, b: &Arc<UOp>) -> bool {
@@ -444,4 +444,50 @@ fn bindings_used_only_in_format_strings_are_passed() {
         out.and_then(|n| n.const_value()),
         Some(ConstValue::Int(want))
     );
+}
+
+/// `=> try`: the rhs is a `Result<Option<_>, E>`; `Ok(None)` declines, an
+/// error stops the rewrite with the matcher's name, the rule's index and
+/// line, and the node.
+#[test]
+fn try_rules_decline_rewrite_or_fail() {
+    use morok_core::rewrite::{RewriteErrorKind, RuleError};
+    fn half(c: ConstValue) -> Result<Option<Arc<UOp>>, String> {
+        match c.as_i64() {
+            Some(v) if v % 2 == 1 => Err(format!("{v} is odd")),
+            Some(0) => Ok(None),
+            Some(v) => Ok(Some(UOp::index(v / 2))),
+            None => Err("not an integer".into()),
+        }
+    }
+    let line = line!() + 4;
+    let pm = patterns! {
+        @name "halve";
+        Neg(x) => Some(x),
+        Sqrt(@const(c)) => try half(c),
+        Exp2(x) => try |x| Ok::<_, RuleError>(Some(x)),
+    };
+    let k = |v: i64| UOp::index(v).un(Op::Sqrt);
+    assert_eq!(rewrite(&pm, &k(8), &mut ()), Some(UOp::index(4)));
+    assert_eq!(rewrite(&pm, &k(0), &mut ()), None);
+    let x = var("try_x");
+    assert!(same(&rewrite(&pm, &x.un(Op::Exp2), &mut ()), &x));
+    // Inside a graph: the error names the rule and the node.
+    let err = graph_rewrite(&pm, &k(3).add(&x), &mut ()).unwrap_err();
+    assert_eq!(err.matcher, "halve");
+    match &err.kind {
+        RewriteErrorKind::RuleFailed {
+            rule,
+            location,
+            message,
+        } => {
+            assert_eq!((*rule, message.as_str()), (1, "3 is odd"));
+            assert!(
+                location.contains(&format!("patterns_dsl.rs:{line}:")),
+                "{location} (rule on line {line})"
+            );
+        }
+        other => panic!("expected a rule failure, got {other:?}"),
+    }
+    assert!(err.node.contains("SQRT"), "{}", err.node);
 }

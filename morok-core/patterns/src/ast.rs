@@ -43,6 +43,8 @@ pub struct Rule {
     pub guard: Option<Expr>,
     /// Which arrow separates pattern and right-hand side.
     pub arrow: Arrow,
+    /// The span of the rule's pattern (where its registration points).
+    pub pattern_span: proc_macro2::Span,
     /// The replacement.
     pub rhs: Rhs,
 }
@@ -54,6 +56,9 @@ pub enum Arrow {
     Rewrite,
     /// `=>`: the rhs may decline (`Option<Arc<UOp>>` or `Option<&Arc<UOp>>`).
     Fallible,
+    /// `=> try`: the rhs may decline or fail
+    /// (`Result<Option<Arc<UOp>>, E>` with `E: Into<RuleError>`).
+    Try,
 }
 
 /// The right-hand side of a rule.

@@ -96,14 +96,19 @@ fn rule(r: &Concrete, ctx_ty: &TokenStream, pm: &Ident) -> TokenStream {
         Some(op) => quote!(::morok_core::Op::#op),
         None => quote!(),
     };
-    quote! {
-        #pm.rule(
+    // Spanned at the rule, so the matcher records the rule's own line.
+    let span = r.rule.pattern_span;
+    quote_spanned! {span=>
+        #pm.try_rule(
             &[#ops],
             move |#node: &::std::sync::Arc<::morok_core::UOp>, #ctx_pat: &mut #ctx_ty|
-                -> ::core::option::Option<::std::sync::Arc<::morok_core::UOp>> {
+                -> ::core::result::Result<
+                    ::core::option::Option<::std::sync::Arc<::morok_core::UOp>>,
+                    ::morok_core::rewrite::RuleError,
+                > {
                 #defs
                 #matching
-                ::core::option::Option::None
+                ::core::result::Result::Ok(::core::option::Option::None)
             },
         );
     }
@@ -118,6 +123,8 @@ struct Bodies {
     rhs: Params,
     /// What the guard closure takes, if there is a guard.
     guard: Option<Params>,
+    /// The rhs returns a `Result` (`=> try`).
+    fails: bool,
 }
 
 impl Bodies {
@@ -150,16 +157,39 @@ impl Bodies {
                 ctx: params.iter().any(|p| p == CTX) || mentions(body.to_token_stream(), CTX),
             },
         };
-        let result = match r.rule.arrow {
-            Arrow::Rewrite => quote_spanned!(body.span()=>
+        let option = quote!(::core::option::Option<::std::sync::Arc<::morok_core::UOp>>);
+        let (result, ret) = match r.rule.arrow {
+            Arrow::Rewrite => (
+                quote_spanned!(body.span()=>
                 ::core::option::Option::Some(::morok_core::rewrite::IntoUOp::into_uop(#body))),
-            Arrow::Fallible => quote_spanned!(body.span()=>
+                option,
+            ),
+            Arrow::Fallible => (
+                quote_spanned!(body.span()=>
                 ::core::option::Option::map(#body, ::morok_core::rewrite::IntoUOp::into_uop)),
+                option,
+            ),
+            Arrow::Try => (
+                {
+                    // Bound first: a block rhs is not a `match` scrutinee.
+                    let (res, ok, err) = (internal("result"), internal("ok"), internal("err"));
+                    quote_spanned!(body.span()=> {
+                        let #res = #body;
+                        match #res {
+                            ::core::result::Result::Ok(#ok) => ::core::result::Result::Ok(
+                                ::core::option::Option::map(#ok, ::morok_core::rewrite::IntoUOp::into_uop)),
+                            ::core::result::Result::Err(#err) => ::core::result::Result::Err(
+                                ::core::convert::Into::<::morok_core::rewrite::RuleError>::into(#err)),
+                        }
+                    })
+                },
+                quote!(::core::result::Result<#option, ::morok_core::rewrite::RuleError>),
+            ),
         };
         let (rhs_fn, decl) = (internal("rhs"), closure_params(&rhs, ctx_ty));
         let lets = op_lets(body.to_token_stream());
         let mut defs = quote! {
-            let #rhs_fn = |#decl| -> ::core::option::Option<::std::sync::Arc<::morok_core::UOp>> {
+            let #rhs_fn = |#decl| -> #ret {
                 #lets
                 #result
             };
@@ -177,7 +207,12 @@ impl Bodies {
             });
             params
         });
-        Bodies { defs, rhs, guard }
+        Bodies {
+            defs,
+            rhs,
+            guard,
+            fails: r.rule.arrow == Arrow::Try,
+        }
     }
 
     /// Whether either closure takes `ctx`.
@@ -190,9 +225,21 @@ impl Bodies {
     fn on_match(&self, env: &Env, ctx_in: &Ident) -> TokenStream {
         let rhs_call = call(&internal("rhs"), &self.rhs, env, ctx_in);
         let new = internal("new");
-        let success = quote! {
-            if let ::core::option::Option::Some(#new) = #rhs_call {
-                return ::core::option::Option::Some(#new);
+        let success = if !self.fails {
+            quote! {
+                if let ::core::option::Option::Some(#new) = #rhs_call {
+                    return ::core::result::Result::Ok(::core::option::Option::Some(#new));
+                }
+            }
+        } else {
+            quote! {
+            match #rhs_call {
+                ::core::result::Result::Ok(::core::option::Option::Some(#new)) => {
+                    return ::core::result::Result::Ok(::core::option::Option::Some(#new));
+                }
+                ::core::result::Result::Ok(::core::option::Option::None) => {}
+                ::core::result::Result::Err(#new) => return ::core::result::Result::Err(#new),
+            }
             }
         };
         match &self.guard {

@@ -38,6 +38,7 @@ use proc_macro::TokenStream;
 ///         op(@const(a), @const(b)) => eval(op, a, b),
 ///     },
 ///     n @ _ => visit(n, ctx),                            // any op
+///     Sqrt(x) => try checked(x),                         // may fail: Result<Option<_>, _>
 /// }
 /// ```
 ///
@@ -52,7 +53,10 @@ use proc_macro::TokenStream;
 /// In guards and right-hand sides, a node binding is a `&Arc<UOp>`, a
 /// value binding a `ConstValue`, a template's op variable an `Op`, and
 /// `ctx` the `&mut` context. `~>` rules produce an `Arc<UOp>` or
-/// `&Arc<UOp>`; `=>` rules an `Option` of either (and may use `?`). A
+/// `&Arc<UOp>`; `=>` rules an `Option` of either (and may use `?`);
+/// `=> try` rules a `Result<Option<_>, E>` with `E: Into<RuleError>`: an
+/// error stops the rewrite with a `RewriteError` naming the matcher, the
+/// rule (index and line) and the node. A
 /// closure rhs `|a, b| body` limits the bindings visible in `body` to
 /// those listed. Rules are tried in order; the first replacement wins.
 #[proc_macro]
@@ -62,6 +66,17 @@ pub fn patterns(input: TokenStream) -> TokenStream {
         Ok(rules) => codegen::matcher(&input, &rules).into(),
         Err(e) => errors(e).into(),
     }
+}
+
+/// The op table (`op_table.rs`) as tokens: `op_groups! { … } op_table! { … }`,
+/// for `morok-core` to generate its `OpGroup` and `Op` enums from (it
+/// defines both macros). Not for other users.
+#[doc(hidden)]
+#[proc_macro]
+pub fn op_table_source(_input: TokenStream) -> TokenStream {
+    include_str!("op_table.rs")
+        .parse()
+        .expect("op_table.rs is valid Rust tokens")
 }
 
 /// The errors as an expression: one `compile_error!` statement each, in a

@@ -1,7 +1,34 @@
-// The op set, shared by `morok-core` (which generates the `Op` enum from
-// it) and `morok-patterns` (which checks op names and operand counts in
-// `patterns!` at expansion time). Each includer defines `op_table!` before
-// `include!`-ing this file. One entry per op: doc comments, `Name = Group`.
+// The op set, defined once: `morok-patterns` includes this file to check
+// op names and operand counts in `patterns!` at expansion time, and emits
+// it through the `op_table_source!` proc macro, from which `morok-core`
+// generates its `OpGroup` and `Op` enums. Each user defines `op_groups!`
+// and `op_table!` first. One entry per group and per op: doc comments,
+// then `Group` / `Name = Group`.
+
+op_groups! {
+    /// One-operand ALU op.
+    Unary,
+    /// Two-operand ALU op.
+    Binary,
+    /// Three-operand ALU op.
+    Ternary,
+    /// Tensor-level view change (becomes index arithmetic in rangeify).
+    Movement,
+    /// Reductions at any level.
+    Reduce,
+    /// Buffers, indexing, loads and stores.
+    Memory,
+    /// Loops, branches, kernels and ordering.
+    Control,
+    /// Vector construction and lane access.
+    Vector,
+    /// Definitions: arguments, variables, registers, constants.
+    Define,
+    /// Type conversions.
+    Cast,
+    /// Tensor-level markers (contiguous, copy, detach, ...).
+    Tensor,
+}
 
 op_table! {
     // ---- unary ALU ----

@@ -1,20 +1,13 @@
 //! The op set as the macro sees it: names, groups and operand counts,
 //! read from the same table `morok-core` builds its `Op` enum from.
 
-/// Broad category of an op; the variants mirror `morok_core::uop::OpGroup`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Group {
-    Unary,
-    Binary,
-    Ternary,
-    Movement,
-    Reduce,
-    Memory,
-    Control,
-    Vector,
-    Define,
-    Cast,
-    Tensor,
+macro_rules! op_groups {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// Broad category of an op (`morok_core::uop::OpGroup` is generated
+        /// from the same list).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Group { $( $(#[$doc])* $name ),* }
+    };
 }
 
 impl Group {

@@ -88,6 +88,7 @@ impl Parse for Template {
 
 impl Parse for Rule {
     fn parse(input: ParseStream) -> Result<Self> {
+        let pattern_span = input.span();
         let pattern = parse_pattern(input)?;
         let guard = if input.peek(Token![if]) {
             input.parse::<Token![if]>()?;
@@ -97,13 +98,25 @@ impl Parse for Rule {
         };
         let arrow = if input.peek(Token![=>]) {
             input.parse::<Token![=>]>()?;
-            Arrow::Fallible
+            if input.peek(Token![try]) {
+                input.parse::<Token![try]>()?;
+                Arrow::Try
+            } else {
+                Arrow::Fallible
+            }
         } else if input.peek(Token![~]) && input.peek2(Token![>]) {
             input.parse::<Token![~]>()?;
             input.parse::<Token![>]>()?;
+            if input.peek(Token![try]) {
+                return Err(input.error(
+                    "a rule that can fail is written `=> try expr` (expr: Result<Option<_>, _>), not `~> try`",
+                ));
+            }
             Arrow::Rewrite
         } else {
-            return Err(input.error("expected `~>` (always rewrites) or `=>` (returns an Option)"));
+            return Err(input.error(
+                "expected `~>` (always rewrites), `=>` (returns an Option) or `=> try` (returns a Result<Option<_>, _>)",
+            ));
         };
         let rhs = match input.parse()? {
             Expr::Closure(closure) => Rhs::Closure {
@@ -120,6 +133,7 @@ impl Parse for Rule {
             pattern,
             guard,
             arrow,
+            pattern_span,
             rhs,
         })
     }
@@ -320,6 +334,8 @@ mod tests {
         assert!(r[0].guard.is_some() && r[0].arrow == Arrow::Rewrite);
         assert!(matches!(r[0].rhs, Rhs::Expr(_)));
         assert!(r[1].guard.is_none() && r[1].arrow == Arrow::Fallible);
+        let t: Vec<Rule> = rules(quote!(Neg(x) => try Ok::<_, String>(Some(x))));
+        assert!(t[0].arrow == Arrow::Try);
         assert!(matches!(&r[1].rhs, Rhs::Closure { params, .. }
             if params.len() == 2 && params[0] == "y" && params[1] == "x"));
     }

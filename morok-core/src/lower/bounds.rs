@@ -9,57 +9,16 @@
 //! interval, and it uses a gate's linear comparisons as constraints, so a
 //! gated load is bounded by the elements it can actually read.
 
-use super::linearize::live_ranges;
+use super::live::live_ranges;
 use super::{BufferSlot, LowerError};
+use crate::symbolic::gate::clauses;
+use crate::symbolic::linear::{gcd, Linear};
 use crate::uop::{Arg, Op, UOp};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// An inclusive interval of integer values.
 pub type Interval = (i128, i128);
-
-/// A linear form `sum(coeff * atom) + c` over atom nodes (by id). An atom
-/// is any node not expanded further: a `RANGE`, a load, a division, or an
-/// arithmetic node that may have wrapped.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Lin {
-    terms: BTreeMap<u64, i128>,
-    c: i128,
-}
-
-impl Lin {
-    fn atom(id: u64) -> Self {
-        Lin {
-            terms: BTreeMap::from([(id, 1)]),
-            c: 0,
-        }
-    }
-
-    fn konst(c: i128) -> Self {
-        Lin {
-            terms: BTreeMap::new(),
-            c,
-        }
-    }
-
-    /// `self + k * other`.
-    fn add_scaled(&self, other: &Lin, k: i128) -> Lin {
-        let mut out = self.clone();
-        for (a, v) in &other.terms {
-            let e = out.terms.entry(*a).or_insert(0);
-            *e = e.saturating_add(v.saturating_mul(k));
-            if *e == 0 {
-                out.terms.remove(a);
-            }
-        }
-        out.c = out.c.saturating_add(other.c.saturating_mul(k));
-        out
-    }
-
-    fn scale(&self, k: i128) -> Lin {
-        Lin::default().add_scaled(self, k)
-    }
-}
 
 /// `k * iv`, an interval.
 fn scale_iv(iv: Interval, k: i128) -> Interval {
@@ -75,6 +34,23 @@ struct Constraint {
     hi: i128,
 }
 
+impl Constraint {
+    /// The factor `f` if `terms` contains `f` times this constraint's
+    /// terms (each atom with `f` times its coefficient).
+    fn multiple_in(&self, terms: &BTreeMap<u64, i128>) -> Option<i128> {
+        let (a0, l0) = self.terms.iter().next()?;
+        let r0 = terms.get(a0)?;
+        if r0 % l0 != 0 {
+            return None;
+        }
+        let f = r0 / l0;
+        self.terms
+            .iter()
+            .all(|(a, l)| terms.get(a) == Some(&l.saturating_mul(f)))
+            .then_some(f)
+    }
+}
+
 /// Memoizing interval evaluator. `overrides` pins the interval of chosen
 /// nodes (used to narrow `RANGE`s under a gate); `constraints` are linear
 /// constraints known to hold (a gate's comparisons), used to narrow the
@@ -82,8 +58,10 @@ struct Constraint {
 pub struct Bounds {
     memo: HashMap<u64, Interval>,
     overrides: HashMap<u64, Interval>,
-    /// Linear forms of the evaluated nodes.
-    lin: HashMap<u64, Lin>,
+    /// Linear forms of the evaluated nodes (atoms: nodes not expanded,
+    /// such as a `RANGE`, a load, a division, or arithmetic that may have
+    /// wrapped).
+    lin: HashMap<u64, Linear>,
     /// Nodes whose arithmetic may have wrapped (their value is not the
     /// mathematical result of their operands): atoms of linear forms.
     wrapped: HashSet<u64>,
@@ -127,19 +105,19 @@ impl Bounds {
     }
 
     /// The linear form of an evaluated node, from its operands' forms.
-    fn linear_of(&self, n: &Arc<UOp>) -> Lin {
-        let atom = || Lin::atom(n.id());
+    fn linear_of(&self, n: &Arc<UOp>) -> Linear {
+        let atom = || Linear::atom(n);
         // A node pinned to one value (under a gate) is that constant.
         if let Some(&(lo, hi)) = self.overrides.get(&n.id()) {
-            return if lo == hi { Lin::konst(lo) } else { atom() };
+            return if lo == hi { Linear::konst(lo) } else { atom() };
         }
         if self.wrapped.contains(&n.id()) {
             return atom();
         }
         let l = |i: usize| self.lin.get(&n.s(i).id());
-        let konst = |i: usize| n.s(i).const_value().and_then(|c| c.as_i128());
+        let konst = |i: usize| n.s(i).const_int();
         match n.op() {
-            Op::Const => konst_value(n).map_or_else(atom, Lin::konst),
+            Op::Const => n.const_int().map_or_else(atom, Linear::konst),
             Op::Add => match (l(0), l(1)) {
                 (Some(a), Some(b)) => a.add_scaled(b, 1),
                 _ => atom(),
@@ -160,42 +138,25 @@ impl Bounds {
     /// The interval of a linear node implied by the constraints: the
     /// constrained parts of its form are bounded by the constraints, the
     /// rest by its atoms' intervals. `None` if no constraint applies.
-    fn constrained(&self, form: &Lin) -> Option<Interval> {
-        let mut rest = Lin {
-            terms: form.terms.clone(),
-            c: 0,
-        };
-        let mut total = (form.c, form.c);
+    fn constrained(&self, form: &Linear) -> Option<Interval> {
+        let mut rest = by_id(form);
+        let mut total = (form.constant, form.constant);
         let mut applied = false;
         for k in &self.constraints {
-            let Some((a0, l0)) = k.terms.iter().next() else {
+            let Some(f) = k.multiple_in(&rest) else {
                 continue;
             };
-            let Some(r0) = rest.terms.get(a0) else {
-                continue;
-            };
-            if r0 % l0 != 0 {
-                continue;
-            }
-            let f = r0 / l0;
-            if !k
-                .terms
-                .iter()
-                .all(|(a, l)| rest.terms.get(a) == Some(&l.saturating_mul(f)))
-            {
-                continue;
-            }
             let iv = scale_iv((k.lo, k.hi), f);
             total = (total.0.saturating_add(iv.0), total.1.saturating_add(iv.1));
             for a in k.terms.keys() {
-                rest.terms.remove(a);
+                rest.remove(a);
             }
             applied = true;
         }
         if !applied {
             return None;
         }
-        for (a, k) in &rest.terms {
+        for (a, k) in &rest {
             let iv = scale_iv(*self.memo.get(a)?, *k);
             total = (total.0.saturating_add(iv.0), total.1.saturating_add(iv.1));
         }
@@ -258,7 +219,7 @@ impl Bounds {
         let s = |i: usize| self.memo[&n.s(i).id()];
         let full = type_range(n);
         let v = match n.op() {
-            Op::Const => match n.const_value().and_then(|c| c.as_i128()) {
+            Op::Const => match n.const_int() {
                 Some(v) => (v, v),
                 None => full,
             },
@@ -306,13 +267,13 @@ impl Bounds {
             Op::Min => (s(0).0.min(s(1).0), s(0).1.min(s(1).1)),
             Op::Where => (s(1).0.min(s(2).0), s(1).1.max(s(2).1)),
             Op::Cast if n.s(0).dtype().is_int() || n.s(0).dtype().is_bool() => s(0),
-            Op::Shl => match n.s(1).const_value().and_then(|c| c.as_i128()) {
+            Op::Shl => match n.s(1).const_int() {
                 Some(k) if (0..64).contains(&k) => {
                     (s(0).0.saturating_mul(1 << k), s(0).1.saturating_mul(1 << k))
                 }
                 _ => full,
             },
-            Op::Shr => match n.s(1).const_value().and_then(|c| c.as_i128()) {
+            Op::Shr => match n.s(1).const_int() {
                 Some(k) if (0..64).contains(&k) => (s(0).0 >> k, s(0).1 >> k),
                 _ => full,
             },
@@ -335,17 +296,10 @@ impl Bounds {
     }
 }
 
-/// Greatest common divisor of two non-negative numbers.
-fn gcd(a: i128, b: i128) -> i128 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
-fn konst_value(n: &UOp) -> Option<i128> {
-    n.const_value().and_then(|c| c.as_i128())
+/// The terms of a linear form keyed by node id, in id order (the
+/// normal form of constraints).
+fn by_id(form: &Linear) -> BTreeMap<u64, i128> {
+    form.terms.iter().map(|(t, k)| (t.id(), *k)).collect()
 }
 
 /// Linear constraints of a gate: each conjunct (`AND`) comparing two
@@ -357,79 +311,66 @@ fn konst_value(n: &UOp) -> Option<i128> {
 /// true).
 fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constraint>> {
     let mut merged: BTreeMap<Vec<(u64, i128)>, Interval> = BTreeMap::new();
-    let mut todo = vec![(gate.clone(), false)];
-    while let Some((g, negated)) = todo.pop() {
-        match g.op() {
-            Op::And if !negated => {
-                todo.push((g.s(0).clone(), false));
-                todo.push((g.s(1).clone(), false));
-            }
-            Op::Not => todo.push((g.s(0).clone(), !negated)),
-            Op::CmpEq if g.s(0).dtype().is_bool() && konst_value(g.s(1)) == Some(0) => {
-                todo.push((g.s(0).clone(), !negated))
-            }
-            Op::CmpLt | Op::CmpLe if g.s(0).dtype().is_int() => {
-                let (a, b) = (g.s(0), g.s(1));
-                bounds.of(a);
-                bounds.of(b);
-                // Operands that may have wrapped are atoms of their own
-                // forms, so the difference is exact.
-                let d = bounds.lin[&a.id()].add_scaled(&bounds.lin[&b.id()], -1);
-                // a < b ⇔ d <= -1 ; a <= b ⇔ d <= 0 ; negations flip.
-                let (lo, hi) = match (g.op() == Op::CmpLt, negated) {
-                    (true, false) => (i128::MIN, -1),
-                    (false, false) => (i128::MIN, 0),
-                    (true, true) => (0, i128::MAX),
-                    (false, true) => (1, i128::MAX),
-                };
-                let (lo, hi) = (lo.saturating_sub(d.c), hi.saturating_sub(d.c));
-                if d.terms.is_empty() {
-                    // A comparison of constants: true, or the gate never is.
-                    if lo > 0 || hi < 0 {
-                        return None;
-                    }
-                    continue;
-                }
-                // Divide by the coefficients' gcd (the atoms are integers),
-                // so that `5x + 5y <= 17` and `x + y >= 1` merge.
-                let g = d.terms.values().fold(0, |g, &k| gcd(g, k.abs()));
-                let (d, lo, hi) = if g > 1 {
-                    let lo = if lo > i128::MIN / 2 {
-                        -(-lo).div_euclid(g)
-                    } else {
-                        lo
-                    };
-                    let hi = if hi < i128::MAX / 2 {
-                        hi.div_euclid(g)
-                    } else {
-                        hi
-                    };
-                    let terms = d.terms.iter().map(|(&a, &k)| (a, k / g)).collect();
-                    (Lin { terms, c: 0 }, lo, hi)
-                } else {
-                    (d, lo, hi)
-                };
-                // Normalize the sign so that `x` and `-x` merge.
-                let flip = d.terms.values().next().is_some_and(|v| *v < 0);
-                let (terms, lo, hi) = if flip {
-                    (d.scale(-1).terms, hi.saturating_neg(), lo.saturating_neg())
-                } else {
-                    (d.terms, lo, hi)
-                };
-                let key: Vec<(u64, i128)> = terms.into_iter().collect();
-                let mut natural = (0i128, 0i128);
-                for (atom, k) in &key {
-                    let iv = scale_iv(bounds.memo[atom], *k);
-                    natural = (
-                        natural.0.saturating_add(iv.0),
-                        natural.1.saturating_add(iv.1),
-                    );
-                }
-                let e = merged.entry(key).or_insert(natural);
-                *e = (e.0.max(lo), e.1.min(hi));
-            }
-            _ => {}
+    for clause in clauses(gate).0 {
+        let (a, b) = (&clause.lhs, &clause.rhs);
+        if !a.dtype().is_int() {
+            continue;
         }
+        bounds.of(a);
+        bounds.of(b);
+        // Operands that may have wrapped are atoms of their own
+        // forms, so the difference is exact.
+        let d = bounds.lin[&a.id()].add_scaled(&bounds.lin[&b.id()], -1);
+        let (lo, hi) = clause.difference();
+        let (lo, hi) = (lo.saturating_sub(d.constant), hi.saturating_sub(d.constant));
+        if d.terms.is_empty() {
+            // A comparison of constants: true, or the gate never is.
+            if lo > 0 || hi < 0 {
+                return None;
+            }
+            continue;
+        }
+        // Divide by the coefficients' gcd (the atoms are integers),
+        // so that `5x + 5y <= 17` and `x + y >= 1` merge.
+        let terms = by_id(&d);
+        let g = terms.values().fold(0, |g, &k| gcd(g, k));
+        let (lo, hi) = if g > 1 {
+            let lo = if lo > i128::MIN / 2 {
+                -(-lo).div_euclid(g)
+            } else {
+                lo
+            };
+            let hi = if hi < i128::MAX / 2 {
+                hi.div_euclid(g)
+            } else {
+                hi
+            };
+            (lo, hi)
+        } else {
+            (lo, hi)
+        };
+        // Normalize the sign so that `x` and `-x` merge.
+        let flip = terms.values().next().is_some_and(|v| *v < 0);
+        let sign = if flip { -1 } else { 1 };
+        let (lo, hi) = if flip {
+            (hi.saturating_neg(), lo.saturating_neg())
+        } else {
+            (lo, hi)
+        };
+        let key: Vec<(u64, i128)> = terms
+            .into_iter()
+            .map(|(a, k)| (a, sign * k / g.max(1)))
+            .collect();
+        let mut natural = (0i128, 0i128);
+        for (atom, k) in &key {
+            let iv = scale_iv(bounds.memo[atom], *k);
+            natural = (
+                natural.0.saturating_add(iv.0),
+                natural.1.saturating_add(iv.1),
+            );
+        }
+        let e = merged.entry(key).or_insert(natural);
+        *e = (e.0.max(lo), e.1.min(hi));
     }
     if merged.values().any(|(lo, hi)| lo > hi) {
         return None;
@@ -472,23 +413,9 @@ fn propagate(cons: &mut [Constraint], memo: &HashMap<u64, Interval>) -> bool {
             let mut rest = cons[ci].terms.clone();
             let mut parts: Vec<(usize, i128)> = Vec::new();
             for (di, d) in cons.iter().enumerate() {
-                let Some((a0, l0)) = d.terms.iter().next() else {
+                let Some(f) = d.multiple_in(&rest).filter(|_| di != ci) else {
                     continue;
                 };
-                let Some(r0) = rest.get(a0) else {
-                    continue;
-                };
-                if di == ci || r0 % l0 != 0 {
-                    continue;
-                }
-                let f = r0 / l0;
-                if !d
-                    .terms
-                    .iter()
-                    .all(|(a, l)| rest.get(a) == Some(&l.saturating_mul(f)))
-                {
-                    continue;
-                }
                 for a in d.terms.keys() {
                     rest.remove(a);
                 }
@@ -545,40 +472,12 @@ fn propagate(cons: &mut [Constraint], memo: &HashMap<u64, Interval>) -> bool {
 /// constant. Other clauses are ignored, which only loses precision.
 fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval> {
     let mut out: HashMap<u64, Interval> = HashMap::new();
-    let mut todo = vec![(gate.clone(), false)];
-    while let Some((g, negated)) = todo.pop() {
-        match g.op() {
-            Op::And if !negated => {
-                todo.push((g.s(0).clone(), false));
-                todo.push((g.s(1).clone(), false));
-            }
-            Op::Not => todo.push((g.s(0).clone(), !negated)),
-            Op::CmpLt | Op::CmpLe => {
-                let strict = g.op() == Op::CmpLt;
-                let (a, b) = (g.s(0), g.s(1));
-                let konst = |u: &Arc<UOp>| u.const_value().and_then(|c| c.as_i128());
-                // Normalize to "r < c" / "r > c" style constraints.
-                let (r, c, r_on_left) = match (a.op(), konst(b), b.op(), konst(a)) {
-                    (Op::Range, Some(c), _, _) => (a, c, true),
-                    (_, _, Op::Range, Some(c)) => (b, c, false),
-                    _ => continue,
-                };
-                let cur = *out.entry(r.id()).or_insert_with(|| bounds.of(r));
-                // r < c  ⇔ r <= c-1 ; r <= c ; c < r ⇔ r >= c+1 ; c <= r.
-                let (lo, hi) = match (r_on_left, strict, negated) {
-                    (true, true, false) => (cur.0, c - 1),
-                    (true, false, false) => (cur.0, c),
-                    (true, true, true) => (c, cur.1),
-                    (true, false, true) => (c + 1, cur.1),
-                    (false, true, false) => (c + 1, cur.1),
-                    (false, false, false) => (c, cur.1),
-                    (false, true, true) => (cur.0, c),
-                    (false, false, true) => (cur.0, c - 1),
-                };
-                out.insert(r.id(), (lo.max(cur.0), hi.min(cur.1)));
-            }
-            _ => {}
-        }
+    for clause in clauses(gate).0 {
+        let Some((r, lo, hi)) = clause.range_bound() else {
+            continue;
+        };
+        let cur = *out.entry(r.id()).or_insert_with(|| bounds.of(r));
+        out.insert(r.id(), (lo.max(cur.0), hi.min(cur.1)));
     }
     out
 }
@@ -702,7 +601,7 @@ pub fn is_data_dependent(idx: &Arc<UOp>) -> bool {
 fn dead_ranges(nodes: &[Arc<UOp>], live: &mut HashMap<u64, Vec<Arc<UOp>>>) -> HashSet<u64> {
     let mut dead: HashSet<u64> = nodes
         .iter()
-        .filter(|n| n.op() == Op::Range && konst_value(n.s(0)).is_some_and(|end| end <= 0))
+        .filter(|n| n.op() == Op::Range && n.s(0).const_int().is_some_and(|end| end <= 0))
         .map(|n| n.id())
         .collect();
     loop {

@@ -24,6 +24,7 @@
 //!
 //! Gated stores become `IF(gate)`, the ungated store, `ENDIF`.
 
+use super::live::live_ranges;
 use super::{LowerError, ParallelLoop};
 use crate::uop::{Arg, AxisType, Op, Srcs, UOp};
 use std::cmp::Reverse;
@@ -36,32 +37,6 @@ pub struct Linear {
     pub ops: Vec<Arc<UOp>>,
     /// The outermost loop if its iterations are independent.
     pub parallel: Option<ParallelLoop>,
-}
-
-/// The live ranges of `root` (sorted by id), memoized in `memo`.
-pub fn live_ranges(root: &Arc<UOp>, memo: &mut HashMap<u64, Vec<Arc<UOp>>>) -> Vec<Arc<UOp>> {
-    if let Some(v) = memo.get(&root.id()) {
-        return v.clone();
-    }
-    for n in root.toposort() {
-        if memo.contains_key(&n.id()) {
-            continue;
-        }
-        let mut set: Vec<Arc<UOp>> = n
-            .src()
-            .iter()
-            .flat_map(|s| memo[&s.id()].iter().cloned())
-            .collect();
-        match n.op() {
-            Op::Range => set.push(n.clone()),
-            Op::End => set.retain(|r| !n.src()[1..].iter().any(|c| Arc::ptr_eq(c, r))),
-            _ => {}
-        }
-        set.sort_by_key(|r| r.id());
-        set.dedup_by_key(|r| r.id());
-        memo.insert(n.id(), set);
-    }
-    memo[&root.id()].clone()
 }
 
 /// Priority of an item within its scope: lower goes first.
@@ -401,7 +376,7 @@ fn find_parallel(
     ) {
         return None;
     }
-    let size = usize::try_from(range.s(0).const_value()?.as_i64()?).ok()?;
+    let size = usize::try_from(range.s(0).const_int().and_then(|v| i64::try_from(v).ok())?).ok()?;
     for s in &stores {
         let in_loop = inside[&range.id()].iter().any(|n| Arc::ptr_eq(n, s));
         let indexed = live_ranges(s.s(0).s(1), live)

@@ -24,6 +24,7 @@ pub mod decompose;
 mod double_word;
 pub mod index_dtype;
 pub mod linearize;
+pub mod live;
 pub mod reduce;
 pub mod transcendental;
 mod trig_reduction;

@@ -2,7 +2,7 @@
 //! accumulator register that is initialised, updated inside the reduce
 //! loops, and read after them.
 
-use super::linearize::live_ranges;
+use super::live::live_ranges;
 use super::LowerError;
 use crate::dtype::AddrSpace;
 use crate::rewrite::{graph_rewrite_bottom_up, PatternMatcher};

@@ -15,7 +15,9 @@
 //!
 //! A rule set that keeps producing new nodes is stopped after a budget of
 //! rewrites and reported as a [`RewriteError`] naming the matcher and
-//! printing the node it was working on.
+//! printing the node it was working on; a rule that fails stops the
+//! rewrite with a [`RewriteError`] naming the matcher, the rule and the
+//! node.
 
 use super::PatternMatcher;
 use crate::uop::UOp;
@@ -32,24 +34,65 @@ pub enum Direction {
     BottomUp,
 }
 
-/// Rewriting did not converge within the rewrite budget.
+/// A rewrite that failed: it did not converge, or a rule failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RewriteError {
     /// The matcher's name.
     pub matcher: String,
-    /// How many rewrites were applied before giving up.
-    pub rewrites: usize,
-    /// Dump of the node being rewritten when the budget ran out.
+    /// Dump of the node being rewritten when it failed.
     pub node: String,
+    /// What went wrong.
+    pub kind: RewriteErrorKind,
+}
+
+/// What went wrong in a [`RewriteError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RewriteErrorKind {
+    /// The rewrite budget ran out (the rules keep producing new nodes).
+    Diverged {
+        /// How many rewrites were applied before giving up.
+        rewrites: usize,
+    },
+    /// A rule returned an error.
+    RuleFailed {
+        /// The rule's index in the matcher (registration order).
+        rule: usize,
+        /// Where the rule was registered (`file:line:column`).
+        location: String,
+        /// The rule's message.
+        message: String,
+    },
+}
+
+impl RewriteError {
+    /// An error of matcher `matcher` at `node` (dumped, truncated).
+    pub fn new(matcher: &str, node: &Arc<UOp>, kind: RewriteErrorKind) -> RewriteError {
+        RewriteError {
+            matcher: matcher.to_string(),
+            node: truncate(node.tree()),
+            kind,
+        }
+    }
 }
 
 impl fmt::Display for RewriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "pattern set `{}` did not converge after {} rewrites; last node:\n{}",
-            self.matcher, self.rewrites, self.node
-        )
+        match &self.kind {
+            RewriteErrorKind::Diverged { rewrites } => write!(
+                f,
+                "pattern set `{}` did not converge after {rewrites} rewrites; last node:\n{}",
+                self.matcher, self.node
+            ),
+            RewriteErrorKind::RuleFailed {
+                rule,
+                location,
+                message,
+            } => write!(
+                f,
+                "rule #{rule} of pattern set `{}` (at {location}) failed: {message}; node:\n{}",
+                self.matcher, self.node
+            ),
+        }
     }
 }
 
@@ -124,11 +167,13 @@ pub fn graph_rewrite_with<C>(
     let mut replaced = |node: &Arc<UOp>, new: Arc<UOp>, stack: &mut Vec<_>| {
         rewrites += 1;
         if rewrites > budget {
-            return Err(RewriteError {
-                matcher: pm.name().to_string(),
-                rewrites: rewrites - 1,
-                node: truncate(node.tree()),
-            });
+            return Err(RewriteError::new(
+                pm.name(),
+                node,
+                RewriteErrorKind::Diverged {
+                    rewrites: rewrites - 1,
+                },
+            ));
         }
         stack.push((node.clone(), Stage::Link, new.clone()));
         stack.push((new.clone(), Stage::Enter, new));
@@ -142,7 +187,7 @@ pub fn graph_rewrite_with<C>(
         match stage {
             Stage::Enter => {
                 if opts.direction == Direction::TopDown {
-                    if let Some(new) = pm.rewrite(&cur, ctx) {
+                    if let Some(new) = pm.rewrite(&cur, ctx)? {
                         replaced(&node, new, &mut stack)?;
                         continue;
                     }
@@ -170,7 +215,7 @@ pub fn graph_rewrite_with<C>(
                     replaced(&node, rebuilt, &mut stack)?;
                     continue;
                 }
-                match pm.rewrite(&rebuilt, ctx) {
+                match pm.rewrite(&rebuilt, ctx)? {
                     Some(new) => replaced(&node, new, &mut stack)?,
                     None => {
                         // A fixpoint maps to itself, so revisiting it is free.

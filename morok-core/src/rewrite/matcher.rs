@@ -1,21 +1,74 @@
 //! [`PatternMatcher`]: an ordered set of rewrite rules indexed by op.
 //!
 //! A rule is a closure `(&Arc<UOp>, &mut C) -> Option<Arc<UOp>>` registered
-//! for one or more ops (or for any op). Matching a node looks up the rules
+//! for one or more ops (or for any op); a rule that can fail returns
+//! `Result<Option<Arc<UOp>>, RuleError>` ([`PatternMatcher::try_rule`]),
+//! and its failure reaches the caller of the rewrite as a
+//! [`RewriteError`] naming the matcher, the rule and the node. Matching a node looks up the rules
 //! of its op in a table (O(1)), tries them in registration order, then
 //! tries the wildcard rules. The `patterns!` macro builds matchers; code
 //! can also register closures directly with [`PatternMatcher::rule`].
 
+use super::engine::{RewriteError, RewriteErrorKind};
 use crate::uop::{Op, UOp};
+use std::fmt;
+use std::panic::Location;
 use std::sync::Arc;
 
-/// A rewrite rule: returns the replacement, or `None` if it does not apply.
-pub type RuleFn<C> = dyn Fn(&Arc<UOp>, &mut C) -> Option<Arc<UOp>> + Send + Sync;
+/// A rewrite rule: returns the replacement, `None` if it does not apply,
+/// or an error if it applies but cannot build its replacement.
+pub type RuleFn<C> = dyn Fn(&Arc<UOp>, &mut C) -> Result<Option<Arc<UOp>>, RuleError> + Send + Sync;
+
+/// Why a rule failed (a rule's own error; the engine adds the matcher,
+/// the rule and the node to make a [`RewriteError`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleError {
+    /// What went wrong.
+    pub message: String,
+}
+
+impl RuleError {
+    /// A failure with a message.
+    pub fn new(message: impl Into<String>) -> RuleError {
+        RuleError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RuleError {}
+
+impl From<RewriteError> for RuleError {
+    /// A nested rewrite that failed inside a rule.
+    fn from(e: RewriteError) -> RuleError {
+        RuleError::new(e.to_string())
+    }
+}
+
+impl From<String> for RuleError {
+    fn from(message: String) -> RuleError {
+        RuleError::new(message)
+    }
+}
+
+impl From<&str> for RuleError {
+    fn from(message: &str) -> RuleError {
+        RuleError::new(message)
+    }
+}
 
 struct Rule<C> {
     /// Position in registration order (keeps the order across the per-op
     /// table and the wildcard list).
     order: usize,
+    /// Where the rule was registered (the rule's line for `patterns!`).
+    location: &'static Location<'static>,
     f: Arc<RuleFn<C>>,
 }
 
@@ -23,6 +76,7 @@ impl<C> Clone for Rule<C> {
     fn clone(&self) -> Self {
         Rule {
             order: self.order,
+            location: self.location,
             f: self.f.clone(),
         }
     }
@@ -74,13 +128,30 @@ impl<C> PatternMatcher<C> {
     }
 
     /// Registers a rule for the given ops; an empty list means any op.
+    #[track_caller]
     pub fn rule(
         &mut self,
         ops: &[Op],
         f: impl Fn(&Arc<UOp>, &mut C) -> Option<Arc<UOp>> + Send + Sync + 'static,
+    ) -> &mut Self
+    where
+        C: 'static,
+    {
+        self.try_rule(ops, move |n, c| Ok(f(n, c)))
+    }
+
+    /// Registers a rule that can fail: its error stops the rewrite and is
+    /// returned as a [`RewriteError`] naming this matcher, the rule (its
+    /// index and where it was registered) and the node.
+    #[track_caller]
+    pub fn try_rule(
+        &mut self,
+        ops: &[Op],
+        f: impl Fn(&Arc<UOp>, &mut C) -> Result<Option<Arc<UOp>>, RuleError> + Send + Sync + 'static,
     ) -> &mut Self {
         let rule = Rule {
             order: self.len,
+            location: Location::caller(),
             f: Arc::new(f),
         };
         if ops.is_empty() {
@@ -100,12 +171,12 @@ impl<C> PatternMatcher<C> {
         for (op, rules) in other.by_op.iter().enumerate() {
             self.by_op[op].extend(rules.iter().map(|r| Rule {
                 order: base + r.order,
-                f: r.f.clone(),
+                ..r.clone()
             }));
         }
         self.wildcards.extend(other.wildcards.iter().map(|r| Rule {
             order: base + r.order,
-            f: r.f.clone(),
+            ..r.clone()
         }));
         self.len += other.len;
         self
@@ -121,8 +192,9 @@ impl<C> PatternMatcher<C> {
 
     /// Tries the rules that can match `node`'s op, in registration order,
     /// then the wildcard rules; returns the first replacement. A rule that
-    /// returns the node itself counts as no match.
-    pub fn rewrite(&self, node: &Arc<UOp>, ctx: &mut C) -> Option<Arc<UOp>> {
+    /// returns the node itself counts as no match; a rule that fails stops
+    /// the search with an error naming the rule and the node.
+    pub fn rewrite(&self, node: &Arc<UOp>, ctx: &mut C) -> Result<Option<Arc<UOp>>, RewriteError> {
         let specific = &self.by_op[node.op() as usize];
         let (mut i, mut j) = (0, 0);
         // Merge the two ordered lists so registration order is respected.
@@ -136,13 +208,23 @@ impl<C> PatternMatcher<C> {
                 j += 1;
                 &self.wildcards[j - 1]
             };
-            if let Some(new) = (rule.f)(node, ctx) {
-                if !Arc::ptr_eq(&new, node) {
-                    return Some(new);
+            match (rule.f)(node, ctx) {
+                Ok(Some(new)) if !Arc::ptr_eq(&new, node) => return Ok(Some(new)),
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(RewriteError::new(
+                        self.name(),
+                        node,
+                        RewriteErrorKind::RuleFailed {
+                            rule: rule.order,
+                            location: rule.location.to_string(),
+                            message: e.message,
+                        },
+                    ))
                 }
             }
         }
-        None
+        Ok(None)
     }
 }
 
@@ -158,7 +240,7 @@ impl<C> PatternMatcher<C> {
                 let only = |r: &Rule<C>| {
                     (r.order == i).then(|| Rule {
                         order: 0,
-                        f: r.f.clone(),
+                        ..r.clone()
                     })
                 };
                 for (op, rules) in self.by_op.iter().enumerate() {

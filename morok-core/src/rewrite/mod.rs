@@ -7,10 +7,10 @@ mod matcher;
 
 pub use engine::{
     graph_rewrite, graph_rewrite_bottom_up, graph_rewrite_with, Direction, RewriteError,
-    RewriteOptions,
+    RewriteErrorKind, RewriteOptions,
 };
 pub use into_uop::IntoUOp;
-pub use matcher::{PatternMatcher, RuleFn};
+pub use matcher::{PatternMatcher, RuleError, RuleFn};
 
 #[cfg(test)]
 mod tests;

@@ -81,6 +81,7 @@ fn runaway_rules_stop_with_an_error() {
     };
     let err = graph_rewrite_with(&pm, &x, &mut (), opts).unwrap_err();
     assert_eq!(err.matcher, "grows-forever");
+    assert_eq!(err.kind, RewriteErrorKind::Diverged { rewrites: 1000 });
     assert!(err.to_string().contains("did not converge"), "{err}");
     assert!(err.node.contains("DEFINE_VAR"), "{}", err.node);
 }
@@ -110,7 +111,7 @@ fn rule_order_is_registration_order_across_wildcards() {
     pm.rule(&[Op::Add], |_, _| Some(UOp::index(2)));
     let e = var("o").add_const(5);
     let out = graph_rewrite(&pm, &e, &mut ()).unwrap();
-    assert_eq!(out.const_value().and_then(|c| c.as_i64()), Some(1));
+    assert_eq!(out.const_int().and_then(|v| i64::try_from(v).ok()), Some(1));
 }
 
 #[test]
@@ -124,10 +125,48 @@ fn split_gives_one_matcher_per_rule_with_its_ops() {
     let add = x.add(&UOp::index(0));
     let mul = x.mul(&UOp::index(1));
     let sub = x.bin(Op::Sub, &x);
-    assert!(parts[0].rewrite(&add, &mut ()).is_some());
-    assert!(parts[0].rewrite(&mul, &mut ()).is_none());
-    assert!(parts[1].rewrite(&mul, &mut ()).is_some());
-    assert!(parts[1].rewrite(&sub, &mut ()).is_none());
-    assert!(parts[2].rewrite(&sub, &mut ()).is_some());
+    assert!(parts[0].rewrite(&add, &mut ()).unwrap().is_some());
+    assert!(parts[0].rewrite(&mul, &mut ()).unwrap().is_none());
+    assert!(parts[1].rewrite(&mul, &mut ()).unwrap().is_some());
+    assert!(parts[1].rewrite(&sub, &mut ()).unwrap().is_none());
+    assert!(parts[2].rewrite(&sub, &mut ()).unwrap().is_some());
     assert!(parts.iter().all(|p| p.len() == 1));
+}
+
+#[test]
+fn a_failing_rule_stops_the_rewrite_with_its_name_and_node() {
+    let mut pm = PatternMatcher::new("fails-on-vars");
+    pm.rule(&[Op::Add], |_, _| None);
+    let line = line!() + 1;
+    pm.try_rule(&[Op::DefineVar], |n, _| match n.arg() {
+        Arg::Var { name, .. } if name == "bad" => Err(RuleError::new("no bad variables")),
+        _ => Ok(None),
+    });
+    let good = var("good").add_const(1);
+    assert_eq!(graph_rewrite(&pm, &good, &mut ()).unwrap(), good);
+    let bad = var("bad").add_const(1);
+    let err = graph_rewrite(&pm, &bad, &mut ()).unwrap_err();
+    assert_eq!(err.matcher, "fails-on-vars");
+    let RewriteErrorKind::RuleFailed {
+        rule,
+        location,
+        message,
+    } = &err.kind
+    else {
+        panic!("expected a rule failure, got {err}");
+    };
+    assert_eq!((*rule, message.as_str()), (1, "no bad variables"));
+    assert!(
+        location.contains(&format!("tests.rs:{line}:")),
+        "{location}"
+    );
+    assert!(err.node.contains("DEFINE_VAR"), "{}", err.node);
+    let text = err.to_string();
+    assert!(
+        text.contains("rule #1 of pattern set `fails-on-vars`")
+            && text.contains("no bad variables"),
+        "{text}"
+    );
+    // The failure also reaches a direct `rewrite` call.
+    assert!(pm.rewrite(&var("bad"), &mut ()).is_err());
 }

@@ -19,7 +19,7 @@
 //!   equal kernels are the same hash-consed AST.
 
 use super::rangeify::{
-    bufferize_dims, index_simplify::Linear, is_view_index, linearize, ptr_index, split_view_index,
+    bufferize_dims, index_simplify, is_view_index, linearize, ptr_index, split_view_index,
 };
 use crate::dtype::DType;
 use crate::patterns;
@@ -39,19 +39,12 @@ pub fn load_rules() -> PatternMatcher {
     }
 }
 
-/// State of phase 2: the first error (rules cannot return errors).
-#[derive(Default)]
-pub struct KernelCtx {
-    /// Set when building a kernel's AST failed.
-    pub error: Option<RewriteError>,
-}
-
-/// Phase 2: each BUFFERIZE becomes a kernel writing a fresh buffer.
-pub fn kernel_rules() -> PatternMatcher<KernelCtx> {
+/// Phase 2: each BUFFERIZE becomes a kernel writing a fresh buffer (the
+/// rule fails if building the kernel's AST fails).
+pub fn kernel_rules() -> PatternMatcher {
     patterns! {
-        @context KernelCtx;
         @name "kernelize";
-        b @ Bufferize(..) => split_kernel(b).map_err(|e| ctx.error = Some(e)).ok(),
+        b @ Bufferize(..) => try split_kernel(b).map(Some),
     }
 }
 
@@ -75,7 +68,7 @@ fn split_kernel(b: &Arc<UOp>) -> Result<Arc<UOp>, RewriteError> {
     let mut slots = vec![out.clone()];
     let value = graph_rewrite(&slot_rules(), b.s(0), &mut slots)?;
     let axes = &b.src()[1..];
-    let store_idx = Linear::of(&linearize(axes, &dims)).build();
+    let store_idx = index_simplify::canonical(&linearize(axes, &dims));
     let ranges: Vec<Arc<UOp>> = axes
         .iter()
         .filter(|a| a.op() == Op::Range)

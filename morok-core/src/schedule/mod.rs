@@ -115,6 +115,13 @@ pub enum ScheduleError {
     },
 }
 
+impl From<ScheduleError> for crate::rewrite::RuleError {
+    /// A scheduling rule that failed (see `rewrite::RuleError`).
+    fn from(e: ScheduleError) -> Self {
+        crate::rewrite::RuleError::new(e.to_string())
+    }
+}
+
 /// Emits a stage's IR on the `morok::ir` tracing target.
 pub(crate) fn trace_stage(stage: &str, node: &Arc<UOp>) {
     if tracing::enabled!(target: "morok::ir", tracing::Level::TRACE) {
@@ -202,9 +209,6 @@ pub fn schedule(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
         .collect::<Result<_, _>>()?;
     let out_ids: HashMap<u64, u64> = ctx.outputs.clone();
     let mut graph = graph_rewrite(&indexing_rules(), &UOp::sink(bufs), &mut ctx)?;
-    if let Some(e) = ctx.error.take() {
-        return Err(e);
-    }
     check_rangeified(&graph)?;
     trace_stage("rangeify", &graph);
 
@@ -217,11 +221,7 @@ pub fn schedule(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
 
     let loads = kernelize::load_rules().combined(&simplify, "bufferize-loads");
     graph = graph_rewrite(&loads, &graph, &mut ())?;
-    let mut kctx = kernelize::KernelCtx::default();
-    graph = graph_rewrite_bottom_up(&kernelize::kernel_rules(), &graph, &mut kctx)?;
-    if let Some(e) = kctx.error.take() {
-        return Err(e.into());
-    }
+    graph = graph_rewrite_bottom_up(&kernelize::kernel_rules(), &graph, &mut ())?;
     trace_stage("kernelize", &graph);
 
     let outputs = roots

@@ -13,12 +13,12 @@ use crate::uop::{Arg, Op, UOp};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-fn buffer_of(n: &Arc<UOp>) -> Option<&Arc<UOp>> {
-    match n.op() {
-        Op::Buffer => Some(n),
-        Op::After => buffer_of(n.s(0)),
-        _ => None,
+/// The BUFFER under a chain of AFTERs.
+fn buffer_of(mut n: &Arc<UOp>) -> Option<&Arc<UOp>> {
+    while n.op() == Op::After {
+        n = n.s(0);
     }
+    (n.op() == Op::Buffer).then_some(n)
 }
 
 fn buffer_arg(b: &UOp) -> Option<(u64, usize)> {

@@ -14,10 +14,7 @@ use std::sync::Arc;
 
 /// True if `n` is the all-ones constant of its (integer or bool) type.
 fn is_ones(n: &Arc<UOp>) -> bool {
-    is_int_or_bool(n)
-        && n.const_value()
-            .and_then(|c| c.as_i128())
-            .is_some_and(|v| v == all_ones(n.dtype()))
+    is_int_or_bool(n) && n.const_int().is_some_and(|v| v == all_ones(n.dtype()))
 }
 
 /// Of `x < c1` and `x < c2`, the one with the smaller constant (`keep_min`)

@@ -140,7 +140,7 @@ fn int_interval(n: &Arc<UOp>, t: ScalarType) -> Option<(i128, i128)> {
     let src = n.src();
     let r = match n.op() {
         Op::Const => {
-            let v = n.const_value()?.as_i128()?;
+            let v = n.const_int()?;
             (v, v)
         }
         Op::VConst => match n.arg() {

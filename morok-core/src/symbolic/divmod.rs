@@ -2,15 +2,16 @@
 //! remainder takes the dividend's sign).
 //!
 //! Index arithmetic is full of `//` and `%` by constants that bounds and
-//! linear structure make redundant. The central tool is [`Sum`]: a node
-//! read as `c1*x1 + c2*x2 + ... + k`. Wrapping arithmetic computes such a
+//! linear structure make redundant. The central tool is a sum (the shared
+//! [`Linear`] form): a node read as `c1*x1 + c2*x2 + ... + k`. Wrapping arithmetic computes such a
 //! sum modulo 2^width, so when the *exact* sum (interval arithmetic on the
 //! terms' bounds) fits the dtype, the computed value is the exact value,
 //! and exact rational identities about `//` and `%` apply. Every rule that
 //! needs this checks it, so the rules hold for narrow types too.
 
 use super::bounds::int_bounds;
-use super::{fits, int_const, int_node, is_int};
+use super::linear::{gcd, Expand, Linear};
+use super::{fits, int_node, is_int};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
@@ -23,85 +24,44 @@ type FactorSplit = fn(i128, i128) -> (i128, i128);
 /// Sums with more terms than this are left alone (keeps rules linear-time).
 const MAX_TERMS: usize = 32;
 
-/// An integer node read as a linear sum `Σ coeff * term + konst`.
-pub struct Sum {
-    /// The dtype of the sum.
-    pub dtype: DType,
-    /// Non-constant terms with their constant factors.
-    pub terms: Vec<(Arc<UOp>, i128)>,
-    /// The constant part.
-    pub konst: i128,
+/// An integer node read as a linear sum `Σ coeff * term + konst` (the
+/// shared [`Linear`] form, with the dtype its nodes wrap in).
+struct Sum {
+    dtype: DType,
+    lin: Linear,
 }
 
 impl Sum {
     /// Flattens the `Add` tree under `n` (and constant factors of `Mul`).
-    pub fn of(n: &Arc<UOp>) -> Option<Sum> {
-        if !is_int(n) {
-            return None;
-        }
-        let mut sum = Sum {
+    fn of(n: &Arc<UOp>) -> Option<Sum> {
+        Some(Sum {
             dtype: n.dtype(),
-            terms: Vec::new(),
-            konst: 0,
-        };
-        let mut stack = vec![n.clone()];
-        while let Some(x) = stack.pop() {
-            if let Some(c) = int_const(&x) {
-                sum.konst += c;
-            } else if x.op() == Op::Add {
-                stack.extend(x.src().iter().cloned());
-            } else {
-                let (t, c) = match with_factor(&x) {
-                    Some((t, c)) => (t.clone(), c),
-                    None => (x, 1),
-                };
-                sum.terms.push((t, c));
-                if sum.terms.len() > MAX_TERMS {
-                    return None;
-                }
-            }
+            lin: Linear::of(n, Expand::AddMul, MAX_TERMS)?,
+        })
+    }
+
+    fn with(&self, lin: Linear) -> Sum {
+        Sum {
+            dtype: self.dtype,
+            lin,
         }
-        Some(sum)
     }
 
     /// The exact interval of the sum, if it fits the dtype (then the wrapped
     /// value computed by the graph is the exact value).
-    pub fn exact(&self) -> Option<(i128, i128)> {
+    fn exact(&self) -> Option<(i128, i128)> {
         self.interval().filter(|b| fits(self.dtype, *b))
     }
 
     /// The interval of the sum over the integers (interval arithmetic on
     /// the terms' bounds), whether or not it fits the dtype.
     fn interval(&self) -> Option<(i128, i128)> {
-        let (mut lo, mut hi) = (self.konst, self.konst);
-        for (t, c) in &self.terms {
-            let (a, b) = int_bounds(t)?;
-            let (p, q) = (a.checked_mul(*c)?, b.checked_mul(*c)?);
-            lo = lo.checked_add(p.min(q))?;
-            hi = hi.checked_add(p.max(q))?;
-        }
-        Some((lo, hi))
+        self.lin.interval(int_bounds)
     }
 
     /// Rebuilds the sum as nodes: scaled terms in order, constant last.
-    pub fn build(&self) -> Arc<UOp> {
-        let mut acc: Option<Arc<UOp>> = None;
-        for (t, c) in self.terms.iter().filter(|(_, c)| *c != 0) {
-            let term = if *c == 1 {
-                t.clone()
-            } else {
-                t.mul(&int_node(self.dtype, *c))
-            };
-            acc = Some(match acc {
-                Some(a) => a.add(&term),
-                None => term,
-            });
-        }
-        match acc {
-            None => int_node(self.dtype, self.konst),
-            Some(a) if self.konst == 0 => a,
-            Some(a) => a.add(&int_node(self.dtype, self.konst)),
-        }
+    fn build(&self) -> Arc<UOp> {
+        self.lin.build(self.dtype)
     }
 
     /// Splits the sum by `c > 0` into `(Q, R)` with `self = c*Q + R`,
@@ -119,10 +79,17 @@ impl Sum {
     /// that (a flipped view's index would seem to leave its buffer). Every
     /// split satisfies `self = c*Q + R` exactly over the integers.
     fn split(&self, c: i128) -> (Sum, Sum) {
-        let part = |f: &dyn Fn(i128) -> i128, konst: i128| Sum {
-            dtype: self.dtype,
-            terms: self.terms.iter().map(|(t, k)| (t.clone(), f(*k))).collect(),
-            konst,
+        let konst = self.lin.constant;
+        let part = |f: &dyn Fn(i128) -> i128, constant: i128| {
+            self.with(Linear {
+                terms: self
+                    .lin
+                    .terms
+                    .iter()
+                    .map(|(t, k)| (t.clone(), f(*k)))
+                    .collect(),
+                constant,
+            })
         };
         let strategies: [FactorSplit; 2] = [
             |k, c| (k / c, k % c),
@@ -133,45 +100,16 @@ impl Sum {
             let Some((lo, hi)) = r.interval() else {
                 continue;
             };
-            let shift = (self.konst + lo).div_euclid(c);
-            r.konst = self.konst - c * shift;
-            if hi + r.konst < c {
+            let shift = (konst + lo).div_euclid(c);
+            r.lin.constant = konst - c * shift;
+            if hi + r.lin.constant < c {
                 return (part(&|k| strategy(k, c).0, shift), r);
             }
         }
         (
-            part(&|k| k / c, self.konst.div_euclid(c)),
-            part(&|k| k % c, self.konst.rem_euclid(c)),
+            part(&|k| k / c, konst.div_euclid(c)),
+            part(&|k| k % c, konst.rem_euclid(c)),
         )
-    }
-
-    /// True if the sum has no terms with a non-zero factor and no constant.
-    fn is_zero(&self) -> bool {
-        self.konst == 0 && self.terms.iter().all(|(_, c)| *c == 0)
-    }
-
-    /// The gcd of every factor and the constant (0 for the zero sum).
-    fn gcd(&self) -> i128 {
-        self.terms
-            .iter()
-            .fold(self.konst.abs(), |g, (_, c)| gcd(g, c.abs()))
-    }
-
-    /// The sum with every factor and the constant divided by `g`.
-    fn divided(&self, g: i128) -> Sum {
-        Sum {
-            dtype: self.dtype,
-            terms: self.terms.iter().map(|(t, c)| (t.clone(), c / g)).collect(),
-            konst: self.konst / g,
-        }
-    }
-}
-
-fn gcd(a: i128, b: i128) -> i128 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
     }
 }
 
@@ -203,7 +141,7 @@ fn split_sum(n: &Arc<UOp>, s: &Arc<UOp>, divisor: &Arc<UOp>, c: i128) -> Option<
     let (q, r) = sum.split(c);
     let (sr, rr) = (sum.exact()?, r.exact()?);
     let same_sign = (sr.0 >= 0 && rr.0 >= 0) || (sr.1 <= 0 && rr.1 <= 0);
-    if q.is_zero() || !same_sign {
+    if q.lin.is_zero() || !same_sign {
         return None;
     }
     let r_is_remainder = rr.0 >= 0 && rr.1 < c;
@@ -221,12 +159,12 @@ fn split_sum(n: &Arc<UOp>, s: &Arc<UOp>, divisor: &Arc<UOp>, c: i128) -> Option<
 /// quotient, and C's remainder scales with both operands).
 fn cancel_gcd(n: &Arc<UOp>, s: &Arc<UOp>, d: i128) -> Option<Arc<UOp>> {
     let sum = Sum::of(s)?;
-    let g = gcd(sum.gcd(), d);
-    if g <= 1 || sum.terms.is_empty() {
+    let g = gcd(sum.lin.content(), d);
+    if g <= 1 || sum.lin.terms.is_empty() {
         return None;
     }
     sum.exact()?;
-    let t = sum.divided(g).build();
+    let t = sum.with(sum.lin.divided(g)).build();
     let dt = n.dtype();
     Some(match (n.op(), g == d) {
         (Op::Idiv, true) => t,
@@ -296,17 +234,5 @@ pub fn divmod() -> PatternMatcher {
         for op in binary [Idiv, Mod] {
             n @ op(s, @const(d)) => cancel_gcd(n, s, positive(n, d).filter(|d| *d > 1)?),
         }
-    }
-}
-
-/// `(x, c)` if `n` is `x * c` (either order) with an integer constant `c`.
-fn with_factor(n: &Arc<UOp>) -> Option<(&Arc<UOp>, i128)> {
-    if n.op() != Op::Mul || !is_int(n) {
-        return None;
-    }
-    match (int_const(n.s(0)), int_const(n.s(1))) {
-        (_, Some(c)) => Some((n.s(0), c)),
-        (Some(c), _) => Some((n.s(1), c)),
-        _ => None,
     }
 }

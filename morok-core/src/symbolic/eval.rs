@@ -33,8 +33,15 @@
 //!
 //! Ops on vector dtypes are evaluated lane-wise by callers; here `dtype`
 //! contributes only its scalar type.
+//!
+//! This is the one definition of scalar ALU semantics. The test oracles
+//! (the reference evaluator and the kernel interpreter) call
+//! [`exec_alu_with`] with [`Undefined::Define`]: they compute floats in
+//! f64 (rounding each result to its type) and need a value for every
+//! operation, so undefined cases get the fixed values listed there.
 
 use crate::dtype::{DType, ScalarType};
+use crate::random::threefry2x32;
 use crate::uop::op::{round_to_float, wrap_i, wrap_u};
 use crate::uop::{ConstValue, Op, OpGroup};
 
@@ -44,6 +51,27 @@ extern "C" {
     // folded and computed values identical.
     fn erf(x: f64) -> f64;
     fn erff(x: f32) -> f32;
+}
+
+/// The error function of C99's libm (the one the rendered C calls).
+pub fn erf_f64(x: f64) -> f64 {
+    // SAFETY: `erf` is a pure libm function of one float.
+    unsafe { erf(x) }
+}
+
+/// What an evaluation does with operations whose C result is undefined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undefined {
+    /// Give no result (`None`): constant folding never folds them.
+    Decline,
+    /// Give a fixed result, and compute every float type in f64 (rounded
+    /// to the type): the test oracles. Integer `x / 0` and `x % 0` are 0
+    /// (bool: false), `MIN / -1` wraps to `MIN`, a left shift by a
+    /// negative amount or by at least the width gives 0, a right shift by
+    /// a negative amount gives `x` and by at least the width the sign;
+    /// `Threefry` is [`threefry2x32`]; float `Idiv` is the truncated
+    /// quotient.
+    Define,
 }
 
 /// Evaluates an ALU op on constants.
@@ -59,6 +87,18 @@ extern "C" {
 /// floats, ...), or the C result would be undefined or trapping (see the
 /// module docs). A `None` means "do not fold", never "the result is zero".
 pub fn exec_alu(op: Op, dtype: DType, args: &[ConstValue]) -> Option<ConstValue> {
+    exec_alu_with(op, dtype, args, Undefined::Decline)
+}
+
+/// [`exec_alu`] with a choice of what undefined operations give (see
+/// [`Undefined`]).
+pub fn exec_alu_with(
+    op: Op,
+    dtype: DType,
+    args: &[ConstValue],
+    undefined: Undefined,
+) -> Option<ConstValue> {
+    let define = undefined == Undefined::Define;
     let arity = match op.group() {
         OpGroup::Unary => 1,
         OpGroup::Binary => 2,
@@ -76,19 +116,26 @@ pub fn exec_alu(op: Op, dtype: DType, args: &[ConstValue]) -> Option<ConstValue>
     let t = dtype.scalar_type();
     if t.is_bool() {
         let v: Vec<bool> = args.iter().map(|a| a.truthy()).collect();
-        return exec_bool(op, &v).map(ConstValue::Bool);
+        return exec_bool(op, &v, define).map(ConstValue::Bool);
     }
     if t.is_int() {
         let v: Vec<i128> = args
             .iter()
             .map(|a| int_value(*a, t))
             .collect::<Option<_>>()?;
-        return exec_int(op, t, &v);
+        return exec_int(op, t, &v, define);
     }
     match t {
         ScalarType::F64 => {
             let v: Vec<f64> = args.iter().map(|a| a.as_f64()).collect();
-            exec_f64(op, &v)
+            exec_f64(op, &v, define)
+        }
+        t if t.is_float() && define => {
+            let v: Vec<f64> = args.iter().map(|a| a.as_f64()).collect();
+            exec_f64(op, &v, define).map(|r| match r {
+                ConstValue::Float(f) => ConstValue::Float(round_to_float(f, t)),
+                other => other,
+            })
         }
         ScalarType::F32 | ScalarType::F16 | ScalarType::BF16 => {
             // Operands are rounded to their type, which f32 holds exactly.
@@ -96,7 +143,7 @@ pub fn exec_alu(op: Op, dtype: DType, args: &[ConstValue]) -> Option<ConstValue>
                 .iter()
                 .map(|a| round_to_float(a.as_f64(), t) as f32)
                 .collect();
-            exec_f32(op, &v).map(|r| match r {
+            exec_f32(op, &v, define).map(|r| match r {
                 ConstValue::Float(f) => ConstValue::Float(canonical_nan(round_to_float(f, t))),
                 other => other,
             })
@@ -140,7 +187,7 @@ fn canonical_nan(f: f64) -> f64 {
     }
 }
 
-fn exec_bool(op: Op, v: &[bool]) -> Option<bool> {
+fn exec_bool(op: Op, v: &[bool], define: bool) -> Option<bool> {
     Some(match (op, v) {
         (Op::Not | Op::Neg, [a]) => !a,
         (Op::Abs | Op::Floor | Op::Ceil | Op::Round | Op::Trunc, [a]) => *a,
@@ -154,12 +201,13 @@ fn exec_bool(op: Op, v: &[bool]) -> Option<bool> {
         // Division by true is the identity; by false it is undefined.
         (Op::Idiv, [a, true]) => *a,
         (Op::Mod, [_, true]) => false,
+        (Op::Idiv | Op::Mod, [_, false]) if define => false,
         (Op::MulAcc, [a, b, c]) => (a & b) | c,
         _ => return None,
     })
 }
 
-fn exec_int(op: Op, t: ScalarType, v: &[i128]) -> Option<ConstValue> {
+fn exec_int(op: Op, t: ScalarType, v: &[i128], define: bool) -> Option<ConstValue> {
     let bits = t.bits() as i128;
     let signed_min = t.is_signed_int().then(|| t.min_int());
     let r = match (op, v) {
@@ -171,8 +219,11 @@ fn exec_int(op: Op, t: ScalarType, v: &[i128]) -> Option<ConstValue> {
         (Op::Add, [a, b]) => a.wrapping_add(*b),
         (Op::Sub, [a, b]) => a.wrapping_sub(*b),
         (Op::Mul, [a, b]) => a.wrapping_mul(*b),
+        (Op::Idiv | Op::Mod, [_, 0]) if define => 0,
         (Op::Idiv | Op::Mod, [a, b]) => {
-            if *b == 0 || (Some(*a) == signed_min && *b == -1) {
+            // Operands are within 64 bits, so `MIN / -1` is exact in i128
+            // (and wraps below when defined).
+            if *b == 0 || (Some(*a) == signed_min && *b == -1 && !define) {
                 return None;
             }
             // Rust's i128 `/` and `%` truncate toward zero, like C's.
@@ -191,6 +242,9 @@ fn exec_int(op: Op, t: ScalarType, v: &[i128]) -> Option<ConstValue> {
         (Op::And, [a, b]) => a & b,
         (Op::Or, [a, b]) => a | b,
         (Op::Xor, [a, b]) => a ^ b,
+        (Op::Shl, [_, b]) if define && (*b < 0 || *b >= bits) => 0,
+        (Op::Shr, [a, b]) if define && *b < 0 => *a,
+        (Op::Shr, [a, b]) if define && *b >= bits => a >> 127,
         (Op::Shl | Op::Shr, [a, b]) => {
             if *b < 0 || *b >= bits {
                 return None;
@@ -204,6 +258,7 @@ fn exec_int(op: Op, t: ScalarType, v: &[i128]) -> Option<ConstValue> {
             }
         }
         (Op::MulAcc, [a, b, c]) => a.wrapping_mul(*b).wrapping_add(*c),
+        (Op::Threefry, [a, b]) if define => threefry2x32(*a as u64, *b as u64) as i128,
         _ => return None,
     };
     Some(wrap(r, t))
@@ -213,7 +268,7 @@ fn exec_int(op: Op, t: ScalarType, v: &[i128]) -> Option<ConstValue> {
 /// precisions have identical semantics.
 macro_rules! float_exec {
     ($name:ident, $t:ty, $erf:ident) => {
-        fn $name(op: Op, v: &[$t]) -> Option<ConstValue> {
+        fn $name(op: Op, v: &[$t], define: bool) -> Option<ConstValue> {
             let f = |x: $t| Some(ConstValue::Float(canonical_nan(x as f64)));
             let b = |x: bool| Some(ConstValue::Bool(x));
             match (op, v) {
@@ -242,6 +297,7 @@ macro_rules! float_exec {
                 (Op::Mul, [x, y]) => f(x * y),
                 (Op::Fdiv, [x, y]) => f(x / y),
                 (Op::Mod, [x, y]) => f(x % y),
+                (Op::Idiv, [x, y]) if define => f((x / y).trunc()),
                 (Op::Pow, [x, y]) => f(x.powf(*y)),
                 (Op::Max | Op::Min, [x, y]) => {
                     if x.is_nan() || y.is_nan() {
@@ -343,26 +399,39 @@ fn round_significant(v: i128, p: u32) -> f64 {
 /// size). `None` for different sizes, for bool, and when the result is a
 /// NaN (constants canonicalize NaN, which would lose the payload).
 pub fn bitcast_const(v: ConstValue, from: ScalarType, to: ScalarType) -> Option<ConstValue> {
-    if from.itemsize() != to.itemsize() || from.is_bool() || to.is_bool() {
+    let scalar = |t: ScalarType| t.is_float() || t.is_int();
+    if from.itemsize() != to.itemsize() || !scalar(from) || !scalar(to) {
         return None;
     }
-    let bits: u64 = match from {
+    let out = value_of_bits(bits_of(v, from)?, to);
+    (!matches!(out, ConstValue::Float(f) if f.is_nan())).then_some(out)
+}
+
+/// The bits of `v` stored as type `t` (its low `t.bits()` bits): a float
+/// is rounded to the type first, an integer wrapped. `None` for a float
+/// value of an integer type. The one bit layout of every scalar type,
+/// shared by constant folding and the test oracles.
+pub fn bits_of(v: ConstValue, t: ScalarType) -> Option<u64> {
+    Some(match t {
         ScalarType::F64 => v.as_f64().to_bits(),
         ScalarType::F32 => (v.as_f64() as f32).to_bits() as u64,
         ScalarType::F16 => half::f16::from_f64(v.as_f64()).to_bits() as u64,
         ScalarType::BF16 => half::bf16::from_f64(v.as_f64()).to_bits() as u64,
-        t if t.is_int() => wrap_u(v.as_i128()?, ScalarType::U64) & width_mask(t),
-        _ => return None,
-    };
-    let out = match to {
-        ScalarType::F64 => f64::from_bits(bits),
-        ScalarType::F32 => f32::from_bits(bits as u32) as f64,
-        ScalarType::F16 => half::f16::from_bits(bits as u16).to_f64(),
-        ScalarType::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
-        t if t.is_int() => return Some(ConstValue::from_i128(bits as i128, t)),
-        _ => return None,
-    };
-    (!out.is_nan()).then_some(ConstValue::Float(out))
+        t => wrap_u(v.as_i128()?, ScalarType::U64) & width_mask(t),
+    })
+}
+
+/// The value of type `t` whose bits are the low `t.bits()` bits of `bits`
+/// (NaN payloads are not kept: f64 NaNs compare as NaN anyway).
+pub fn value_of_bits(bits: u64, t: ScalarType) -> ConstValue {
+    let bits = bits & width_mask(t);
+    match t {
+        ScalarType::F64 => ConstValue::Float(f64::from_bits(bits)),
+        ScalarType::F32 => ConstValue::Float(f32::from_bits(bits as u32) as f64),
+        ScalarType::F16 => ConstValue::Float(half::f16::from_bits(bits as u16).to_f64()),
+        ScalarType::BF16 => ConstValue::Float(half::bf16::from_bits(bits as u16).to_f64()),
+        t => ConstValue::from_i128(bits as i128, t),
+    }
 }
 
 fn width_mask(t: ScalarType) -> u64 {

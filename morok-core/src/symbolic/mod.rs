@@ -3,7 +3,7 @@
 //!
 //! - [`eval`]: constant evaluation with the target's exact semantics;
 //! - [`bounds`]: value bounds (`vmin`/`vmax`) by interval arithmetic;
-//! - [`interp`]: a reference interpreter built on [`eval`];
+//! - `interp` (feature `testing`): a reference interpreter built on [`eval`];
 //! - one rule set per category: [`fold`](fold::fold) (constant folding),
 //!   [`known`](known::known) (values decided by bounds),
 //!   [`identities`](identities::identities), [`boolean`](boolean::boolean),
@@ -22,7 +22,10 @@
 
 pub mod bounds;
 pub mod eval;
+pub mod gate;
+#[cfg(any(test, feature = "testing"))]
 pub mod interp;
+pub mod linear;
 
 pub mod boolean;
 pub mod cast;
@@ -84,14 +87,6 @@ pub fn simplify(root: &Arc<UOp>) -> Result<Arc<UOp>, RewriteError> {
 }
 
 // ---- helpers shared by the rule files ----
-
-/// The value of an integer (or bool) CONST.
-fn int_const(n: &Arc<UOp>) -> Option<i128> {
-    if n.dtype().is_float() {
-        return None;
-    }
-    n.const_value()?.as_i128()
-}
 
 /// A constant of `dtype` from an integer (wrapped to the type).
 fn int_node(dtype: DType, v: i128) -> Arc<UOp> {

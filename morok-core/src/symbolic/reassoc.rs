@@ -29,7 +29,7 @@ fn combine(op: Op, c1: ConstValue, c2: ConstValue) -> Option<i128> {
 fn term(n: &Arc<UOp>) -> (&Arc<UOp>, i128) {
     if n.op() == Op::Mul {
         for (x, k) in [(n.s(0), n.s(1)), (n.s(1), n.s(0))] {
-            if let Some(c) = k.const_value().and_then(|c| c.as_i128()) {
+            if let Some(c) = k.const_int() {
                 return (x, c);
             }
         }

@@ -117,6 +117,16 @@ impl UOp {
         }
     }
 
+    /// The integer (or bool) value of a CONST of integer or bool type,
+    /// exactly (as `i128`); `None` for float constants and other nodes.
+    /// The one way to ask "which integer is this constant".
+    pub fn const_int(&self) -> Option<i128> {
+        if self.dtype.is_float() {
+            return None;
+        }
+        self.const_value()?.as_i128()
+    }
+
     /// The same node with new operands (interned; returns `self` when the
     /// operands are unchanged). Provenance is kept.
     pub fn with_sources(self: &Arc<Self>, src: Srcs) -> Arc<UOp> {
@@ -146,6 +156,12 @@ impl UOp {
     /// All nodes reachable from `self`, operands before users (post-order),
     /// each once. Iterative, so deep graphs do not overflow the stack.
     pub fn toposort(self: &Arc<Self>) -> Vec<Arc<UOp>> {
+        self.toposort_until(|_| false)
+    }
+
+    /// Like [`UOp::toposort`], but the operands of a node for which `stop`
+    /// is true are not visited (the node itself is listed). Iterative.
+    pub fn toposort_until(self: &Arc<Self>, stop: impl Fn(&UOp) -> bool) -> Vec<Arc<UOp>> {
         let mut order = Vec::new();
         let mut seen: HashSet<u64> = HashSet::new();
         let mut stack: Vec<(Arc<UOp>, bool)> = vec![(self.clone(), false)];
@@ -157,10 +173,13 @@ impl UOp {
             if !seen.insert(node.id) {
                 continue;
             }
+            let enter = !stop(&node);
             stack.push((node.clone(), true));
-            for s in node.src.iter().rev() {
-                if !seen.contains(&s.id) {
-                    stack.push((s.clone(), false));
+            if enter {
+                for s in node.src.iter().rev() {
+                    if !seen.contains(&s.id) {
+                        stack.push((s.clone(), false));
+                    }
                 }
             }
         }

@@ -53,36 +53,18 @@ impl Op {
     }
 }
 
-/// Broad category of an [`Op`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum OpGroup {
-    /// One-operand ALU op.
-    Unary,
-    /// Two-operand ALU op.
-    Binary,
-    /// Three-operand ALU op.
-    Ternary,
-    /// Tensor-level view change (becomes index arithmetic in rangeify).
-    Movement,
-    /// Reductions at any level.
-    Reduce,
-    /// Buffers, indexing, loads and stores.
-    Memory,
-    /// Loops, branches, kernels and ordering.
-    Control,
-    /// Vector construction and lane access.
-    Vector,
-    /// Definitions: arguments, variables, registers, constants.
-    Define,
-    /// Type conversions.
-    Cast,
-    /// Tensor-level markers (contiguous, copy, detach, ...).
-    Tensor,
+macro_rules! op_groups {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// Broad category of an [`Op`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum OpGroup { $( $(#[$doc])* $name ),* }
+    };
 }
 
 // The op list lives in the `patterns!` crate so the macro can check op
-// names at expansion time; see that file's header.
-include!("../../patterns/src/op_table.rs");
+// names at expansion time; the crate hands it over as tokens, which the
+// two macros above turn into `OpGroup` and `Op`.
+morok_patterns::op_table_source!();
 
 /// The reduction performed by REDUCE_AXIS / REDUCE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

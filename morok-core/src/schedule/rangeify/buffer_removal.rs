@@ -69,42 +69,33 @@ fn inline_removable(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         .filter(|(a, _)| a.op() == Op::Range)
         .map(|(a, i)| (a.id(), i.clone()))
         .collect();
-    Some(
-        Inliner {
-            map,
-            gate,
-            memo: HashMap::new(),
-        }
-        .apply(body),
-    )
+    Some(inline(body, &map, gate))
 }
 
-/// Substitutes ranges and adds a gate to every load of one kernel body,
-/// without entering the bodies of other BUFFERIZEs it reads.
-struct Inliner<'a> {
-    map: HashMap<u64, Arc<UOp>>,
-    gate: Option<&'a Arc<UOp>>,
-    memo: HashMap<u64, Arc<UOp>>,
-}
-
-impl Inliner<'_> {
-    fn apply(&mut self, n: &Arc<UOp>) -> Arc<UOp> {
-        if let Some(r) = self.map.get(&n.id()).or_else(|| self.memo.get(&n.id())) {
-            return r.clone();
-        }
-        let out = if n.op() == Op::Bufferize {
+/// `body` with the ranges in `map` substituted and `gate` added to every
+/// INDEX, without entering the bodies of other BUFFERIZEs it reads. A
+/// hand-written walk because it must stop at BUFFERIZE nodes (which
+/// `graph_rewrite` would enter); iterative, in operands-first order, so
+/// deep bodies do not overflow the stack.
+fn inline(body: &Arc<UOp>, map: &HashMap<u64, Arc<UOp>>, gate: Option<&Arc<UOp>>) -> Arc<UOp> {
+    let mut done: HashMap<u64, Arc<UOp>> = HashMap::new();
+    let stop = |n: &UOp| n.op() == Op::Bufferize || map.contains_key(&n.id());
+    for n in body.toposort_until(stop) {
+        let out = if let Some(r) = map.get(&n.id()) {
+            r.clone()
+        } else if n.op() == Op::Bufferize {
             n.clone()
         } else {
-            let src: Srcs = n.src().iter().map(|s| self.apply(s)).collect();
+            let src: Srcs = n.src().iter().map(|s| done[&s.id()].clone()).collect();
             let rebuilt = n.with_sources(src);
-            match (rebuilt.op(), self.gate) {
+            match (rebuilt.op(), gate) {
                 (Op::Index, Some(g)) => add_gate(&rebuilt, g),
                 _ => rebuilt,
             }
         };
-        self.memo.insert(n.id(), out.clone());
-        out
+        done.insert(n.id(), out);
     }
+    done[&body.id()].clone()
 }
 
 /// `INDEX(…, g0)` → `INDEX(…, g0 ∧ g)` for view and pointer indexes.
@@ -149,4 +140,39 @@ fn remove_dead_axes(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         }
     }
     Some(view_index(&b.with_sources(src), &kept_idx, gate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::{AddrSpace, DType};
+    use crate::uop::AxisType;
+
+    /// A removable buffer whose body is a 100,000-node chain is inlined
+    /// without recursion (a recursive walk overflows the stack here).
+    #[test]
+    fn inlining_a_deep_body_does_not_overflow_the_stack() {
+        let r = UOp::range(&UOp::index(4), 0, AxisType::Loop);
+        let mut body = r.clone();
+        for _ in 0..100_000 {
+            body = body.add(&UOp::index(1));
+        }
+        let arg = Arg::Bufferize {
+            addr: AddrSpace::Global,
+            output: None,
+            removable: true,
+        };
+        let b = UOp::new(
+            Op::Bufferize,
+            DType::INDEX,
+            Srcs::from_iter([body, r.clone()]),
+            arg,
+        );
+        let k = UOp::range(&UOp::index(4), 1, AxisType::Loop);
+        let inlined = inline_removable(&view_index(&b, std::slice::from_ref(&k), None)).unwrap();
+        let nodes = inlined.toposort();
+        assert!(nodes.iter().any(|n| Arc::ptr_eq(n, &k)));
+        assert!(!nodes.iter().any(|n| Arc::ptr_eq(n, &r)));
+        assert_eq!(nodes.iter().filter(|n| n.op() == Op::Add).count(), 100_000);
+    }
 }

@@ -23,8 +23,9 @@
 
 use super::index_simplify::index_rules;
 use crate::patterns;
-use crate::rewrite::{graph_rewrite, PatternMatcher};
+use crate::rewrite::{graph_rewrite, PatternMatcher, RewriteError};
 use crate::symbolic::bounds::int_bounds;
+use crate::symbolic::gate::clauses;
 use crate::uop::{Arg, Op, Srcs, UOp};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -33,7 +34,7 @@ use std::sync::{Arc, OnceLock};
 pub fn gated_index_rules() -> PatternMatcher {
     patterns! {
         @name "gated-index";
-        n @ Index(..) => simplify_under_gate(n),
+        n @ Index(..) => try simplify_under_gate(n),
     }
 }
 
@@ -46,40 +47,24 @@ fn simplifier() -> &'static PatternMatcher {
 /// Loop counters by id, with the `[lo, hi]` a gate confines them to.
 type Narrowed = HashMap<u64, (Arc<UOp>, i128, i128)>;
 
-/// Bounds the gate's conjuncts put on loop counters: `r < c`, `c < r` and
-/// their negations, intersected with the loop's own range. Counters the
+/// Bounds the gate's conjuncts put on loop counters: `r < c`, `c < r`,
+/// `r <= c`, `c <= r` and their negations (the shared [`clauses`] walk), intersected with the loop's own range. Counters the
 /// gate does not narrow are left out. `None` unless every conjunct is such
 /// a comparison: then the gate is exactly the box of the narrowed ranges,
 /// and an index simplified over the box is right wherever the access
 /// happens (and bounded by the box).
 fn narrowed_ranges(gate: &Arc<UOp>) -> Option<Narrowed> {
     let mut out: Narrowed = HashMap::new();
-    let mut stack = vec![(gate.clone(), false)];
-    while let Some((g, negated)) = stack.pop() {
-        match g.op() {
-            Op::And if !negated => {
-                stack.extend(g.src().iter().map(|s| (s.clone(), false)));
-            }
-            Op::Not => stack.push((g.s(0).clone(), !negated)),
-            Op::CmpLt => {
-                let (a, b) = (g.s(0), g.s(1));
-                let konst = |n: &Arc<UOp>| n.const_value().and_then(|c| c.as_i128());
-                // (counter, lo, hi) the comparison (or its negation) implies.
-                let limit = match (a.op(), konst(a), b.op(), konst(b)) {
-                    (Op::Range, _, _, Some(c)) if !negated => (a, i128::MIN, c - 1),
-                    (Op::Range, _, _, Some(c)) => (a, c, i128::MAX),
-                    (_, Some(c), Op::Range, _) if !negated => (b, c + 1, i128::MAX),
-                    (_, Some(c), Op::Range, _) => (b, i128::MIN, c),
-                    _ => return None,
-                };
-                let (r, lo, hi) = limit;
-                let (rlo, rhi) = int_bounds(r)?;
-                let e = out.entry(r.id()).or_insert((r.clone(), rlo, rhi));
-                e.1 = e.1.max(lo);
-                e.2 = e.2.min(hi);
-            }
-            _ => return None,
-        }
+    let (clauses, only_comparisons) = clauses(gate);
+    if !only_comparisons {
+        return None;
+    }
+    for clause in &clauses {
+        let (r, lo, hi) = clause.range_bound()?;
+        let (rlo, rhi) = int_bounds(r)?;
+        let e = out.entry(r.id()).or_insert((r.clone(), rlo, rhi));
+        e.1 = e.1.max(lo);
+        e.2 = e.2.min(hi);
     }
     out.retain(|_, (r, lo, hi)| {
         lo <= hi && int_bounds(r).is_some_and(|(rlo, rhi)| (*lo, *hi) != (rlo, rhi))
@@ -95,27 +80,33 @@ fn has_divmod(n: &Arc<UOp>) -> bool {
 }
 
 /// `INDEX(buf, idx…, gate)` with every `idx` simplified where `gate`
-/// holds (see the module docs), where that makes it linear.
-fn simplify_under_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let (gate, rest) = n.src().split_last()?;
+/// holds (see the module docs), where that makes it linear. Fails if the
+/// simplification under the gate fails (does not converge).
+fn simplify_under_gate(n: &Arc<UOp>) -> Result<Option<Arc<UOp>>, RewriteError> {
+    let Some((gate, rest)) = n.src().split_last() else {
+        return Ok(None);
+    };
     if !gate.dtype().is_bool() || rest.len() < 2 {
-        return None;
+        return Ok(None);
     }
-    let narrowed = narrowed_ranges(gate)?;
-    if narrowed.is_empty() {
-        return None;
-    }
+    let Some(narrowed) = narrowed_ranges(gate).filter(|m| !m.is_empty()) else {
+        return Ok(None);
+    };
     let mut to_var = HashMap::new();
     let mut back = HashMap::new();
     for (id, (r, lo, hi)) in narrowed {
+        // A counter bound beyond i64 cannot be a variable: decline.
+        let (Ok(min), Ok(max)) = (i64::try_from(lo), i64::try_from(hi)) else {
+            return Ok(None);
+        };
         let var = UOp::new(
             Op::DefineVar,
             r.dtype(),
             Srcs::new(),
             Arg::Var {
                 name: format!("gated range {id}"),
-                min: i64::try_from(lo).ok()?,
-                max: i64::try_from(hi).ok()?,
+                min,
+                max,
             },
         );
         back.insert(var.id(), r);
@@ -130,7 +121,7 @@ fn simplify_under_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
             continue;
         }
         let narrowed = idx.substitute(&to_var);
-        let under_gate = graph_rewrite(simplifier(), &narrowed, &mut ()).ok()?;
+        let under_gate = graph_rewrite(simplifier(), &narrowed, &mut ())?;
         let new = under_gate.substitute(&back);
         let within = match (int_bounds(&under_gate), int_bounds(&narrowed)) {
             (Some((nlo, nhi)), Some((olo, ohi))) => olo <= nlo && nhi <= ohi,
@@ -144,7 +135,7 @@ fn simplify_under_gate(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         }
     }
     srcs.push(gate.clone());
-    smaller.then(|| n.with_sources(srcs))
+    Ok(smaller.then(|| n.with_sources(srcs)))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //!   exact because `index` arithmetic does not wrap;
 //! - dropping a constant-true gate from an INDEX;
 //! - small builders (`add`, `mul_c`, `div_c`, ...) that fold constants as
-//!   they build, and [`Linear`], the linear form other passes read.
+//!   they build, and [`linear`], the shared linear form of an index.
 //!
 //! Div/mod folding, bound-decided comparisons and `min`/`max`, and constant
 //! folding come from `symbolic`, with which [`index_rules`] is combined.
@@ -21,6 +21,7 @@ use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::symbolic::bounds::int_bounds;
+use crate::symbolic::linear::{Expand, Linear};
 use crate::uop::{Op, UOp};
 use std::sync::Arc;
 
@@ -37,14 +38,10 @@ fn is_index(n: &UOp) -> bool {
     n.dtype() == DType::INDEX
 }
 
-fn int_const(n: &UOp) -> Option<i128> {
-    n.const_value().and_then(|c| c.as_i128())
-}
-
 /// `a + b` over `index`, folding constants and zeros.
 #[track_caller]
 pub fn add(a: &Arc<UOp>, b: &Arc<UOp>) -> Arc<UOp> {
-    match (int_const(a), int_const(b)) {
+    match (a.const_int(), b.const_int()) {
         (Some(x), Some(y)) => UOp::index((x + y) as i64),
         (Some(0), _) => b.clone(),
         (_, Some(0)) => a.clone(),
@@ -55,7 +52,7 @@ pub fn add(a: &Arc<UOp>, b: &Arc<UOp>) -> Arc<UOp> {
 /// `a · c` over `index` for a constant `c`.
 #[track_caller]
 pub fn mul_c(a: &Arc<UOp>, c: i64) -> Arc<UOp> {
-    match (int_const(a), c) {
+    match (a.const_int(), c) {
         (Some(x), _) => UOp::index((x * c as i128) as i64),
         (_, 0) => UOp::index(0),
         (_, 1) => a.clone(),
@@ -66,7 +63,7 @@ pub fn mul_c(a: &Arc<UOp>, c: i64) -> Arc<UOp> {
 /// `a // c` over `index` for a constant `c > 0`.
 #[track_caller]
 pub fn div_c(a: &Arc<UOp>, c: i64) -> Arc<UOp> {
-    match int_const(a) {
+    match a.const_int() {
         Some(x) => UOp::index((x / c as i128) as i64),
         None if c == 1 => a.clone(),
         None => a.bin(Op::Idiv, &UOp::index(c)),
@@ -76,7 +73,7 @@ pub fn div_c(a: &Arc<UOp>, c: i64) -> Arc<UOp> {
 /// `a % c` over `index` for a constant `c > 0`.
 #[track_caller]
 pub fn mod_c(a: &Arc<UOp>, c: i64) -> Arc<UOp> {
-    match int_const(a) {
+    match a.const_int() {
         Some(x) => UOp::index((x % c as i128) as i64),
         None if c == 1 => UOp::index(0),
         None => a.bin(Op::Mod, &UOp::index(c)),
@@ -98,73 +95,19 @@ pub fn and(a: Option<&Arc<UOp>>, b: &Arc<UOp>) -> Arc<UOp> {
     }
 }
 
-/// A linear form `Σ coeff·term + constant`, terms in first-appearance order.
-#[derive(Clone, Debug, Default)]
-pub struct Linear {
-    /// Non-constant terms and their (non-zero) coefficients.
-    pub terms: Vec<(Arc<UOp>, i128)>,
-    /// The constant part.
-    pub constant: i128,
+/// The linear form of an `index` expression (a lone term if it is not
+/// integer arithmetic): [`Linear::of`] expanding `+`, `-`, negation and
+/// constant factors, which is exact because `index` arithmetic does not wrap.
+pub fn linear(n: &Arc<UOp>) -> Linear {
+    Linear::of(n, Expand::AddSubNegMul, usize::MAX)
+        .filter(|_| is_index(n))
+        .unwrap_or_else(|| Linear::atom(n))
 }
 
-impl Linear {
-    /// Decomposes an `index` expression into its linear form.
-    pub fn of(n: &Arc<UOp>) -> Linear {
-        let mut lin = Linear::default();
-        lin.collect(n, 1);
-        lin.terms.retain(|(_, c)| *c != 0);
-        lin
-    }
-
-    fn collect(&mut self, n: &Arc<UOp>, scale: i128) {
-        match n.op() {
-            _ if int_const(n).is_some() && is_index(n) => {
-                self.constant += scale * int_const(n).unwrap_or(0)
-            }
-            Op::Add if is_index(n) => {
-                self.collect(n.s(0), scale);
-                self.collect(n.s(1), scale);
-            }
-            Op::Sub if is_index(n) => {
-                self.collect(n.s(0), scale);
-                self.collect(n.s(1), -scale);
-            }
-            Op::Neg if is_index(n) => self.collect(n.s(0), -scale),
-            Op::Mul if is_index(n) && int_const(n.s(1)).is_some() => {
-                self.collect(n.s(0), scale * int_const(n.s(1)).unwrap_or(0))
-            }
-            Op::Mul if is_index(n) && int_const(n.s(0)).is_some() => {
-                self.collect(n.s(1), scale * int_const(n.s(0)).unwrap_or(0))
-            }
-            _ => match self.terms.iter_mut().find(|(t, _)| Arc::ptr_eq(t, n)) {
-                Some((_, c)) => *c += scale,
-                None => self.terms.push((n.clone(), scale)),
-            },
-        }
-    }
-
-    /// Rebuilds the canonical expression `((t0·c0 + t1·c1) + …) + constant`.
-    #[track_caller]
-    pub fn build(&self) -> Arc<UOp> {
-        let mut acc: Option<Arc<UOp>> = None;
-        for (t, c) in &self.terms {
-            let term = mul_c(t, *c as i64);
-            acc = Some(match acc {
-                Some(a) => a.add(&term),
-                None => term,
-            });
-        }
-        match acc {
-            Some(a) if self.constant != 0 => a.add(&UOp::index(self.constant as i64)),
-            Some(a) => a,
-            None => UOp::index(self.constant as i64),
-        }
-    }
-
-    /// True if every term is provably non-negative.
-    pub fn terms_nonneg(&self) -> bool {
-        self.terms.iter().all(|(t, _)| bounds(t).0 >= 0)
-    }
+/// The canonical expression of an `index` expression's linear form.
+#[track_caller]
+pub fn canonical(n: &Arc<UOp>) -> Arc<UOp> {
+    linear(n).build(DType::INDEX)
 }
 
 /// The index rule set: linear canonical form of `index` arithmetic and
@@ -175,9 +118,9 @@ pub fn index_rules() -> PatternMatcher {
     patterns! {
         @name "index-simplify";
         for op in binary [Add, Sub, Mul] {
-            n @ op(_, _) if is_index(n) ~> Linear::of(n).build(),
+            n @ op(_, _) if is_index(n) ~> canonical(n),
         }
-        n @ Neg(_) if is_index(n) ~> Linear::of(n).build(),
+        n @ Neg(_) if is_index(n) ~> canonical(n),
         n @ Index(..) => drop_true_gate(n),
     }
 }

@@ -49,8 +49,6 @@ pub struct IndexingCtx {
     pub buffers: HashMap<u64, Arc<UOp>>,
     /// Next fresh axis id.
     pub next_axis: usize,
-    /// The first error a rule hit (rules cannot return errors themselves).
-    pub error: Option<ScheduleError>,
 }
 
 impl IndexingCtx {
@@ -84,23 +82,22 @@ pub fn indexing_rules() -> PatternMatcher<IndexingCtx> {
     patterns! {
         @context IndexingCtx;
         @name "rangeify-indexing";
-        n @ Index(..) if super::is_view_index(n) && ctx.error.is_none() => index_one_step(n, ctx),
+        n @ Index(..) if super::is_view_index(n) => try index_one_step(n, ctx),
     }
 }
 
-/// One step of the table above for the view index `n`, recording an error
-/// in the context instead of rewriting when the op has no rule.
-fn index_one_step(n: &Arc<UOp>, ctx: &mut IndexingCtx) -> Option<Arc<UOp>> {
+/// One step of the table above for the view index `n`; an error (an op
+/// with no rule, an ill-shaped node) fails the rule.
+fn index_one_step(n: &Arc<UOp>, ctx: &mut IndexingCtx) -> Result<Option<Arc<UOp>>, ScheduleError> {
     let (t, idx, gate) = super::split_view_index(n);
     if t.op() == Op::Bufferize {
-        return None;
+        return Ok(None);
     }
-    let result = if ctx.realize.contains(&t.id()) {
-        ctx.bufferize(t).map(|b| view_index(&b, idx, gate))
+    if ctx.realize.contains(&t.id()) {
+        ctx.bufferize(t).map(|b| Some(view_index(&b, idx, gate)))
     } else {
-        push(t, idx, gate, ctx)
-    };
-    result.map_err(|e| ctx.error = Some(e)).ok()
+        push(t, idx, gate, ctx).map(Some)
+    }
 }
 
 fn unsupported(t: &Arc<UOp>, reason: &str) -> ScheduleError {

@@ -85,9 +85,9 @@ pub fn axis_size(a: &UOp) -> usize {
     match a.op() {
         Op::Range => a
             .s(0)
-            .const_value()
-            .and_then(|c| c.as_i64())
-            .map_or(0, |v| v as usize),
+            .const_int()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0),
         _ => 1,
     }
 }

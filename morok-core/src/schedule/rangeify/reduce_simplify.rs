@@ -24,11 +24,12 @@
 //! counter (a cumulative sum of ones, O(n²) as a loop) into `i + 1`.
 
 use super::depends_on;
-use super::index_simplify::{self as ix, Linear};
+use super::index_simplify::{self as ix};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{Arg, Op, ReduceOp, UOp};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The reduce simplification rule set.
@@ -99,16 +100,70 @@ fn reduce_collapse(n: &Arc<UOp>) -> Option<Arc<UOp>> {
 }
 
 /// `Σ_{r ∈ [0, n)} v` without `r`, if found (see the module docs).
+///
+/// The sum distributes over `+`, `−`, negation and products with a factor
+/// free of `r`; the parts are closed by [`sum_part`]. Evaluated operands
+/// first with an explicit stack (a deep sum does not recurse), each node
+/// once.
 fn sum_closed(v: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
-    if !depends_on(v, r) {
+    let mut varies: HashSet<u64> = HashSet::new();
+    for n in v.toposort() {
+        if Arc::ptr_eq(&n, r) || n.src().iter().any(|s| varies.contains(&s.id())) {
+            varies.insert(n.id());
+        }
+    }
+    let depends = |x: &Arc<UOp>| varies.contains(&x.id());
+    let mut closed: HashMap<u64, Option<Arc<UOp>>> = HashMap::new();
+    let mut stack = vec![(v.clone(), false)];
+    while let Some((x, ready)) = stack.pop() {
+        if closed.contains_key(&x.id()) {
+            continue;
+        }
+        let parts = distributes_over(&x, &depends);
+        if !ready && !parts.is_empty() {
+            stack.push((x.clone(), true));
+            stack.extend(parts.into_iter().map(|p| (p, false)));
+            continue;
+        }
+        let part = |i: usize| closed.get(&x.s(i).id()).cloned().flatten();
+        let out = sum_part(&x, r, &depends, part);
+        closed.insert(x.id(), out);
+    }
+    closed.remove(&v.id()).flatten()
+}
+
+/// The operands of `x` whose sums [`sum_part`] combines (none for a part
+/// closed on its own).
+fn distributes_over(x: &Arc<UOp>, depends: &dyn Fn(&Arc<UOp>) -> bool) -> Vec<Arc<UOp>> {
+    if !depends(x) {
+        return Vec::new();
+    }
+    let bool_cast = |u: &Arc<UOp>| u.op() == Op::Cast && u.s(0).dtype().is_bool();
+    match x.op() {
+        Op::Add | Op::Sub => vec![x.s(0).clone(), x.s(1).clone()],
+        Op::Neg => vec![x.s(0).clone()],
+        Op::Mul if bool_cast(x.s(0)) || bool_cast(x.s(1)) => Vec::new(),
+        Op::Mul if !depends(x.s(1)) => vec![x.s(0).clone()],
+        Op::Mul if !depends(x.s(0)) => vec![x.s(1).clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// `Σ_r x` from the sums of its operands (`part(i)`, for the operands
+/// [`distributes_over`] lists), or directly for a term free of `r` and
+/// for selections (see [`sum_where`]).
+fn sum_part(
+    v: &Arc<UOp>,
+    r: &Arc<UOp>,
+    depends: &dyn Fn(&Arc<UOp>) -> bool,
+    part: impl Fn(usize) -> Option<Arc<UOp>>,
+) -> Option<Arc<UOp>> {
+    if !depends(v) {
         return Some(v.mul(&UOp::index(range_size(r)).cast(v.dtype())));
     }
     match v.op() {
-        Op::Add | Op::Sub => {
-            let (a, b) = (sum_closed(v.s(0), r)?, sum_closed(v.s(1), r)?);
-            Some(a.bin(v.op(), &b))
-        }
-        Op::Neg => Some(sum_closed(v.s(0), r)?.un(Op::Neg)),
+        Op::Add | Op::Sub => Some(part(0)?.bin(v.op(), &part(1)?)),
+        Op::Neg => Some(part(0)?.un(Op::Neg)),
         Op::Mul => {
             let (a, b) = (v.s(0), v.s(1));
             if b.op() == Op::Cast && b.s(0).dtype().is_bool() {
@@ -117,10 +172,10 @@ fn sum_closed(v: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
             if a.op() == Op::Cast && a.s(0).dtype().is_bool() {
                 return sum_where(a.s(0), b, &UOp::zero(v.dtype()), r);
             }
-            if !depends_on(b, r) {
-                Some(sum_closed(a, r)?.mul(b))
-            } else if !depends_on(a, r) {
-                Some(a.mul(&sum_closed(b, r)?))
+            if !depends(b) {
+                Some(part(0)?.mul(b))
+            } else if !depends(a) {
+                Some(a.mul(&part(1)?))
             } else {
                 None
             }
@@ -183,12 +238,16 @@ fn count(c: &Arc<UOp>, r: &Arc<UOp>, n: i64) -> Option<Arc<UOp>> {
     })
 }
 
+/// The conjuncts of a boolean `AND` tree, left to right (iterative).
 fn conjuncts(c: &Arc<UOp>, out: &mut Vec<Arc<UOp>>) {
-    if c.op() == Op::And && c.dtype().is_bool() {
-        conjuncts(c.s(0), out);
-        conjuncts(c.s(1), out);
-    } else {
-        out.push(c.clone());
+    let mut todo = vec![c.clone()];
+    while let Some(c) = todo.pop() {
+        if c.op() == Op::And && c.dtype().is_bool() {
+            todo.push(c.s(1).clone());
+            todo.push(c.s(0).clone());
+        } else {
+            out.push(c);
+        }
     }
 }
 
@@ -214,7 +273,7 @@ fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
         }
         _ => return None,
     };
-    let lin = Linear::of(&diff);
+    let lin = ix::linear(&diff);
     let pos = lin.terms.iter().position(|(t, _)| Arc::ptr_eq(t, r))?;
     let coeff = lin.terms[pos].1;
     let mut rest = lin.clone();
@@ -222,7 +281,7 @@ fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
     if rest.terms.iter().any(|(t, _)| depends_on(t, r)) {
         return None;
     }
-    let e = rest.build();
+    let e = rest.build(DType::INDEX);
     let neg_e = ix::mul_c(&e, -1);
     match (coeff, eq) {
         // r + e < 0 ⟺ r < −e.

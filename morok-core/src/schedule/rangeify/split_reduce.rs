@@ -17,7 +17,7 @@
 //! output element would carry the whole loop.
 
 use crate::patterns;
-use crate::rewrite::PatternMatcher;
+use crate::rewrite::{PatternMatcher, RuleError};
 use crate::shape::numel;
 use crate::uop::tensor_shape;
 use crate::uop::{Arg, Op, Shape, UOp};
@@ -31,16 +31,20 @@ pub const SPLIT_THRESHOLD: usize = 32768;
 pub fn split_reduce_rules() -> PatternMatcher {
     patterns! {
         @name "split-reduce";
-        n @ ReduceAxis(_) => split(n),
+        n @ ReduceAxis(_) => try {
+            let shapes = tensor_shape(n.s(0)).and_then(|i| Ok((i, tensor_shape(n)?)));
+            shapes.map(|(i, o)| split(n, i, o)).map_err(|e| RuleError::new(e.to_string()))
+        },
     }
 }
 
-fn split(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+/// The split of `n` (input shape `in_shape`, output shape `out_shape`),
+/// if it is worth one.
+fn split(n: &Arc<UOp>, in_shape: Shape, out_shape: Shape) -> Option<Arc<UOp>> {
     let Arg::ReduceAxis(op, axes) = n.arg() else {
         return None;
     };
     let x = n.s(0);
-    let (in_shape, out_shape) = (tensor_shape(x).ok()?, tensor_shape(n).ok()?);
     let out_numel = numel(&out_shape).max(1);
     if numel(&in_shape) / out_numel < SPLIT_THRESHOLD {
         return None;
@@ -54,7 +58,7 @@ fn split(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         .iter()
         .filter(|&&a| !broadcast_axis(a))
         .flat_map(|&a| (8..=max_d).rev().map(move |d| (a, d)))
-        .find(|&(a, d)| in_shape[a] % d == 0 && in_shape[a] / d > 1)?;
+        .find(|&(a, d)| in_shape[a].is_multiple_of(d) && in_shape[a] / d > 1)?;
     let mut split_shape: Shape = in_shape.clone();
     split_shape[a] = in_shape[a] / d;
     split_shape.insert(a, d);
