@@ -151,7 +151,30 @@ fn alu(op: Op, dt: DType, arg_dt: DType, a: &[V]) -> Option<V> {
 }
 
 /// Executes one kernel AST; `buffers[k]` backs DEFINE_GLOBAL slot `k`.
+/// Elements are held as `f64` (64-bit integers beyond 2^53 round; see
+/// [`run_kernel_exact`] for exact elements).
 pub fn run_kernel(ast: &Arc<UOp>, buffers: &mut [Vec<f64>]) -> Result<(), InterpError> {
+    let mut exact: Vec<Vec<ConstValue>> = buffers
+        .iter()
+        .map(|b| b.iter().map(|v| ConstValue::Float(*v)).collect())
+        .collect();
+    run_kernel_exact(ast, &mut exact)?;
+    for (b, e) in buffers.iter_mut().zip(&exact) {
+        for (v, c) in b.iter_mut().zip(e) {
+            *v = V::of_const(*c).f();
+        }
+    }
+    Ok(())
+}
+
+/// Executes one kernel AST on buffers of exact elements (each held as the
+/// [`ConstValue`] of its slot's type: 64-bit integers stay exact). A load
+/// converts the element to the slot's type, a store writes the converted
+/// value.
+pub fn run_kernel_exact(
+    ast: &Arc<UOp>,
+    buffers: &mut [Vec<ConstValue>],
+) -> Result<(), InterpError> {
     Machine {
         buffers,
         env: HashMap::new(),
@@ -161,7 +184,7 @@ pub fn run_kernel(ast: &Arc<UOp>, buffers: &mut [Vec<f64>]) -> Result<(), Interp
 }
 
 struct Machine<'a> {
-    buffers: &'a mut [Vec<f64>],
+    buffers: &'a mut [Vec<ConstValue>],
     /// Current value of each open RANGE (by node id).
     env: HashMap<u64, i128>,
     /// The evaluation order of each expression evaluated so far (by id).
@@ -178,7 +201,8 @@ impl Machine<'_> {
                 if !open {
                     return Ok(());
                 }
-                let v = convert(self.eval(n.s(1))?, n.s(0).dtype().pointee());
+                let pointee = n.s(0).dtype().pointee();
+                let v = convert(self.eval(n.s(1))?, pointee).to_const(pointee.scalar_type());
                 let buf = self
                     .buffers
                     .get_mut(slot)
@@ -190,7 +214,7 @@ impl Machine<'_> {
                     slot,
                     index,
                     len,
-                })? = v.f();
+                })? = v;
                 Ok(())
             }
             _ => Err(unsupported(n, "not a statement (SINK, END or STORE)")),
@@ -293,7 +317,7 @@ impl Machine<'_> {
                     index,
                     len,
                 })?;
-                convert(V::F(raw), dt)
+                convert(V::of_const(raw), dt)
             }
             Op::Reduce => {
                 let Arg::Reduce(op) = n.arg() else {

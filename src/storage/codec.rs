@@ -24,17 +24,6 @@ pub fn encode<T: Element>(data: &[T]) -> Vec<u8> {
     out
 }
 
-/// The bytes of `values`, each converted to `dtype` (as Rust's `as`
-/// does: saturating, NaN to 0), in the registry's layout; the inverse of
-/// [`decode_f64`] for values representable in `dtype`.
-pub fn encode_f64(dtype: ScalarType, values: &[f64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(values.len() * dtype.itemsize());
-    for v in values {
-        push_f64(&mut out, dtype, *v);
-    }
-    out
-}
-
 /// Appends `v`, converted to `dtype`, in the registry's layout.
 fn push_f64(out: &mut Vec<u8>, dtype: ScalarType, v: f64) {
     match dtype {

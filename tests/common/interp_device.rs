@@ -7,13 +7,13 @@
 use morok::core::caps::Caps;
 use morok::core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult};
 use morok::core::dtype::DType;
-use morok::core::interp::run_kernel;
+use morok::core::interp::run_kernel_exact;
+use morok::core::symbolic::eval::{bits_of, value_of_bits};
 use morok::core::lower::LoweredKernel;
 use morok::core::program::Program;
 use morok::core::render::{RenderError, RenderedKernel, Renderer};
-use morok::core::UOp;
+use morok::core::{ConstValue, ScalarType, UOp};
 use morok::device::Backend;
-use morok::storage::codec::{decode_f64, encode_f64};
 use morok::Device;
 use std::any::Any;
 use std::sync::{Arc, Mutex, Once};
@@ -118,16 +118,38 @@ impl CompiledKernel for InterpKernel {
                 .ok_or_else(|| bad("not an interpreter buffer".into()))?;
             hosts.push(b);
         }
-        let mut values: Vec<Vec<f64>> = hosts
+        let mut values: Vec<Vec<ConstValue>> = hosts
             .iter()
-            .map(|b| decode_f64(b.dtype.scalar_type(), &b.bytes.lock().unwrap()))
+            .map(|b| decode(b.dtype.scalar_type(), &b.bytes.lock().unwrap()))
             .collect();
-        run_kernel(&self.ast, &mut values).map_err(|e| bad(e.to_string()))?;
+        run_kernel_exact(&self.ast, &mut values).map_err(|e| bad(e.to_string()))?;
         for (b, v) in hosts.iter().zip(&values) {
-            *b.bytes.lock().unwrap() = encode_f64(b.dtype.scalar_type(), v);
+            *b.bytes.lock().unwrap() = encode(b.dtype.scalar_type(), v);
         }
         Ok(())
     }
+}
+
+/// The elements of `bytes` (native layout of `t`) as exact values.
+fn decode(t: ScalarType, bytes: &[u8]) -> Vec<ConstValue> {
+    let size = t.itemsize();
+    bytes
+        .chunks_exact(size)
+        .map(|c| {
+            let mut word = [0u8; 8];
+            word[..size].copy_from_slice(c);
+            value_of_bits(u64::from_ne_bytes(word), t)
+        })
+        .collect()
+}
+
+/// The native bytes of values of type `t`.
+fn encode(t: ScalarType, values: &[ConstValue]) -> Vec<u8> {
+    let size = t.itemsize();
+    values
+        .iter()
+        .flat_map(|v| bits_of(*v, t).unwrap_or(0).to_ne_bytes()[..size].to_vec())
+        .collect()
 }
 
 /// The interpreter device.
