@@ -18,12 +18,19 @@ pub fn device(threads: usize) -> (CpuDevice, tempfile::TempDir) {
 
 /// A fresh device (empty in-memory caches) whose object cache is
 /// `cache_dir`, with `threads` workers.
+/// The codegen is C, or LLVM when `MOROK_DEVICE=LLVM` (feature `llvm`).
 pub fn device_in(cache_dir: &std::path::Path, threads: usize) -> CpuDevice {
-    CpuDevice::with_config(CpuConfig {
+    let config = CpuConfig {
         cache_dir: cache_dir.to_path_buf(),
         threads,
         compiler: None,
-    })
+    };
+    #[cfg(feature = "llvm")]
+    if std::env::var("MOROK_DEVICE").is_ok_and(|d| d.eq_ignore_ascii_case("llvm")) {
+        let codegen = morok_backends::cpu::LlvmCodegen::new(config.cache_dir.clone());
+        return CpuDevice::with_codegen(config, Arc::new(codegen));
+    }
+    CpuDevice::with_config(config)
 }
 
 /// Raw little-endian bytes of a slice of plain values.
