@@ -6,29 +6,19 @@ use super::common::*;
 use morok_backends::cpu::llvm::{emit_object, TargetSpec};
 use morok_backends::cpu::LlvmRenderer;
 use morok_backends::cpu::{Codegen, KernelFn, LlvmCodegen};
-use morok_backends::{CpuConfig, CpuDevice};
+use morok_backends::CpuDevice;
 use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
 use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::render::Renderer;
 use std::ffi::c_void;
-use std::sync::Arc;
 
 /// A 7-element f32 `out = a * b + a` kernel, lowered for the LLVM renderer.
 fn lowered_kernel() -> morok_core::lower::LoweredKernel {
     let ast = elementwise(7, &[DType::F32, DType::F32], |v| v[0].mul(&v[1]).add(&v[0]));
     let opts = LowerOptions::new(LlvmRenderer.caps()).with_name("fma_like".to_string());
     lower(&ast, &opts).expect("lower")
-}
-
-fn llvm_device(cache: &std::path::Path) -> CpuDevice {
-    let config = CpuConfig {
-        cache_dir: cache.to_path_buf(),
-        threads: 1,
-        compiler: None,
-    };
-    CpuDevice::with_codegen(config, Arc::new(LlvmCodegen::new(cache.to_path_buf())))
 }
 
 #[test]
@@ -66,7 +56,7 @@ fn host_object_links_and_runs() {
     let o = dir.path().join("k.o");
     let so = dir.path().join("k.so");
     std::fs::write(&o, &obj).expect("write");
-    let cc = morok_backends::Compiler::find(None).expect("a C compiler");
+    let cc = morok_backends::cpu::Compiler::find(None).expect("a C compiler");
     let status = std::process::Command::new(cc.path())
         .args(["-shared", "-o"])
         .arg(&so)
@@ -111,11 +101,11 @@ fn builds_are_cached_in_memory_and_on_disk_and_corruption_rebuilds() {
         let want: Vec<f32> = a.iter().map(|x| x + x).collect();
         assert_eq!(args[0].get::<f32>(), want);
     };
-    let dev = llvm_device(&cache);
+    let dev = llvm_device_in(&cache, 1);
     check(&dev);
     check(&dev);
     assert_eq!(dev.compiler_invocations(), 1, "second build from memory");
-    let fresh = llvm_device(&cache);
+    let fresh = llvm_device_in(&cache, 1);
     check(&fresh);
     assert_eq!(fresh.compiler_invocations(), 0, "built from the disk cache");
     // Corrupt every cached object: the next fresh device rebuilds.
@@ -125,7 +115,7 @@ fn builds_are_cached_in_memory_and_on_disk_and_corruption_rebuilds() {
             std::fs::write(&p, b"garbage").expect("corrupt");
         }
     }
-    let again = llvm_device(&cache);
+    let again = llvm_device_in(&cache, 1);
     check(&again);
     assert_eq!(again.compiler_invocations(), 1, "corrupt entry rebuilt");
 }
@@ -148,7 +138,7 @@ fn identity_names_llvm_version_and_cpu() {
 fn renderer_source_is_ir_text() {
     let ast = elementwise(7, &[DType::F32, DType::F32], |v| v[0].add(&v[1]));
     let dir = tempfile::tempdir().expect("temp dir");
-    let dev = llvm_device(dir.path());
+    let dev = llvm_device_in(dir.path(), 1);
     let opts = CompileOptions::default();
     let p = morok_core::pipeline::compile_program(&ast, dev.renderer(), Some(&dev), &opts)
         .expect("pipeline");
