@@ -95,19 +95,7 @@ pub(super) struct Gen<'ctx, 'k> {
 /// kernel ABI, and the LLVM version as `llvm.ident`. The module has no target set (the caller sets triple and
 /// data layout).
 pub(super) fn build_module<'ctx>(cx: &'ctx Context, kernel: &LoweredKernel) -> R<Module<'ctx>> {
-    let valid_ident = !kernel.name.is_empty()
-        && !kernel.name.starts_with(|c: char| c.is_ascii_digit())
-        && kernel
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid_ident {
-        return Err(RenderError {
-            renderer: "LLVM".to_string(),
-            node: kernel.name.clone(),
-            what: "kernel name is not an identifier".to_string(),
-        });
-    }
+    crate::cpu::codegen::check_entry_name(kernel, "LLVM")?;
     let module = cx.create_module(&kernel.name);
     // The producer, as `llvm.ident` (shown with the IR: which LLVM built it).
     let ident = cx.metadata_string(&format!("morok, LLVM {}", super::llvm_version()));

@@ -1,6 +1,6 @@
 //! The LLVM codegen (feature `llvm`, device `LLVM`): programs built as
-//! LLVM IR with inkwell's builder ([`ir`]), optimized at O3 for the host
-//! CPU and linked in process by an ORC JIT ([`jit`]), with object code
+//! LLVM IR with inkwell's builder (`ir.rs`), optimized at O3 for the host
+//! CPU and linked in process by an ORC JIT (`jit.rs`), with object code
 //! cached on disk. [`emit_object`] compiles a kernel to a `.o` for any
 //! triple and CPU.
 //!
@@ -18,9 +18,9 @@
 
 mod alu;
 mod half;
-pub mod ir;
-pub mod jit;
-pub mod target;
+mod ir;
+mod jit;
+mod target;
 
 pub use jit::Jit;
 pub use target::{emit_object, llvm_version, TargetSpec};
