@@ -3,7 +3,8 @@
 //! The runtime speaks to a device only through the core's
 //! [`Backend`] trait (`morok_core::device::Device`). A [`Device`] is a
 //! cheap handle to one backend instance. Devices are found by name:
-//! `CPU` (C through the system compiler) is built in, others can be
+//! `CPU` (C through the system compiler) is built in, and `LLVM` (an
+//! in-process LLVM JIT) with the `llvm` feature; others can be
 //! registered with [`Device::register`] (an out-of-tree backend, a test
 //! device). Each name is instantiated once per process.
 //!
@@ -59,6 +60,16 @@ fn registry() -> MutexGuard<'static, Registry> {
             let cpu: DeviceFactory =
                 Box::new(|| Ok(Arc::new(CpuDevice::new()) as Arc<dyn Backend>));
             factories.insert("CPU".to_string(), Arc::new(cpu));
+            #[cfg(feature = "llvm")]
+            {
+                let llvm: DeviceFactory = Box::new(|| {
+                    let config = morok_backends::CpuConfig::from_env();
+                    let codegen = morok_backends::cpu::LlvmCodegen::new(config.cache_dir.clone());
+                    Ok(Arc::new(CpuDevice::with_codegen(config, Arc::new(codegen)))
+                        as Arc<dyn Backend>)
+                });
+                factories.insert("LLVM".to_string(), Arc::new(llvm));
+            }
             Mutex::new(Registry {
                 factories,
                 instances: BTreeMap::new(),

@@ -3,10 +3,15 @@
 
 use std::process::Command;
 
-/// Runs `cargo run --example name` and returns its standard output.
+/// Runs `cargo run --example name` (with the features this test was
+/// built with that add devices) and returns its standard output.
 fn run_example(name: &str) -> String {
-    let out = Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", name])
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["run", "--quiet", "--example", name]);
+    if cfg!(feature = "llvm") {
+        cmd.args(["--features", "llvm"]);
+    }
+    let out = cmd
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo runs");

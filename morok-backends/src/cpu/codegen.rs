@@ -4,8 +4,9 @@
 //! system compiler ([`super::c::CCodegen`]) is the first implementation.
 
 use morok_core::device::DeviceResult;
+use morok_core::lower::LoweredKernel;
 use morok_core::program::Program;
-use morok_core::render::Renderer;
+use morok_core::render::{RenderError, Renderer};
 use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -51,4 +52,22 @@ pub trait Codegen: Send + Sync {
 
     /// How many times this codegen has run its compiler (cache misses).
     fn builds(&self) -> usize;
+}
+
+/// Checks that `kernel`'s name can be its exported symbol (a C
+/// identifier), as every CPU renderer requires.
+pub(crate) fn check_entry_name(kernel: &LoweredKernel, renderer: &str) -> Result<(), RenderError> {
+    let name = &kernel.name;
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(RenderError {
+            renderer: renderer.to_string(),
+            node: name.clone(),
+            what: "kernel name is not a C identifier".to_string(),
+        })
+    }
 }

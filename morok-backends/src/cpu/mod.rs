@@ -5,17 +5,22 @@
 //! kernel's parallel loop, the kernel ABI and argument checks
 //! ([`kernel`]). A [`Codegen`] ([`codegen`]) renders a program and builds
 //! it into a callable function; C through the system compiler ([`c`]) is
-//! the default one.
+//! the default one, LLVM through an in-process ORC JIT (`llvm`, feature
+//! `llvm`) the other.
 
 pub mod buffer;
 pub mod c;
 pub mod codegen;
 pub mod kernel;
+#[cfg(feature = "llvm")]
+pub mod llvm;
 
 pub use buffer::CpuBuffer;
 pub use c::{CCodegen, CRenderer, Compiler, ObjectCache};
 pub use codegen::{Codegen, KernelFn, LoadedKernel};
 pub use kernel::CpuKernel;
+#[cfg(feature = "llvm")]
+pub use llvm::{LlvmCodegen, LlvmRenderer};
 
 use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
 use morok_core::dtype::DType;

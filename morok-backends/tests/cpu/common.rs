@@ -17,8 +17,30 @@ pub fn device(threads: usize) -> (CpuDevice, tempfile::TempDir) {
 }
 
 /// A fresh device (empty in-memory caches) whose object cache is
-/// `cache_dir`, with `threads` workers.
+/// `cache_dir`, with `threads` workers. The codegen is C, or LLVM when
+/// `MOROK_DEVICE=LLVM` (feature `llvm`).
 pub fn device_in(cache_dir: &std::path::Path, threads: usize) -> CpuDevice {
+    #[cfg(feature = "llvm")]
+    if std::env::var("MOROK_DEVICE").is_ok_and(|d| d.eq_ignore_ascii_case("llvm")) {
+        return llvm_device_in(cache_dir, threads);
+    }
+    c_device_in(cache_dir, threads)
+}
+
+/// Like [`device_in`], always with the LLVM codegen.
+#[cfg(feature = "llvm")]
+pub fn llvm_device_in(cache_dir: &std::path::Path, threads: usize) -> CpuDevice {
+    let config = CpuConfig {
+        cache_dir: cache_dir.to_path_buf(),
+        threads,
+        compiler: None,
+    };
+    let codegen = morok_backends::cpu::LlvmCodegen::new(config.cache_dir.clone());
+    CpuDevice::with_codegen(config, Arc::new(codegen))
+}
+
+/// Like [`device_in`], always with the C codegen (libm references).
+pub fn c_device_in(cache_dir: &std::path::Path, threads: usize) -> CpuDevice {
     CpuDevice::with_config(CpuConfig {
         cache_dir: cache_dir.to_path_buf(),
         threads,

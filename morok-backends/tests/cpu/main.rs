@@ -4,6 +4,8 @@
 
 mod common;
 mod elementwise;
+#[cfg(feature = "llvm")]
+mod llvm;
 mod reduce;
 mod runtime;
 mod transcendental;

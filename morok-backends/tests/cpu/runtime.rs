@@ -69,11 +69,14 @@ fn disk_cache_hit_skips_the_compiler_and_corruption_is_rebuilt() {
     // file is replaced (new inode) rather than truncated, as corruption by
     // another process would be: this process still maps the old object,
     // and truncating a mapped file would fault its pages.
-    for e in std::fs::read_dir(&objs).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "so") {
-            std::fs::remove_file(&p).unwrap();
-            std::fs::write(&p, b"not an object file").unwrap();
+    // (C keeps `<key>.so` in the directory, LLVM `llvm/<key>.o`.)
+    for d in [objs.clone(), objs.join("llvm")] {
+        for e in std::fs::read_dir(&d).into_iter().flatten() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "so" || x == "o") {
+                std::fs::remove_file(&p).unwrap();
+                std::fs::write(&p, b"not an object file").unwrap();
+            }
         }
     }
     let third = device_in(&objs, 1);

@@ -125,12 +125,12 @@ pub struct ObjectCache {
     invocations: AtomicUsize,
 }
 
-fn io(what: String) -> impl FnOnce(std::io::Error) -> DeviceError {
+pub(crate) fn io(what: String) -> impl FnOnce(std::io::Error) -> DeviceError {
     move |source| DeviceError::Io { what, source }
 }
 
 /// Creates `dir` (and parents) readable only by the user.
-fn create_private_dir(dir: &Path) -> DeviceResult<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> DeviceResult<()> {
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
     #[cfg(unix)]

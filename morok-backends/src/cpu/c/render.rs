@@ -712,19 +712,7 @@ impl Renderer for CRenderer {
     }
 
     fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
-        let valid_ident = !kernel.name.is_empty()
-            && !kernel.name.starts_with(|c: char| c.is_ascii_digit())
-            && kernel
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid_ident {
-            return Err(RenderError {
-                renderer: "C".to_string(),
-                node: kernel.name.clone(),
-                what: "kernel name is not a C identifier".to_string(),
-            });
-        }
+        crate::cpu::codegen::check_entry_name(kernel, "C")?;
         let mut ctx = Ctx {
             kernel,
             names: HashMap::new(),

@@ -1,0 +1,616 @@
+//! The LLVM IR builder: a [`LoweredKernel`] becomes one LLVM function with
+//! the CPU kernel ABI ([`crate::cpu::KernelFn`]), built with inkwell's
+//! builder API.
+//!
+//! The generated code has exactly the semantics the C codegen documents
+//! (`c/render.rs`): IEEE floats without fast-math flags, NaN-propagating
+//! `MAX`/`MIN`, wrapping integer arithmetic (plain `add`/`sub`/`mul`
+//! wrap in LLVM; `nsw` only on index arithmetic lowering proved free of
+//! overflow), truncating division and remainder with division by zero
+//! giving 0 and `MIN / -1` wrapping (the divisor is replaced by 1 before
+//! the instruction, so nothing traps), masked shift amounts, saturating
+//! float → integer casts (`llvm.fpto[su]i.sat`, NaN → 0), `f16`/`bf16`
+//! computed in `float` and rounded back after every op (see [`super::half`]),
+//! `bool` stored as bytes, guarded accesses checked against `sizes[slot]`.
+//!
+//! Structure: counters of loops are phi nodes (`header: i = phi [start,
+//! pre], [i + 1, latch]`), `IF` is a conditional branch to a merge block,
+//! gated or guarded loads branch around the load and merge with a phi of
+//! the loaded value and 0; accumulators (`DEFINE_REG`) are allocas in the
+//! entry block, which the O3 pipeline promotes to phis.
+//!
+//! Transcendentals: `SQRT` is `llvm.sqrt` and `RSQRT` is `1 / llvm.sqrt`
+//! (both correctly rounded, bit-identical to C's libm `sqrt`); every other
+//! transcendental is decomposed by the core into polynomial code (see
+//! [`LlvmRenderer::caps`](super::LlvmRenderer)). Float `MOD` is `frem`
+//! (libm `fmod`), `MULACC` on floats is `llvm.fma`.
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::Module;
+use inkwell::types::{BasicTypeEnum, IntType};
+use inkwell::values::ValueKind;
+use inkwell::values::{
+    BasicValue, BasicValueEnum, FloatValue, FunctionValue, IntValue, PhiValue, PointerValue,
+};
+use inkwell::IntPredicate;
+use morok_core::dtype::{AddrSpace, ScalarType};
+use morok_core::lower::{indexes_global, LoweredKernel};
+use morok_core::render::RenderError;
+use morok_core::uop::{Arg, ConstValue, Op, UOp};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub(super) type R<T> = Result<T, RenderError>;
+
+pub(super) fn err(n: &UOp, what: impl Into<String>) -> RenderError {
+    RenderError {
+        renderer: "LLVM".to_string(),
+        node: format!("{n:?}"),
+        what: what.into(),
+    }
+}
+
+/// A builder failure (an internal invariant: the builder is always
+/// positioned) as a render error.
+pub(super) fn be(e: BuilderError) -> RenderError {
+    RenderError {
+        renderer: "LLVM".to_string(),
+        node: "IR builder".to_string(),
+        what: e.to_string(),
+    }
+}
+
+/// An open block structure: a loop or an `IF`.
+enum Frame<'ctx> {
+    Loop {
+        header: BasicBlock<'ctx>,
+        exit: BasicBlock<'ctx>,
+        counter: PhiValue<'ctx>,
+    },
+    If {
+        merge: BasicBlock<'ctx>,
+    },
+}
+
+/// Building state of one kernel.
+pub(super) struct Gen<'ctx, 'k> {
+    pub(super) cx: &'ctx Context,
+    pub(super) b: Builder<'ctx>,
+    module: Module<'ctx>,
+    kernel: &'k LoweredKernel,
+    func: FunctionValue<'ctx>,
+    /// Builder for allocas, at the end of the entry block.
+    allocas: Builder<'ctx>,
+    values: HashMap<u64, BasicValueEnum<'ctx>>,
+    /// Run-time bounds conditions of guarded accesses, by INDEX node.
+    guards: HashMap<u64, IntValue<'ctx>>,
+    vars: HashMap<String, u64>,
+    frames: Vec<Frame<'ctx>>,
+}
+
+/// Builds the module of `kernel`: one function named after it with the
+/// kernel ABI, and the LLVM version as `llvm.ident`. The module has no target set (the caller sets triple and
+/// data layout).
+pub(super) fn build_module<'ctx>(cx: &'ctx Context, kernel: &LoweredKernel) -> R<Module<'ctx>> {
+    crate::cpu::codegen::check_entry_name(kernel, "LLVM")?;
+    let module = cx.create_module(&kernel.name);
+    // The producer, as `llvm.ident` (shown with the IR: which LLVM built it).
+    let ident = cx.metadata_string(&format!("morok, LLVM {}", super::llvm_version()));
+    module
+        .add_global_metadata("llvm.ident", &cx.metadata_node(&[ident.into()]))
+        .map_err(|e| RenderError {
+            renderer: "LLVM".to_string(),
+            node: kernel.name.clone(),
+            what: e.to_string(),
+        })?;
+    let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    let i64t = cx.i64_type();
+    let fn_type = cx.void_type().fn_type(
+        &[ptr.into(), ptr.into(), ptr.into(), i64t.into(), i64t.into()],
+        false,
+    );
+    let func = module.add_function(&kernel.name, fn_type, None);
+    for (i, name) in ["bufs", "sizes", "vars", "gstart", "gend"]
+        .iter()
+        .enumerate()
+    {
+        if let Some(p) = func.get_nth_param(i as u32) {
+            p.set_name(name);
+        }
+    }
+    let entry = cx.append_basic_block(func, "entry");
+    let body = cx.append_basic_block(func, "body");
+    let allocas = cx.create_builder();
+    allocas.position_at_end(entry);
+    let b = cx.create_builder();
+    b.position_at_end(body);
+    let mut g = Gen {
+        cx,
+        b,
+        module,
+        kernel,
+        func,
+        allocas,
+        values: HashMap::new(),
+        guards: HashMap::new(),
+        vars: HashMap::new(),
+        frames: Vec::new(),
+    };
+    for n in &kernel.ops {
+        g.op(n)?;
+    }
+    if !g.frames.is_empty() {
+        return Err(RenderError {
+            renderer: "LLVM".to_string(),
+            node: kernel.name.clone(),
+            what: "a loop or IF is not closed".to_string(),
+        });
+    }
+    g.b.build_return(None).map_err(be)?;
+    g.allocas.build_unconditional_branch(body).map_err(be)?;
+    Ok(g.module)
+}
+
+impl<'ctx> Gen<'ctx, '_> {
+    fn param(&self, i: u32) -> R<BasicValueEnum<'ctx>> {
+        self.func.get_nth_param(i).ok_or_else(|| RenderError {
+            renderer: "LLVM".to_string(),
+            node: self.kernel.name.clone(),
+            what: format!("missing parameter {i}"),
+        })
+    }
+
+    /// The register type of scalar type `t` (`bool` is `i1`, halves
+    /// compute in `float`).
+    pub(super) fn value_type(&self, n: &UOp, t: ScalarType) -> R<BasicTypeEnum<'ctx>> {
+        let cx = self.cx;
+        Ok(match t {
+            ScalarType::Bool => cx.bool_type().into(),
+            ScalarType::I8 | ScalarType::U8 => cx.i8_type().into(),
+            ScalarType::I16 | ScalarType::U16 => cx.i16_type().into(),
+            ScalarType::I32 | ScalarType::U32 => cx.i32_type().into(),
+            ScalarType::I64 | ScalarType::U64 => cx.i64_type().into(),
+            ScalarType::F16 | ScalarType::BF16 | ScalarType::F32 => cx.f32_type().into(),
+            ScalarType::F64 => cx.f64_type().into(),
+            ScalarType::Index | ScalarType::Void => {
+                return Err(err(n, "no LLVM type for this dtype"))
+            }
+        })
+    }
+
+    /// The type an element of `t` is stored as in a global buffer.
+    pub(super) fn storage_type(&self, n: &UOp, t: ScalarType) -> R<BasicTypeEnum<'ctx>> {
+        match t {
+            ScalarType::Bool => Ok(self.cx.i8_type().into()),
+            ScalarType::F16 | ScalarType::BF16 => Ok(self.cx.i16_type().into()),
+            t => self.value_type(n, t),
+        }
+    }
+
+    pub(super) fn scalar(&self, n: &UOp) -> R<ScalarType> {
+        if n.dtype().is_vector() {
+            return Err(err(n, "vector dtypes are not supported"));
+        }
+        Ok(n.dtype().scalar_type())
+    }
+
+    fn constant(&self, n: &UOp, c: ConstValue, t: ScalarType) -> R<BasicValueEnum<'ctx>> {
+        let ty = self.value_type(n, t)?;
+        Ok(match ty {
+            BasicTypeEnum::IntType(it) if t.is_bool() => {
+                it.const_int(c.truthy() as u64, false).into()
+            }
+            BasicTypeEnum::IntType(it) => {
+                let v = c.as_i128().unwrap_or(0);
+                it.const_int(v as u64, t.is_signed_int()).into()
+            }
+            BasicTypeEnum::FloatType(ft) if t == ScalarType::F64 => {
+                ft.const_float(c.as_f64()).into()
+            }
+            BasicTypeEnum::FloatType(ft) => ft.const_float(c.as_f64() as f32 as f64).into(),
+            _ => return Err(err(n, "constant of an unsupported type")),
+        })
+    }
+
+    /// The value of an operand (`AFTER` stands for its first operand).
+    pub(super) fn value(&self, n: &Arc<UOp>) -> R<BasicValueEnum<'ctx>> {
+        let mut n = n;
+        while n.op() == Op::After {
+            n = n.s(0);
+        }
+        if let Some(c) = n.const_value() {
+            let t = self.scalar(n)?;
+            return self.constant(n, c, t);
+        }
+        self.values
+            .get(&n.id())
+            .copied()
+            .ok_or_else(|| err(n, "operand used before it is defined"))
+    }
+
+    fn int(&self, n: &Arc<UOp>) -> R<IntValue<'ctx>> {
+        match self.value(n)? {
+            BasicValueEnum::IntValue(v) => Ok(v),
+            _ => Err(err(n, "expected an integer value")),
+        }
+    }
+
+    fn ptr(&self, n: &Arc<UOp>) -> R<PointerValue<'ctx>> {
+        match self.value(n)? {
+            BasicValueEnum::PointerValue(v) => Ok(v),
+            _ => Err(err(n, "expected a pointer")),
+        }
+    }
+
+    /// Calls the overloaded intrinsic `name` on `args`, overloaded on the
+    /// types `overloads`.
+    pub(super) fn intrinsic(
+        &self,
+        name: &str,
+        overloads: &[BasicTypeEnum<'ctx>],
+        args: &[BasicValueEnum<'ctx>],
+    ) -> R<BasicValueEnum<'ctx>> {
+        let missing = || RenderError {
+            renderer: "LLVM".to_string(),
+            node: name.to_string(),
+            what: "intrinsic not found".to_string(),
+        };
+        let f = Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(&self.module, overloads))
+            .ok_or_else(missing)?;
+        let args: Vec<_> = args.iter().map(|a| (*a).into()).collect();
+        match self
+            .b
+            .build_call(f, &args, "")
+            .map_err(be)?
+            .try_as_basic_value()
+        {
+            ValueKind::Basic(v) => Ok(v),
+            ValueKind::Instruction(_) => Err(missing()),
+        }
+    }
+
+    /// A float intrinsic with one operand, overloaded on its type.
+    pub(super) fn unary_intrinsic(&self, name: &str, a: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let v = self.intrinsic(name, &[a.get_type().into()], &[a.into()])?;
+        Ok(v.into_float_value())
+    }
+
+    /// Rounds a `float` to the half type `t` and back (identity otherwise).
+    pub(super) fn round_half(&self, v: FloatValue<'ctx>, t: ScalarType) -> R<FloatValue<'ctx>> {
+        match t {
+            ScalarType::F16 => self.f16_to_f32(self.f32_to_f16(v)?),
+            ScalarType::BF16 => self.bf16_to_f32(self.f32_to_bf16(v)?),
+            _ => Ok(v),
+        }
+    }
+
+    /// Whether lowering proved `n` free of overflow.
+    pub(super) fn kernel_no_overflow(&self, n: &UOp) -> bool {
+        self.kernel.no_overflow.contains(&n.id())
+    }
+
+    fn define(&mut self, n: &UOp, v: impl BasicValue<'ctx>) {
+        self.values.insert(n.id(), v.as_basic_value_enum());
+    }
+
+    fn i64_load(&self, base: PointerValue<'ctx>, slot: u64, name: &str) -> R<IntValue<'ctx>> {
+        let i64t = self.cx.i64_type();
+        // SAFETY (of the IR): `sizes`/`vars` hold one entry per slot/variable.
+        let p = unsafe {
+            self.b
+                .build_gep(i64t, base, &[i64t.const_int(slot, false)], name)
+        }
+        .map_err(be)?;
+        Ok(self
+            .b
+            .build_load(i64t, p, name)
+            .map_err(be)?
+            .into_int_value())
+    }
+
+    fn op(&mut self, n: &Arc<UOp>) -> R<()> {
+        let cx = self.cx;
+        match n.op() {
+            Op::DefineGlobal => {
+                let Arg::Int(slot) = *n.arg() else {
+                    return Err(err(n, "DEFINE_GLOBAL without a slot"));
+                };
+                let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+                let bufs = self.param(0)?.into_pointer_value();
+                let i64t = cx.i64_type();
+                let p = unsafe {
+                    self.b
+                        .build_gep(ptr, bufs, &[i64t.const_int(slot as u64, false)], "")
+                }
+                .map_err(be)?;
+                let data = self
+                    .b
+                    .build_load(ptr, p, &format!("data{slot}"))
+                    .map_err(be)?;
+                self.define(n, data);
+            }
+            Op::DefineReg => {
+                if n.dtype().addr_space() != Some(AddrSpace::Reg) {
+                    return Err(err(n, "DEFINE_REG must be a register pointer"));
+                }
+                let ty = self.value_type(n, n.dtype().scalar_type())?;
+                let p = self.allocas.build_alloca(ty, "acc").map_err(be)?;
+                self.define(n, p);
+            }
+            Op::Const => {}
+            Op::Range => self.open_loop(n)?,
+            Op::End => match self.frames.pop() {
+                Some(Frame::Loop {
+                    header,
+                    exit,
+                    counter,
+                }) => {
+                    let i = counter.as_basic_value().into_int_value();
+                    let next = self
+                        .b
+                        .build_int_nsw_add(i, i.get_type().const_int(1, false), "next")
+                        .map_err(be)?;
+                    let latch = self
+                        .b
+                        .get_insert_block()
+                        .ok_or_else(|| err(n, "no block"))?;
+                    counter.add_incoming(&[(&next, latch)]);
+                    self.b.build_unconditional_branch(header).map_err(be)?;
+                    self.b.position_at_end(exit);
+                }
+                _ => return Err(err(n, "END without an open loop")),
+            },
+            Op::If => {
+                let gate = self.int(n.s(0))?;
+                let then = cx.append_basic_block(self.func, "then");
+                let merge = cx.append_basic_block(self.func, "endif");
+                self.b
+                    .build_conditional_branch(gate, then, merge)
+                    .map_err(be)?;
+                self.b.position_at_end(then);
+                self.frames.push(Frame::If { merge });
+            }
+            Op::EndIf => match self.frames.pop() {
+                Some(Frame::If { merge }) => {
+                    self.b.build_unconditional_branch(merge).map_err(be)?;
+                    self.b.position_at_end(merge);
+                }
+                _ => return Err(err(n, "ENDIF without an open IF")),
+            },
+            Op::Index => self.index(n)?,
+            Op::Load => self.load(n)?,
+            Op::Store => self.store(n)?,
+            Op::DefineVar => {
+                let Arg::Var { name, .. } = n.arg() else {
+                    return Err(err(n, "DEFINE_VAR without a Var arg"));
+                };
+                let next = self.vars.len() as u64;
+                let pos = *self.vars.entry(name.to_string()).or_insert(next);
+                let vars = self.param(2)?.into_pointer_value();
+                let v = self.i64_load(vars, pos, name)?;
+                let ty = self.value_type(n, self.scalar(n)?)?.into_int_type();
+                let v = self
+                    .b
+                    .build_int_cast_sign_flag(v, ty, true, "")
+                    .map_err(be)?;
+                self.define(n, v);
+            }
+            Op::Cast => {
+                let v = self.cast(n)?;
+                self.define(n, v);
+            }
+            Op::Bitcast => {
+                let v = self.bitcast(n)?;
+                self.define(n, v);
+            }
+            _ => {
+                let v = self.alu(n)?;
+                self.define(n, v);
+            }
+        }
+        Ok(())
+    }
+
+    fn open_loop(&mut self, n: &Arc<UOp>) -> R<()> {
+        let ty: IntType<'ctx> = match self.value_type(n, self.scalar(n)?)? {
+            BasicTypeEnum::IntType(t) => t,
+            _ => return Err(err(n, "RANGE of a non-integer type")),
+        };
+        let parallel = self
+            .kernel
+            .parallel
+            .as_ref()
+            .is_some_and(|p| Arc::ptr_eq(&p.range, n));
+        let (start, end) = if parallel {
+            let gs = self.param(3)?.into_int_value();
+            let ge = self.param(4)?.into_int_value();
+            (
+                self.b
+                    .build_int_truncate_or_bit_cast(gs, ty, "gstart")
+                    .map_err(be)?,
+                self.b
+                    .build_int_truncate_or_bit_cast(ge, ty, "gend")
+                    .map_err(be)?,
+            )
+        } else {
+            (ty.const_zero(), self.int(n.s(0))?)
+        };
+        let pre = self
+            .b
+            .get_insert_block()
+            .ok_or_else(|| err(n, "no block"))?;
+        let header = self.cx.append_basic_block(self.func, "loop");
+        let body = self.cx.append_basic_block(self.func, "body");
+        let exit = self.cx.append_basic_block(self.func, "exit");
+        self.b.build_unconditional_branch(header).map_err(be)?;
+        self.b.position_at_end(header);
+        let counter = self.b.build_phi(ty, "ridx").map_err(be)?;
+        counter.add_incoming(&[(&start, pre)]);
+        let i = counter.as_basic_value().into_int_value();
+        let more = self
+            .b
+            .build_int_compare(IntPredicate::SLT, i, end, "")
+            .map_err(be)?;
+        self.b
+            .build_conditional_branch(more, body, exit)
+            .map_err(be)?;
+        self.b.position_at_end(body);
+        self.define(n, i);
+        self.frames.push(Frame::Loop {
+            header,
+            exit,
+            counter,
+        });
+        Ok(())
+    }
+
+    fn index(&mut self, n: &Arc<UOp>) -> R<()> {
+        let mut base = n.s(0);
+        while base.op() == Op::After {
+            base = base.s(0);
+        }
+        let buf = self.ptr(n.s(0))?;
+        if base.op() == Op::DefineReg {
+            if !n.s(1).is_zero_const() {
+                return Err(err(n, "registers hold one element"));
+            }
+            self.define(n, buf);
+            return Ok(());
+        }
+        let idx = self.int(n.s(1))?;
+        let elem = self.storage_type(n, n.dtype().scalar_type())?;
+        let p = unsafe { self.b.build_gep(elem, buf, &[idx], "") }.map_err(be)?;
+        if self.kernel.guarded.contains(&n.id()) {
+            let Arg::Int(slot) = *base.arg() else {
+                return Err(err(n, "DEFINE_GLOBAL without a slot"));
+            };
+            let sizes = self.param(1)?.into_pointer_value();
+            let size = self.i64_load(sizes, slot as u64, "size")?;
+            let i64t = self.cx.i64_type();
+            let wide = self
+                .b
+                .build_int_s_extend_or_bit_cast(idx, i64t, "")
+                .map_err(be)?;
+            let b = &self.b;
+            let lo = b
+                .build_int_compare(IntPredicate::SGE, wide, i64t.const_zero(), "")
+                .map_err(be)?;
+            let hi = b
+                .build_int_compare(IntPredicate::SLT, wide, size, "")
+                .map_err(be)?;
+            let ok = b.build_and(lo, hi, "inbounds").map_err(be)?;
+            self.guards.insert(n.id(), ok);
+        }
+        self.define(n, p);
+        Ok(())
+    }
+
+    fn load(&mut self, n: &Arc<UOp>) -> R<()> {
+        let index = n.s(0);
+        let place = self.ptr(index)?;
+        let st = self.scalar(n)?;
+        let global = indexes_global(index);
+        let mut conds: Vec<IntValue<'ctx>> = Vec::new();
+        if let Some(gate) = index.src().get(2) {
+            conds.push(self.int(gate)?);
+        }
+        conds.extend(self.guards.get(&index.id()).copied());
+        let cond = match conds.as_slice() {
+            [] => None,
+            [c] => Some(*c),
+            [a, b, ..] => Some(self.b.build_and(*a, *b, "").map_err(be)?),
+        };
+        let (then, merge, from) = match cond {
+            None => (None, None, None),
+            Some(c) => {
+                let from = self
+                    .b
+                    .get_insert_block()
+                    .ok_or_else(|| err(n, "no block"))?;
+                let then = self.cx.append_basic_block(self.func, "load");
+                let merge = self.cx.append_basic_block(self.func, "loaded");
+                self.b
+                    .build_conditional_branch(c, then, merge)
+                    .map_err(be)?;
+                self.b.position_at_end(then);
+                (Some(then), Some(merge), Some(from))
+            }
+        };
+        let ty = if global {
+            self.storage_type(n, st)?
+        } else {
+            self.value_type(n, st)?
+        };
+        let raw = self.b.build_load(ty, place, "").map_err(be)?;
+        let v: BasicValueEnum<'ctx> = match st {
+            ScalarType::F16 if global => self.f16_to_f32(raw.into_int_value())?.into(),
+            ScalarType::BF16 if global => self.bf16_to_f32(raw.into_int_value())?.into(),
+            ScalarType::Bool if global => {
+                let r = raw.into_int_value();
+                self.b
+                    .build_int_compare(IntPredicate::NE, r, r.get_type().const_zero(), "")
+                    .map_err(be)?
+                    .into()
+            }
+            _ => raw,
+        };
+        let v = match (then, merge, from) {
+            (Some(_), Some(merge), Some(from)) => {
+                let end = self
+                    .b
+                    .get_insert_block()
+                    .ok_or_else(|| err(n, "no block"))?;
+                self.b.build_unconditional_branch(merge).map_err(be)?;
+                self.b.position_at_end(merge);
+                let zero = self.constant(n, ConstValue::zero(st), st)?;
+                let phi = self.b.build_phi(v.get_type(), "").map_err(be)?;
+                phi.add_incoming(&[(&v, end), (&zero, from)]);
+                phi.as_basic_value()
+            }
+            _ => v,
+        };
+        self.define(n, v);
+        Ok(())
+    }
+
+    fn store(&mut self, n: &Arc<UOp>) -> R<()> {
+        let index = n.s(0);
+        if index.src().len() > 2 {
+            return Err(err(n, "gated stores must be lowered to IF"));
+        }
+        let place = self.ptr(index)?;
+        let v = self.value(n.s(1))?;
+        let global = indexes_global(index);
+        let v: BasicValueEnum<'ctx> = match self.scalar(n.s(1))? {
+            ScalarType::F16 if global => self.f32_to_f16(v.into_float_value())?.into(),
+            ScalarType::BF16 if global => self.f32_to_bf16(v.into_float_value())?.into(),
+            ScalarType::Bool if global => self
+                .b
+                .build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "")
+                .map_err(be)?
+                .into(),
+            _ => v,
+        };
+        match self.guards.get(&index.id()).copied() {
+            Some(ok) => {
+                let then = self.cx.append_basic_block(self.func, "store");
+                let merge = self.cx.append_basic_block(self.func, "stored");
+                self.b
+                    .build_conditional_branch(ok, then, merge)
+                    .map_err(be)?;
+                self.b.position_at_end(then);
+                self.b.build_store(place, v).map_err(be)?;
+                self.b.build_unconditional_branch(merge).map_err(be)?;
+                self.b.position_at_end(merge);
+            }
+            None => {
+                self.b.build_store(place, v).map_err(be)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,264 @@
+//! The LLVM codegen (feature `llvm`, device `LLVM`): programs built as
+//! LLVM IR with inkwell's builder (`ir.rs`), optimized at O3 for the host
+//! CPU and linked in process by an ORC JIT (`jit.rs`), with object code
+//! cached on disk. [`emit_object`] compiles a kernel to a `.o` for any
+//! triple and CPU.
+//!
+//! # Caches
+//!
+//! In memory, built kernels are kept by IR text (as the C codegen keeps
+//! its libraries by source). On disk, `<dir>/llvm/<key>.o` holds the
+//! object and `<key>.o.blake3` its blake3 checksum, where `key =
+//! blake3(IR text, LLVM version, triple, CPU name, CPU features, flags)`.
+//! Both files are written to temporary files in the directory and renamed
+//! into place, the object first; an entry whose checksum does not match
+//! or that fails to link is rebuilt. The kernel's symbol in the object is
+//! its name plus the first 16 hex digits of the key, so kernels that share
+//! a name never clash in the JIT.
+
+mod alu;
+mod half;
+mod ir;
+mod jit;
+mod target;
+
+pub use jit::Jit;
+pub use target::{emit_object, llvm_version, TargetSpec};
+
+use super::c::compiler::{create_private_dir, io};
+use super::codegen::{Codegen, KernelFn, LoadedKernel};
+use inkwell::context::Context;
+use morok_core::device::{DeviceError, DeviceResult};
+use morok_core::lower::LoweredKernel;
+use morok_core::program::Program;
+use morok_core::render::{Caps, OpSet, RenderError, RenderedKernel, Renderer};
+use morok_core::uop::Op;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Settings that change the generated code, part of every cache key.
+const FLAGS: &str = "default<O3>;pic;small";
+
+/// Renders linear programs as LLVM IR text (the builder's module,
+/// printed).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LlvmRenderer;
+
+impl Renderer for LlvmRenderer {
+    fn name(&self) -> &str {
+        "llvm"
+    }
+
+    /// Native: `SQRT` and `RSQRT` (`llvm.sqrt`, correctly rounded like
+    /// libm's `sqrt`). Every other transcendental (`EXP`, `EXP2`, `LOG`,
+    /// `LOG2`, `SIN`, `COS`, `TAN`, `TANH`, `ERF`, `POW`) is decomposed by
+    /// the core into polynomial code: LLVM 19 has no intrinsic for `TAN`,
+    /// `TANH` or `ERF`, and its `llvm.exp`/`llvm.sin`/... become scalar
+    /// libm calls that block vectorization; the decompositions are
+    /// accuracy-tested against the reference and vectorize.
+    fn caps(&self) -> Caps {
+        Caps {
+            native: OpSet::of(&[Op::Sqrt, Op::Rsqrt]),
+        }
+    }
+
+    fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
+        let cx = Context::create();
+        let module = ir::build_module(&cx, kernel)?;
+        module.verify().map_err(|e| RenderError {
+            renderer: "LLVM".to_string(),
+            node: kernel.name.clone(),
+            what: format!("invalid IR: {e}"),
+        })?;
+        Ok(RenderedKernel {
+            source: module.print_to_string().to_string(),
+            entry: kernel.name.clone(),
+        })
+    }
+}
+
+/// LLVM through an in-process ORC JIT, for the host CPU.
+pub struct LlvmCodegen {
+    cache_dir: PathBuf,
+    /// The host target and the JIT, made on first build.
+    state: OnceLock<Result<(TargetSpec, Arc<Jit>), String>>,
+    /// Kernel addresses by IR text.
+    by_source: Mutex<HashMap<String, usize>>,
+    builds: AtomicUsize,
+}
+
+impl LlvmCodegen {
+    /// An LLVM codegen whose object cache lives in `cache_dir/llvm`.
+    pub fn new(cache_dir: PathBuf) -> LlvmCodegen {
+        LlvmCodegen {
+            cache_dir: cache_dir.join("llvm"),
+            state: OnceLock::new(),
+            by_source: Mutex::new(HashMap::new()),
+            builds: AtomicUsize::new(0),
+        }
+    }
+
+    fn state(&self) -> DeviceResult<&(TargetSpec, Arc<Jit>)> {
+        self.state
+            .get_or_init(|| {
+                let spec = TargetSpec::host().map_err(|e| e.to_string())?;
+                let jit = Jit::new().map_err(|e| format!("LLVM JIT: {e}"))?;
+                Ok((spec, Arc::new(jit)))
+            })
+            .as_ref()
+            .map_err(|e| DeviceError::NoCompiler(e.clone()))
+    }
+
+    /// The cache key of IR text `source` for the host.
+    fn key(&self, source: &str, spec: &TargetSpec) -> String {
+        let mut h = blake3::Hasher::new();
+        for part in [
+            source,
+            &llvm_version(),
+            &spec.triple,
+            &spec.cpu,
+            &spec.features,
+            FLAGS,
+        ] {
+            h.update(part.as_bytes());
+            h.update(&[0]);
+        }
+        h.finalize().to_hex().to_string()
+    }
+
+    /// The object for `program` under `key`: from the disk cache when a
+    /// valid entry exists (unless `fresh`), else compiled and stored.
+    fn object(
+        &self,
+        program: &Program,
+        spec: &TargetSpec,
+        key: &str,
+        symbol: &str,
+        fresh: bool,
+    ) -> DeviceResult<Vec<u8>> {
+        let obj = self.cache_dir.join(format!("{key}.o"));
+        let sum = self.cache_dir.join(format!("{key}.o.blake3"));
+        if !fresh {
+            if let Some(bytes) = read_checked(&obj, &sum) {
+                return Ok(bytes);
+            }
+        }
+        self.builds.fetch_add(1, Ordering::Relaxed);
+        let machine = spec.machine()?;
+        let cx = Context::create();
+        let module = target::target_module(&cx, &program.lowered, &machine)?;
+        let func = module
+            .get_function(&program.entry)
+            .ok_or_else(|| DeviceError::Load {
+                kernel: program.name.clone(),
+                path: "LLVM module".to_string(),
+                reason: format!("no function `{}`", program.entry),
+            })?;
+        func.as_global_value().set_name(symbol);
+        let bytes = target::optimize_and_emit(&program.name, &module, &machine)?;
+        store(&self.cache_dir, &obj, &sum, &bytes)?;
+        Ok(bytes)
+    }
+}
+
+/// The contents of `obj` if its blake3 checksum matches `sum`.
+fn read_checked(obj: &Path, sum: &Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(obj).ok()?;
+    let expected = std::fs::read_to_string(sum).ok()?;
+    (blake3::hash(&bytes).to_hex().as_str() == expected.trim()).then_some(bytes)
+}
+
+/// Writes `bytes` to `obj` and its checksum to `sum`, each through a
+/// temporary file renamed into place (the object first).
+fn store(dir: &Path, obj: &Path, sum: &Path, bytes: &[u8]) -> DeviceResult<()> {
+    create_private_dir(dir)?;
+    let write = |path: &Path, data: &[u8]| -> DeviceResult<()> {
+        let mut f = tempfile::Builder::new()
+            .prefix(".build-")
+            .tempfile_in(dir)
+            .map_err(io(format!(
+                "creating a temporary file in {}",
+                dir.display()
+            )))?;
+        f.write_all(data)
+            .map_err(io(format!("writing {}", f.path().display())))?;
+        f.persist(path)
+            .map_err(|e| io(format!("storing {}", path.display()))(e.error))?;
+        Ok(())
+    };
+    write(obj, bytes)?;
+    write(sum, blake3::hash(bytes).to_hex().as_bytes())
+}
+
+impl Codegen for LlvmCodegen {
+    fn device_name(&self) -> &str {
+        "LLVM"
+    }
+
+    fn renderer(&self) -> &dyn Renderer {
+        &LlvmRenderer
+    }
+
+    fn identity(&self) -> String {
+        match self.state() {
+            Ok((spec, _)) => format!(
+                "llvm\0{}\0{}\0{}\0{}\0{FLAGS}",
+                llvm_version(),
+                spec.triple,
+                spec.cpu,
+                spec.features
+            ),
+            Err(e) => format!("llvm\0{e}"),
+        }
+    }
+
+    fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
+        let (spec, jit) = self.state()?;
+        let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
+        let cached = lock().get(&program.source).copied();
+        let addr = match cached {
+            Some(a) => a,
+            None => {
+                let key = self.key(&program.source, spec);
+                let symbol = format!("{}_{}", program.entry, &key[..16]);
+                let object = self.object(program, spec, &key, &symbol, false)?;
+                // Adding and recording under the map's lock: two threads
+                // building the same kernel add it once.
+                let mut map = lock();
+                match map.get(&program.source) {
+                    Some(a) => *a,
+                    None => {
+                        let linked = jit.add_and_lookup(&object, &symbol).or_else(|_| {
+                            // A cached object that does not link is rebuilt.
+                            let object = self.object(program, spec, &key, &symbol, true)?;
+                            jit.add_and_lookup(&object, &symbol).map_err(|reason| {
+                                DeviceError::Load {
+                                    kernel: program.name.clone(),
+                                    path: self.cache_dir.display().to_string(),
+                                    reason,
+                                }
+                            })
+                        })?;
+                        map.insert(program.source.clone(), linked);
+                        linked
+                    }
+                }
+            }
+        };
+        // SAFETY: `addr` is the address of a function built from this
+        // program with exactly the `KernelFn` signature (see `ir.rs`); the
+        // code stays mapped while the JIT (held by the kernel) lives.
+        let func: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(addr) };
+        Ok(LoadedKernel {
+            func,
+            code: jit.clone(),
+        })
+    }
+
+    fn builds(&self) -> usize {
+        self.builds.load(Ordering::Relaxed)
+    }
+}

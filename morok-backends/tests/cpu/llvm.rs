@@ -1,0 +1,148 @@
+//! The LLVM codegen: object emission for the host and another triple, a
+//! host object linked and run, the in-memory and on-disk caches, and
+//! corrupt cache entries rebuilt.
+
+use super::common::*;
+use morok_backends::cpu::llvm::{emit_object, TargetSpec};
+use morok_backends::cpu::LlvmRenderer;
+use morok_backends::cpu::{Codegen, KernelFn, LlvmCodegen};
+use morok_backends::CpuDevice;
+use morok_core::device::Device;
+use morok_core::dtype::DType;
+use morok_core::lower::{lower, LowerOptions};
+use morok_core::pipeline::{render_program, CompileOptions};
+use morok_core::render::Renderer;
+use std::ffi::c_void;
+
+/// A 7-element f32 `out = a * b + a` kernel, lowered for the LLVM renderer.
+fn lowered_kernel() -> morok_core::lower::LoweredKernel {
+    let ast = elementwise(7, &[DType::F32, DType::F32], |v| v[0].mul(&v[1]).add(&v[0]));
+    let opts = LowerOptions::new(LlvmRenderer.caps()).with_name("fma_like".to_string());
+    lower(&ast, &opts).expect("lower")
+}
+
+#[test]
+fn object_for_another_triple_is_an_elf_for_that_machine() {
+    let spec = TargetSpec {
+        triple: "aarch64-unknown-linux-gnu".to_string(),
+        cpu: "generic".to_string(),
+        features: String::new(),
+    };
+    let obj = emit_object(&lowered_kernel(), &spec).expect("emit");
+    assert_eq!(&obj[..4], b"\x7fELF");
+    // e_machine (little-endian u16 at offset 18): EM_AARCH64 = 183.
+    assert_eq!(u16::from_le_bytes([obj[18], obj[19]]), 183);
+    assert!(
+        obj.windows(8).any(|w| w == b"fma_like"),
+        "symbol name missing"
+    );
+}
+
+#[test]
+fn unknown_triple_is_an_error() {
+    let spec = TargetSpec {
+        triple: "nonsense-none-none".to_string(),
+        cpu: "generic".to_string(),
+        features: String::new(),
+    };
+    let e = emit_object(&lowered_kernel(), &spec).expect_err("bad triple");
+    assert!(e.to_string().contains("nonsense"), "{e}");
+}
+
+#[test]
+fn host_object_links_and_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let obj = emit_object(&lowered_kernel(), &TargetSpec::host().expect("host")).expect("emit");
+    let o = dir.path().join("k.o");
+    let so = dir.path().join("k.so");
+    std::fs::write(&o, &obj).expect("write");
+    let cc = morok_backends::cpu::Compiler::find(None).expect("a C compiler");
+    let status = std::process::Command::new(cc.path())
+        .args(["-shared", "-o"])
+        .arg(&so)
+        .arg(&o)
+        .arg("-lm")
+        .status()
+        .expect("link");
+    assert!(status.success());
+    let a: Vec<f32> = (0..7).map(|x| x as f32 - 2.5).collect();
+    let b: Vec<f32> = (0..7).map(|x| 0.5 * x as f32).collect();
+    let mut out = vec![0f32; 7];
+    let bufs = [
+        out.as_mut_ptr().cast::<c_void>(),
+        a.as_ptr().cast_mut().cast::<c_void>(),
+        b.as_ptr().cast_mut().cast::<c_void>(),
+    ];
+    let sizes = [7i64; 3];
+    // SAFETY: the library is the kernel just compiled; its entry has the
+    // `KernelFn` ABI and the buffers hold 7 elements each.
+    unsafe {
+        let lib = libloading::Library::new(&so).expect("load");
+        let f = *lib.get::<KernelFn>(b"fma_like").expect("symbol");
+        f(bufs.as_ptr(), sizes.as_ptr(), std::ptr::null(), 0, 7);
+    }
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x * y + x).collect();
+    assert_eq!(out, want);
+}
+
+#[test]
+fn builds_are_cached_in_memory_and_on_disk_and_corruption_rebuilds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = dir.path().join("cache");
+    let ast = elementwise(7, &[DType::F32, DType::F32], |v| v[0].add(&v[1]));
+    let a: Vec<f32> = (0..7).map(|x| x as f32).collect();
+    let check = |dev: &CpuDevice| {
+        let mut args = [
+            Arg::zeros(DType::F32, 7),
+            Arg::new(DType::F32, &a),
+            Arg::new(DType::F32, &a),
+        ];
+        exec(dev, &ast, &mut args);
+        let want: Vec<f32> = a.iter().map(|x| x + x).collect();
+        assert_eq!(args[0].get::<f32>(), want);
+    };
+    let dev = llvm_device_in(&cache, 1);
+    check(&dev);
+    check(&dev);
+    assert_eq!(dev.compiler_invocations(), 1, "second build from memory");
+    let fresh = llvm_device_in(&cache, 1);
+    check(&fresh);
+    assert_eq!(fresh.compiler_invocations(), 0, "built from the disk cache");
+    // Corrupt every cached object: the next fresh device rebuilds.
+    for e in std::fs::read_dir(cache.join("llvm")).expect("cache dir") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "o") {
+            std::fs::write(&p, b"garbage").expect("corrupt");
+        }
+    }
+    let again = llvm_device_in(&cache, 1);
+    check(&again);
+    assert_eq!(again.compiler_invocations(), 1, "corrupt entry rebuilt");
+}
+
+#[test]
+fn identity_names_llvm_version_and_cpu() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cg = LlvmCodegen::new(dir.path().to_path_buf());
+    let id = cg.identity();
+    let spec = TargetSpec::host().expect("host");
+    assert!(
+        id.contains(&morok_backends::cpu::llvm::llvm_version()),
+        "{id:?}"
+    );
+    assert!(id.contains(&spec.cpu), "{id:?}");
+    assert_eq!(cg.device_name(), "LLVM");
+}
+
+#[test]
+fn renderer_source_is_ir_text() {
+    let ast = elementwise(7, &[DType::F32, DType::F32], |v| v[0].add(&v[1]));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dev = llvm_device_in(dir.path(), 1);
+    let opts = CompileOptions::default();
+    let p = morok_core::pipeline::compile_program(&ast, dev.renderer(), Some(&dev), &opts)
+        .expect("pipeline");
+    assert!(p.source.contains("define void @E_7(ptr"), "{}", p.source);
+    let again = render_program(&ast, (*p.lowered).clone(), &LlvmRenderer).expect("render");
+    assert_eq!(again.source, p.source, "rendering is deterministic");
+}
