@@ -391,6 +391,22 @@ impl Suite {
             self.add(format!("max_pool2d {opts:?}"), img.max_pool2d(opts));
             self.add(format!("avg_pool2d {opts:?}"), img.avg_pool2d(opts));
         }
+        // Nested gate constraints (`3·(r + s) + t + u < 6`, `t + u < 2`)
+        // must bound the window's load: the kernel was refused for
+        // reading 0..=5 of a 4-element input.
+        let small = self.input(DType::F32, &[1, 1, 2, 2], Layout::Contiguous, Domain::Any);
+        let padded = small.try_pad(&[(0, 0), (0, 0), (0, 1), (0, 1)], 0.0f32);
+        self.add(
+            "max_pool2d stride 1 of a padded input".into(),
+            padded
+                .clone()
+                .and_then(|p| p.max_pool2d(PoolOptions::new((2, 2)).stride((1, 1)))),
+        );
+        let ones = Tensor::full(&[1, 1, 2, 2], 1.0f32);
+        self.add(
+            "conv2d of a padded input".into(),
+            padded.and_then(|p| p.conv2d(&ones, None, ConvOptions::default())),
+        );
         let logits = self.input(DType::F32, &[6, 4], Layout::Flipped, Domain::Any);
         let labels = common::tensor(ScalarType::I32, &[6], &[0.0, 3.0, 1.0, 2.0, 3.0, 0.0]);
         self.add("cross_entropy".into(), logits.cross_entropy(&labels));

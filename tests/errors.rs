@@ -293,3 +293,18 @@ fn composite_ops_name_themselves_but_keep_their_operands_errors() {
     assert_eq!((e.op(), e.location().line()), ("add", line));
     assert_eq!(broken.linear(&ok_w, None).unwrap_err().op(), "add");
 }
+
+/// A repeated flip axis is an error, as for reductions and permute (it
+/// used to flip once).
+#[test]
+fn flip_rejects_a_repeated_axis() {
+    let m = matrix();
+    let line = line!() + 1;
+    let e = m.try_flip(&[0, 0]).unwrap_err();
+    assert_eq!(e.op(), "flip");
+    assert_eq!(e.location().line(), line);
+    assert!(e.to_string().contains("[3, 2]"), "{e}");
+    assert!(e.to_string().contains("listed twice"), "{e}");
+    assert!(m.try_flip(&[1, -1]).is_err());
+    assert!(m.try_flip(&[0, 1]).is_ok());
+}

@@ -413,3 +413,20 @@ fn non_contiguous_views_in_arithmetic() {
         .unwrap();
     close(&vals(&(&x * &e)), &[0.0, 1.0, 2.0, 6.0, 8.0, 10.0]);
 }
+
+/// A 0-d tensor has one axis for PyTorch: `0` and `-1` both name it
+/// (`-1` used to be "out of range for a tensor of rank 0").
+#[test]
+fn scalar_tensors_accept_axis_minus_one() {
+    let s = Tensor::from_vec(vec![1.5f32], &[]).unwrap();
+    for axis in [0, -1] {
+        close(&vals(&s.sum(Some(&[axis]), false).unwrap()), &[1.5]);
+        close(&vals(&s.prod(Some(&[axis]), true).unwrap()), &[1.5]);
+        close(&vals(&s.softmax(axis).unwrap()), &[1.0]);
+        close(&vals(&s.log_softmax(axis).unwrap()), &[0.0]);
+        close(&vals(&s.logsumexp(Some(&[axis]), false).unwrap()), &[1.5]);
+        assert_eq!(s.try_squeeze(axis).unwrap().shape(), &[] as &[usize]);
+    }
+    assert!(s.sum(Some(&[1]), false).is_err());
+    assert!(s.sum(Some(&[-2]), false).is_err());
+}

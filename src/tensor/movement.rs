@@ -90,6 +90,19 @@ impl Slice {
     }
 }
 
+/// Normalizes `axis` for `op` against `shape`, as PyTorch does: negative
+/// axes count from the end, and a 0-d tensor accepts axes `0` and `-1`
+/// (both name the tensor itself).
+#[track_caller]
+pub(super) fn dim_index(op: &str, shape: &[usize], axis: isize) -> Result<usize> {
+    let axis = if shape.is_empty() && axis == -1 {
+        0
+    } else {
+        axis
+    };
+    normalize_axis(op, shape, axis).located()
+}
+
 // ---- primitives: build one movement node, skipping no-ops ----
 impl Tensor {
     #[track_caller]
@@ -213,7 +226,7 @@ impl Tensor {
     /// Normalizes `axis` for `op` against this tensor's rank.
     #[track_caller]
     pub(super) fn axis(&self, op: &str, axis: isize) -> Result<usize> {
-        normalize_axis(op, &self.graph()?.shape, axis).located()
+        dim_index(op, &self.graph()?.shape, axis)
     }
 }
 
@@ -455,10 +468,15 @@ impl Tensor {
         self.graph()?;
         let mut norm = Vec::with_capacity(axes.len());
         for &a in axes {
-            let a = self.axis("flip", a)?;
-            if !norm.contains(&a) {
-                norm.push(a);
+            let n = self.axis("flip", a)?;
+            if norm.contains(&n) {
+                return Err(Error::shape(ShapeError::new(
+                    "flip",
+                    &[self.shape()],
+                    format!("axis {a} is listed twice in {axes:?}"),
+                )));
             }
+            norm.push(n);
         }
         if self.ndim() == 0 {
             return Ok(self.clone());

@@ -8,8 +8,8 @@
 //! exponentiating; `cumsum` sums sliding windows of the zero-padded axis.
 
 use super::Tensor;
-use crate::error::{Error, Located, Result};
-use morok_core::shape::{normalize_axis, reduce_shape, ShapeError};
+use crate::error::{Error, Result};
+use morok_core::shape::{reduce_shape, ShapeError};
 use morok_core::uop::{Arg, Op, ReduceOp};
 use morok_core::{ConstValue, ScalarType};
 
@@ -43,7 +43,7 @@ impl Tensor {
         };
         let mut out = Vec::with_capacity(axes.len());
         for &a in axes {
-            let n = normalize_axis(op, &shape, a).located()?;
+            let n = super::movement::dim_index(op, &shape, a)?;
             if out.contains(&n) {
                 return Err(Error::shape(ShapeError::new(
                     op,
