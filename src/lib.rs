@@ -96,4 +96,7 @@ pub mod stats {
 pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
-pub use tensor::{ConvOptions, IntoOperand, Operand, PoolOptions, Slice, Tensor};
+pub use tensor::{
+    ConvOptions, Index, IntoOperand, MeshIndexing, Operand, PoolOptions, ScatterReduce, Slice,
+    Tensor,
+};

@@ -20,6 +20,7 @@
 mod creation;
 mod data;
 mod elementwise;
+mod indexing;
 mod linalg;
 mod movement;
 mod nn;
@@ -28,6 +29,7 @@ mod ops;
 mod random;
 mod reduce;
 
+pub use indexing::{Index, MeshIndexing, ScatterReduce};
 pub use movement::Slice;
 pub use nn::{ConvOptions, PoolOptions};
 pub use operand::{IntoOperand, Operand};

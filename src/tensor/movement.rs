@@ -425,7 +425,7 @@ impl Tensor {
     /// One axis of `try_slice`: FLIP for a negative step, SHRINK to the
     /// span, then PAD + RESHAPE + SHRINK to pick every `step`-th element.
     #[track_caller]
-    fn slice_axis(&self, axis: usize, s: Slice) -> Result<Tensor> {
+    pub(super) fn slice_axis(&self, axis: usize, s: Slice) -> Result<Tensor> {
         let len = self.shape()[axis];
         let (start, count) = s.resolve(len);
         let step = s.step.unsigned_abs();
@@ -547,7 +547,7 @@ impl Tensor {
 
     /// [`Tensor::try_repeat`] with errors naming `op`.
     #[track_caller]
-    fn repeat_as(&self, op: &str, reps: &[usize]) -> Result<Tensor> {
+    pub(super) fn repeat_as(&self, op: &str, reps: &[usize]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
         if reps.len() < shape.len() {
             return Err(Error::shape(ShapeError::new(
@@ -583,7 +583,7 @@ impl Tensor {
 
     /// [`Tensor::try_cat`] with errors naming `op`.
     #[track_caller]
-    fn cat_as(op: &str, tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+    pub(super) fn cat_as(op: &str, tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         let Some(first) = tensors.first() else {
             return Err(Error::argument(op, "needs at least one tensor"));
         };
