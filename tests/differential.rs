@@ -6,7 +6,10 @@
 mod common;
 
 use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
-use morok::{ConvOptions, DType, PoolOptions, Result, ScalarType, Slice, Tensor};
+use morok::{
+    ConvOptions, DType, Index, MeshIndexing, PoolOptions, Result, ScalarType, ScatterReduce, Slice,
+    Tensor,
+};
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
 
@@ -413,6 +416,147 @@ impl Suite {
     }
 }
 
+/// Shapes of the indexing cases: size 1, zero-size axes, odd and 3-D.
+const INDEX_SHAPES: [&[usize]; 6] = [&[1, 1], &[0, 3], &[3, 0], &[4, 5], &[2, 3, 4], &[5, 1, 3]];
+
+impl Suite {
+    /// A random `i64` tensor of `shape` with positions in `[lo, hi]`
+    /// (`lo` alone when the range is empty).
+    fn positions(&mut self, shape: &[usize], lo: i64, hi: i64) -> Tensor {
+        let hi = hi.max(lo);
+        let n: usize = shape.iter().product();
+        let data: Vec<f64> = (0..n).map(|_| self.rng.int(lo, hi) as f64).collect();
+        common::tensor(ScalarType::I64, shape, &data)
+    }
+
+    /// The indexing ops on every shape of [`INDEX_SHAPES`] (f32, layouts
+    /// in turn; index tensors include negative and out-of-range
+    /// positions) and on every dtype.
+    fn indexing(&mut self) {
+        for (j, shape) in INDEX_SHAPES.iter().enumerate() {
+            let dtype = [DType::F32, DType::I32][j % 2];
+            let layout = LAYOUTS[j % LAYOUTS.len()];
+            let x = self.input(dtype, shape, layout, Domain::Any);
+            self.indexing_cases(&format!("{dtype} {shape:?} {layout:?}"), &x);
+        }
+        for dtype in DTYPES {
+            let x = self.input(dtype, &[3, 4], Layout::Permuted, Domain::Any);
+            self.indexing_cases(&format!("{dtype}"), &x);
+        }
+        let v = self.input(DType::F32, &[3], Layout::Flipped, Domain::Any);
+        let w = self.input(DType::I16, &[2], Layout::Contiguous, Domain::Any);
+        for (i, g) in Tensor::meshgrid(&[&v, &w], MeshIndexing::Ij)
+            .unwrap()
+            .into_iter()
+            .enumerate()
+        {
+            self.add(format!("meshgrid ij {i}"), Ok(g));
+        }
+        for (i, g) in Tensor::meshgrid(&[&v, &w, &v], MeshIndexing::Xy)
+            .unwrap()
+            .into_iter()
+            .enumerate()
+        {
+            self.add(format!("meshgrid xy {i}"), Ok(g));
+        }
+        for k in [-2, 0, 1] {
+            self.add(format!("diag of a vector {k}"), v.diag(k));
+        }
+        for (n, classes) in [(5, 4), (0, 3), (3, 1)] {
+            let idx = self.positions(&[n], -1, classes as i64);
+            self.add(format!("one_hot {n} {classes}"), idx.one_hot(classes));
+        }
+    }
+
+    /// Every indexing op on `x` (rank at least 2); positions are random.
+    fn indexing_cases(&mut self, tag: &str, x: &Tensor) {
+        let shape = x.shape().to_vec();
+        let (r, n0, n1) = (shape.len(), shape[0] as i64, shape[1] as i64);
+        let mut ishape = shape.clone();
+        ishape[1] = 3;
+        ishape[0] = shape[0].min(2);
+        let gidx = self.positions(&ishape, -1, n1);
+        self.add(format!("gather {tag}"), x.gather(1, &gidx));
+        let sel = self.positions(&[4], -n0 - 1, n0);
+        self.add(format!("index_select {tag}"), x.index_select(0, &sel));
+        let a = self.positions(&[2, 1], -n0, n0 - 1);
+        let b = self.positions(&[3], -1, n1);
+        self.add(
+            format!("index advanced {tag}"),
+            x.index(&[Index::Tensor(a.clone()), Index::Tensor(b.clone())]),
+        );
+        self.add(
+            format!("index mixed {tag}"),
+            x.index(&[
+                Index::Slice(Slice::all().step(-2)),
+                Index::NewAxis,
+                Index::Tensor(b),
+                Index::Ellipsis,
+            ]),
+        );
+        if shape[r - 2] > 0 {
+            self.add(
+                format!("index basic {tag}"),
+                x.index(&[
+                    Index::Ellipsis,
+                    Index::Int(-1),
+                    Index::Slice(Slice::from(1)),
+                ]),
+            );
+        }
+        let mut sshape = shape.clone();
+        sshape[0] = shape[0].min(3);
+        let sidx = self.positions(&sshape, -1, n0);
+        let dtype = x.dtype();
+        let src = self.input(dtype, &sshape, Layout::Contiguous, Domain::Any);
+        self.add(format!("scatter {tag}"), x.scatter(0, &sidx, &src));
+        if !dtype.is_bool() {
+            self.add(format!("scatter_add {tag}"), x.scatter_add(0, &sidx, &src));
+        }
+        for (i, red) in [
+            ScatterReduce::Sum,
+            ScatterReduce::Prod,
+            ScatterReduce::Mean,
+            ScatterReduce::Amax,
+            ScatterReduce::Amin,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let arith = !matches!(red, ScatterReduce::Amax | ScatterReduce::Amin);
+            if dtype.is_bool() && arith {
+                continue;
+            }
+            self.add(
+                format!("scatter_reduce {red:?} {tag}"),
+                x.scatter_reduce(0, &sidx, &src, red, i % 2 == 0),
+            );
+        }
+        let mask = self.input(DType::BOOL, &shape[1..], Layout::Flipped, Domain::Any);
+        self.add(format!("masked_fill {tag}"), x.masked_fill(&mask, 2));
+        self.add(format!("masked_select {tag}"), x.masked_select(&mask));
+        self.add(format!("nonzero {tag}"), x.nonzero());
+        self.add(format!("tril {tag}"), x.tril(-1));
+        self.add(format!("triu {tag}"), x.triu(1));
+        self.add(format!("diagonal {tag}"), x.diagonal(1, 0, -1));
+        if r == 2 {
+            self.add(format!("diag {tag}"), x.diag(-1));
+        }
+        self.add(format!("roll {tag}"), x.roll(&[2, -1], &[0, 1]));
+        self.add(format!("roll flat {tag}"), x.roll(&[3], &[]));
+        self.add(
+            format!("repeat_interleave {tag}"),
+            x.repeat_interleave(2, Some(-1)),
+        );
+        if shape[0] >= 1 {
+            self.add(format!("unfold {tag}"), x.unfold(0, 1, 2));
+        }
+        if shape[r - 1] >= 2 {
+            self.add(format!("unfold last {tag}"), x.unfold(-1, 2, 1));
+        }
+    }
+}
+
 fn suite() -> Vec<(String, Tensor)> {
     let mut s = Suite {
         rng: Rng::new(0x5eed),
@@ -423,6 +567,7 @@ fn suite() -> Vec<(String, Tensor)> {
     s.reductions();
     s.creation();
     s.linalg_and_nn();
+    s.indexing();
     s.cases
 }
 
