@@ -308,3 +308,34 @@ fn flip_rejects_a_repeated_axis() {
     assert!(m.try_flip(&[1, -1]).is_err());
     assert!(m.try_flip(&[0, 1]).is_ok());
 }
+
+/// Indexing errors name the op, the shapes and the caller's line.
+#[test]
+fn indexing_errors_name_op_shapes_and_line() {
+    use morok::Index;
+    let m = matrix();
+    let floats = Tensor::from_slice(&[0.0f32, 1.0]);
+    let line = line!() + 1;
+    let e = m.gather(0, &floats).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("gather", line));
+    assert!(e.to_string().contains("index tensor [2] has dtype f32"), "{e}");
+    let line = line!() + 1;
+    let e = m.index(&[Index::Int(0), Index::Int(2)]).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("index", line));
+    assert!(
+        e.to_string()
+            .contains("[3, 2]: index 2 is out of range for an axis of size 2"),
+        "{e}"
+    );
+    let idx = Tensor::from_vec(vec![0i64; 8], &[4, 2]).unwrap();
+    let e = m.gather(1, &idx).unwrap_err();
+    assert!(e.to_string().starts_with("gather: [3, 2] and [4, 2]: "), "{e}");
+    let e = m.scatter(0, &idx, &m).unwrap_err();
+    assert_eq!(e.op(), "scatter");
+    assert!(m.index_select(0, &idx).is_err());
+    assert!(m.masked_fill(&m, 0.0).is_err());
+    assert!(m.diagonal(0, 1, -1).is_err());
+    assert!(m.unfold(0, 4, 1).is_err());
+    assert!(m.roll(&[1, 2], &[0]).is_err());
+    assert!(m.index(&[Index::Ellipsis, Index::Ellipsis]).is_err());
+}

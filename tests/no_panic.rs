@@ -17,7 +17,8 @@ use common::{compiled, tensor, Rng};
 use morok::core::shape::shape_of;
 use morok::core::AddrSpace;
 use morok::{
-    ConvOptions, DType, Error, IntoOperand, Operand, PoolOptions, Result, ScalarType, Slice, Tensor,
+    ConvOptions, DType, Error, Index, IntoOperand, MeshIndexing, Operand, PoolOptions, Result,
+    ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
@@ -25,7 +26,7 @@ use std::sync::Once;
 use std::time::Instant;
 
 /// Number of generated calls.
-const CALLS: usize = 400;
+const CALLS: usize = 480;
 /// Seed of the generator.
 const SEED: u64 = 0x6e6f_5f70_616e_6963;
 /// Largest element count of any node in a graph that gets realized.
@@ -422,12 +423,237 @@ impl Gen {
             .collect()
     }
 
+    /// An index tensor: usually small integers (some negative or out of
+    /// range), sometimes floats or another random operand.
+    fn index_tensor(&mut self) -> Arg {
+        if self.chance(20) {
+            return self.operand();
+        }
+        let dtype = self.pick(&[
+            ScalarType::I64,
+            ScalarType::I32,
+            ScalarType::U8,
+            ScalarType::F32,
+        ]);
+        let shape = self.pick(&SHAPES).to_vec();
+        self.shaped(dtype, shape)
+    }
+
+    /// A small tensor of `dtype` and `shape`.
+    fn shaped(&mut self, dtype: ScalarType, shape: Vec<usize>) -> Arg {
+        let t = self.tensor_of(dtype, &shape);
+        Arg {
+            text: format!("{dtype}{shape:?}"),
+            t,
+        }
+    }
+
+    /// A call of one of the indexing, math and nn ops of issue 10.
+    fn new_op_call(
+        &mut self,
+        x: Arg,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let d = self.axis();
+        match self.below(20) {
+            0 => {
+                let i = self.index_tensor();
+                call!(
+                    ops,
+                    "gather",
+                    format!("{}.gather({d}, {})", x.text, i.text),
+                    Ok(vec![x.t.gather(d, &i.t)?])
+                )
+            }
+            1 => {
+                let i = self.index_tensor();
+                call!(
+                    ops,
+                    "index_select",
+                    format!("{}.index_select({d}, {})", x.text, i.text),
+                    Ok(vec![x.t.index_select(d, &i.t)?])
+                )
+            }
+            2 => {
+                let n = self.below(5);
+                let mut idx = Vec::new();
+                let mut text = Vec::new();
+                for _ in 0..n {
+                    let (e, t) = match self.below(6) {
+                        0 => (Index::Int(self.axis()), "int".to_string()),
+                        1 => {
+                            let s = self.slice();
+                            (Index::Slice(s), format!("{s:?}"))
+                        }
+                        2 => (Index::NewAxis, "None".to_string()),
+                        3 => (Index::Ellipsis, "...".to_string()),
+                        _ => {
+                            let i = self.index_tensor();
+                            (Index::Tensor(i.t), i.text)
+                        }
+                    };
+                    idx.push(e);
+                    text.push(t);
+                }
+                call!(
+                    ops,
+                    "index",
+                    format!("{}.index({text:?})", x.text),
+                    Ok(vec![x.t.index(&idx)?])
+                )
+            }
+            3 | 4 => {
+                let i = self.index_tensor();
+                let src = self.operand();
+                let which = self.below(4);
+                let red = self.pick(&[
+                    ScatterReduce::Sum,
+                    ScatterReduce::Prod,
+                    ScatterReduce::Mean,
+                    ScatterReduce::Amax,
+                    ScatterReduce::Amin,
+                ]);
+                let inc = self.chance(50);
+                let name = ["scatter", "scatter_add", "scatter_reduce", "scatter_reduce"][which];
+                call!(
+                    ops,
+                    name,
+                    format!(
+                        "{}.{name}({d}, {}, {}, {red:?}, {inc})",
+                        x.text, i.text, src.text
+                    ),
+                    {
+                        Ok(vec![match which {
+                            0 => x.t.scatter(d, &i.t, &src.t)?,
+                            1 => x.t.scatter_add(d, &i.t, &src.t)?,
+                            _ => x.t.scatter_reduce(d, &i.t, &src.t, red, inc)?,
+                        }])
+                    }
+                )
+            }
+            5 => {
+                let m = self.operand();
+                call!(
+                    ops,
+                    "masked_fill",
+                    format!("{}.masked_fill({}, 1.5)", x.text, m.text),
+                    Ok(vec![x.t.masked_fill(&m.t, 1.5)?])
+                )
+            }
+            6 => {
+                let m = self.operand();
+                call!(
+                    ops,
+                    "masked_select",
+                    format!("{}.masked_select({})", x.text, m.text),
+                    {
+                        if small(&x.t) && small(&m.t) {
+                            Ok(vec![x.t.masked_select(&m.t)?])
+                        } else {
+                            Ok(Vec::new())
+                        }
+                    }
+                )
+            }
+            7 => call!(ops, "nonzero", format!("{}.nonzero()", x.text), {
+                if small(&x.t) {
+                    Ok(vec![x.t.nonzero()?])
+                } else {
+                    Ok(Vec::new())
+                }
+            }),
+            8 => {
+                let n = self.dim();
+                call!(
+                    ops,
+                    "one_hot",
+                    format!("{}.one_hot({n})", x.text),
+                    Ok(vec![x.t.one_hot(n)?])
+                )
+            }
+            9 => {
+                let k = self.signed();
+                let upper = self.chance(50);
+                let name = if upper { "triu" } else { "tril" };
+                call!(
+                    ops,
+                    name,
+                    format!("{}.{name}({k})", x.text),
+                    Ok(vec![if upper { x.t.triu(k)? } else { x.t.tril(k)? }])
+                )
+            }
+            10 => {
+                let (k, e) = (self.signed(), self.axis());
+                call!(
+                    ops,
+                    "diagonal",
+                    format!("{}.diagonal({k}, {d}, {e})", x.text),
+                    Ok(vec![x.t.diagonal(k, d, e)?])
+                )
+            }
+            11 => {
+                let k = self.signed();
+                call!(
+                    ops,
+                    "diag",
+                    format!("{}.diag({k})", x.text),
+                    Ok(vec![x.t.diag(k)?])
+                )
+            }
+            12 => {
+                let shifts = self.signed_shape();
+                let dims = self.axes();
+                call!(
+                    ops,
+                    "roll",
+                    format!("{}.roll({shifts:?}, {dims:?})", x.text),
+                    Ok(vec![x.t.roll(&shifts, &dims)?])
+                )
+            }
+            13 => {
+                let y = self.operand();
+                let xy = self.chance(50);
+                let how = if xy {
+                    MeshIndexing::Xy
+                } else {
+                    MeshIndexing::Ij
+                };
+                call!(
+                    ops,
+                    "meshgrid",
+                    format!("Tensor::meshgrid(&[{}, {}], {how:?})", x.text, y.text),
+                    Tensor::meshgrid(&[&x.t, &y.t], how)
+                )
+            }
+            14 => {
+                let r = self.dim();
+                let dim = if self.chance(30) { None } else { Some(d) };
+                call!(
+                    ops,
+                    "repeat_interleave",
+                    format!("{}.repeat_interleave({r}, {dim:?})", x.text),
+                    Ok(vec![x.t.repeat_interleave(r, dim)?])
+                )
+            }
+            _ => {
+                let (size, step) = (self.dim(), self.dim());
+                call!(
+                    ops,
+                    "unfold",
+                    format!("{}.unfold({d}, {size}, {step})", x.text),
+                    Ok(vec![x.t.unfold(d, size, step)?])
+                )
+            }
+        }
+    }
+
     /// One random call.
     fn call(&mut self) -> Call {
         self.carried.clear();
         let x = self.operand();
         let mut ops: Vec<&str> = Vec::new();
-        let (text, run): (String, Box<dyn FnOnce() -> Outcome>) = match self.below(40) {
+        let (text, run): (String, Box<dyn FnOnce() -> Outcome>) = match self.below(48) {
+            39..=46 => self.new_op_call(x, &mut ops),
             0 => {
                 let s = self.signed_shape();
                 call!(

@@ -50,8 +50,13 @@ impl Tensor {
     #[track_caller]
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         let (x, w) = (self.graph()?, weight.graph()?);
+        let location = std::panic::Location::caller();
+        // A closure cannot be `#[track_caller]`: build the error here.
         let fail = |shapes: &[&[usize]], why: &str| {
-            Err(Error::shape(ShapeError::new("linear", shapes, why)))
+            Err(Error::Shape {
+                source: ShapeError::new("linear", shapes, why),
+                location,
+            })
         };
         if !matches!(w.shape.len(), 1 | 2) {
             return fail(
