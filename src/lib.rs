@@ -97,6 +97,6 @@ pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
 pub use tensor::{
-    ConvOptions, Index, IntoOperand, MeshIndexing, Operand, PoolOptions, ScatterReduce, Slice,
-    Tensor,
+    AttentionOptions, ConvOptions, Index, IntoOperand, MeshIndexing, Operand, PoolOptions,
+    ScatterReduce, Slice, Tensor,
 };

@@ -318,7 +318,10 @@ fn indexing_errors_name_op_shapes_and_line() {
     let line = line!() + 1;
     let e = m.gather(0, &floats).unwrap_err();
     assert_eq!((e.op(), e.location().line()), ("gather", line));
-    assert!(e.to_string().contains("index tensor [2] has dtype f32"), "{e}");
+    assert!(
+        e.to_string().contains("index tensor [2] has dtype f32"),
+        "{e}"
+    );
     let line = line!() + 1;
     let e = m.index(&[Index::Int(0), Index::Int(2)]).unwrap_err();
     assert_eq!((e.op(), e.location().line()), ("index", line));
@@ -329,7 +332,10 @@ fn indexing_errors_name_op_shapes_and_line() {
     );
     let idx = Tensor::from_vec(vec![0i64; 8], &[4, 2]).unwrap();
     let e = m.gather(1, &idx).unwrap_err();
-    assert!(e.to_string().starts_with("gather: [3, 2] and [4, 2]: "), "{e}");
+    assert!(
+        e.to_string().starts_with("gather: [3, 2] and [4, 2]: "),
+        "{e}"
+    );
     let e = m.scatter(0, &idx, &m).unwrap_err();
     assert_eq!(e.op(), "scatter");
     assert!(m.index_select(0, &idx).is_err());

@@ -17,8 +17,10 @@
 //! The movement ops of the book's API carry a `try_` prefix
 //! (`try_reshape`, `try_transpose`, ...); their siblings follow it.
 
+mod attention;
 mod creation;
 mod data;
+mod einsum;
 mod elementwise;
 mod indexing;
 mod linalg;
@@ -29,6 +31,7 @@ mod ops;
 mod random;
 mod reduce;
 
+pub use attention::AttentionOptions;
 pub use indexing::{Index, MeshIndexing, ScatterReduce};
 pub use movement::Slice;
 pub use nn::{ConvOptions, PoolOptions};
