@@ -97,6 +97,6 @@ pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
 pub use tensor::{
-    AttentionOptions, ConvOptions, Index, IntoOperand, MeshIndexing, Operand, PoolOptions,
-    ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, ConvOptions, Index, IntoOperand, MeshIndexing, Operand,
+    PoolOptions, Reduction, RoundingMode, ScatterReduce, Slice, Tensor,
 };

@@ -32,7 +32,10 @@ fn einsum_equations() {
     close(&vals(&implicit), &vals(&mm));
     let sq = f32s(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
     close(&vals(&Tensor::einsum("ii", &[&sq]).unwrap()), &[5.0]);
-    close(&vals(&Tensor::einsum("ii->i", &[&sq]).unwrap()), &[1.0, 4.0]);
+    close(
+        &vals(&Tensor::einsum("ii->i", &[&sq]).unwrap()),
+        &[1.0, 4.0],
+    );
     close(
         &vals(&Tensor::einsum("ij->ji", &[&a]).unwrap()),
         &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0],
@@ -49,8 +52,19 @@ fn einsum_equations() {
     close(&vals(&t), &[1.0, 3.0, 2.0, 4.0, 5.0, 7.0, 6.0, 8.0]);
     let bmm = Tensor::einsum("bij,bjk->bik", &[&batch, &batch]).unwrap();
     close(&vals(&bmm), &vals(&batch.matmul(&batch).unwrap()));
-    close(&vals(&Tensor::einsum("...ii->...", &[&batch]).unwrap()), &[5.0, 13.0]);
-    for bad in ["ij,jk->ik,", "ij->ii", "ij->k", "i2", "ij->i->j", "ijk", "ij,jk"] {
+    close(
+        &vals(&Tensor::einsum("...ii->...", &[&batch]).unwrap()),
+        &[5.0, 13.0],
+    );
+    for bad in [
+        "ij,jk->ik,",
+        "ij->ii",
+        "ij->k",
+        "i2",
+        "ij->i->j",
+        "ijk",
+        "ij,jk",
+    ] {
         let e = Tensor::einsum(bad, &[&a, &a]).unwrap_err();
         assert_eq!(e.op(), "einsum", "{bad}");
         assert!(e.location().file().ends_with("nn_ops.rs"), "{bad}: {e}");
@@ -87,6 +101,215 @@ fn attention_values() {
     let line = line!() + 1;
     let e = qh.scaled_dot_product_attention(&kh, &vh, &AttentionOptions::default());
     let e = e.unwrap_err();
-    assert_eq!((e.op(), e.location().line()), ("scaled_dot_product_attention", line));
-    assert!(e.to_string().contains("2 query heads for 1 key/value heads"), "{e}");
+    assert_eq!(
+        (e.op(), e.location().line()),
+        ("scaled_dot_product_attention", line)
+    );
+    assert!(
+        e.to_string()
+            .contains("2 query heads for 1 key/value heads"),
+        "{e}"
+    );
+}
+
+#[test]
+fn math_values() {
+    let x = f32s(&[-2.0, -0.5, 0.0, 0.25, 3.0], &[5]);
+    let want = |f: fn(f64) -> f64| -> Vec<f64> {
+        [-2.0f64, -0.5, 0.0, 0.25, 3.0]
+            .iter()
+            .map(|&v| f(v) as f32 as f64)
+            .collect()
+    };
+    let near = |got: Vec<f64>, want: Vec<f64>| {
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 2e-6 * (1.0 + w.abs()) || (g.is_nan() && w.is_nan()),
+                "{got:?} vs {want:?}"
+            );
+        }
+    };
+    near(vals(&x.sinh().unwrap()), want(f64::sinh));
+    near(vals(&x.cosh().unwrap()), want(f64::cosh));
+    near(vals(&x.asinh().unwrap()), want(f64::asinh));
+    near(vals(&x.atan().unwrap()), want(f64::atan));
+    near(
+        vals(&x.mul(0.3).unwrap().asin().unwrap()),
+        want(|v| (v * 0.3f32 as f64).asin()),
+    );
+    near(
+        vals(&x.mul(0.3).unwrap().acos().unwrap()),
+        want(|v| (v * 0.3f32 as f64).acos()),
+    );
+    near(
+        vals(&x.mul(0.3).unwrap().atanh().unwrap()),
+        want(|v| (v * 0.3f32 as f64).atanh()),
+    );
+    near(
+        vals(&x.abs().unwrap().add(1.0).unwrap().acosh().unwrap()),
+        want(|v| (v.abs() + 1.0).acosh()),
+    );
+    near(
+        vals(&x.abs().unwrap().add(0.5).unwrap().log10().unwrap()),
+        want(|v| (v.abs() + 0.5).log10()),
+    );
+    near(vals(&x.log1p().unwrap()), want(f64::ln_1p));
+    near(vals(&x.expm1().unwrap()), want(f64::exp_m1));
+    let ones = f32s(&[1.0, -1.0, 0.0, -3.0, 2.0], &[5]);
+    near(vals(&x.atan2(&ones).unwrap()), {
+        let o = [1.0f64, -1.0, 0.0, -3.0, 2.0];
+        [-2.0f64, -0.5, 0.0, 0.25, 3.0]
+            .iter()
+            .zip(o)
+            .map(|(&y, x)| y.atan2(x) as f32 as f64)
+            .collect()
+    });
+    close(
+        &vals(&x.copysign(&ones).unwrap()),
+        &[2.0, -0.5, 0.0, -0.25, 3.0],
+    );
+    close(&vals(&x.fmod(-1.5).unwrap()), &[-0.5, -0.5, 0.0, 0.25, 0.0]);
+    let i = Tensor::from_slice(&[-7i32, 7, 5]);
+    close(
+        &vals(&i.fmod(Tensor::from_slice(&[2i32, -2, 0])).unwrap()),
+        &[-1.0, 1.0, 0.0],
+    );
+    close(
+        &vals(&i.div_mode(2, morok::RoundingMode::Trunc).unwrap()),
+        &[-3.0, 3.0, 2.0],
+    );
+    close(
+        &vals(&i.div_mode(2, morok::RoundingMode::Floor).unwrap()),
+        &[-4.0, 3.0, 2.0],
+    );
+    close(&vals(&i.bitwise_and(6).unwrap()), &[0.0, 6.0, 4.0]);
+    close(
+        &vals(
+            &i.bitwise_left_shift(Tensor::from_slice(&[1i32, 40, 2]))
+                .unwrap(),
+        ),
+        &[-14.0, 0.0, 20.0],
+    );
+    close(&vals(&i.bitwise_right_shift(1).unwrap()), &[-4.0, 3.0, 2.0]);
+    close(&vals(&i.bitwise_not().unwrap()), &[6.0, -8.0, -6.0]);
+    close(&vals(&x.logaddexp(&x).unwrap()), &want(|v| v + 2f64.ln()));
+    close(
+        &vals(&x.lerp(&ones, 0.5).unwrap()),
+        &[-0.5, -0.75, 0.0, -1.375, 2.5],
+    );
+    assert!(x
+        .allclose(&x.add(1e-9).unwrap(), 1e-5, 1e-8, false)
+        .unwrap());
+    let inf = f32s(&[f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0], &[4]);
+    close(&vals(&inf.isfinite().unwrap()), &[0.0, 0.0, 0.0, 1.0]);
+    close(&vals(&inf.isposinf().unwrap()), &[1.0, 0.0, 0.0, 0.0]);
+    close(&vals(&inf.isneginf().unwrap()), &[0.0, 1.0, 0.0, 0.0]);
+    let b = Tensor::from_slice(&[200u8, 100]);
+    let s = b.sum_dtype(None, false, morok::DType::U8).unwrap();
+    close(&vals(&s), &[44.0]);
+}
+
+#[test]
+fn activations_and_losses() {
+    let x = f32s(&[-2.0, 0.5, 3.0], &[3]);
+    close(&vals(&x.relu6().unwrap()), &[0.0, 0.5, 3.0]);
+    close(
+        &vals(&x.hardsigmoid().unwrap()),
+        &[1.0 / 6.0, 0.5 + 0.5 / 6.0, 1.0],
+    );
+    close(
+        &vals(&x.softsign().unwrap()),
+        &[-2.0 / 3.0, 0.5 / 1.5, 0.75],
+    );
+    let e = |v: f64| v.exp_m1();
+    close(&vals(&x.elu(1.0).unwrap()), &[e(-2.0), 0.5, 3.0]);
+    let sp = |v: f64| (1.0 + v.exp()).ln();
+    close(
+        &vals(&x.softplus(1.0, 20.0).unwrap()),
+        &[sp(-2.0), sp(0.5), sp(3.0)],
+    );
+    close(
+        &vals(&x.logsigmoid().unwrap()),
+        &[-sp(2.0), -sp(-0.5), -sp(-3.0)],
+    );
+    close(
+        &vals(&x.mish().unwrap()),
+        &[
+            -2.0 * sp(-2.0).tanh(),
+            0.5 * sp(0.5).tanh(),
+            3.0 * sp(3.0).tanh(),
+        ],
+    );
+    let y = f32s(&[-1.0, 1.0, 1.0], &[3]);
+    close(
+        &vals(&x.mse_loss(&y, morok::Reduction::Mean).unwrap()),
+        &[(1.0 + 0.25 + 4.0) / 3.0],
+    );
+    close(
+        &vals(&x.l1_loss(&y, morok::Reduction::Sum).unwrap()),
+        &[3.5],
+    );
+    close(
+        &vals(&x.smooth_l1_loss(&y, morok::Reduction::None, 1.0).unwrap()),
+        &[0.5, 0.125, 1.5],
+    );
+    // cross_entropy with weights and ignore_index, against a hand sum.
+    let logits = f32s(&[1.0, 2.0, 3.0, 1.0, 1.0, 1.0], &[2, 3]);
+    let t = Tensor::from_slice(&[2i64, 0]);
+    let lse0 = (1f64.exp() + 2f64.exp() + 3f64.exp()).ln();
+    let lse1 = 1.0 + 3f64.ln();
+    let opts = morok::ClassLossOptions {
+        weight: Some(f32s(&[1.0, 2.0, 3.0], &[3])),
+        ..Default::default()
+    };
+    let ce = logits.cross_entropy_with(&t, &opts).unwrap();
+    close(
+        &vals(&ce),
+        &[(3.0 * (lse0 - 3.0) + 1.0 * (lse1 - 1.0)) / 4.0],
+    );
+    let ignore = morok::ClassLossOptions {
+        ignore_index: Some(0),
+        ..Default::default()
+    };
+    close(
+        &vals(&logits.cross_entropy_with(&t, &ignore).unwrap()),
+        &[lse0 - 3.0],
+    );
+    let smooth = morok::ClassLossOptions {
+        label_smoothing: 0.3,
+        reduction: morok::Reduction::None,
+        ..Default::default()
+    };
+    let mean_nll0 = (3.0 * lse0 - 6.0) / 3.0;
+    close(
+        &vals(&logits.cross_entropy_with(&t, &smooth).unwrap())[..1],
+        &[0.7 * (lse0 - 3.0) + 0.3 * mean_nll0],
+    );
+    let probs = f32s(&[0.0, 0.0, 1.0, 1.0, 0.0, 0.0], &[2, 3]);
+    close(
+        &vals(
+            &logits
+                .cross_entropy_with(&probs, &Default::default())
+                .unwrap(),
+        ),
+        &vals(
+            &ce.mul(0.0)
+                .unwrap()
+                .add(((lse0 - 3.0) + (lse1 - 1.0)) / 2.0)
+                .unwrap(),
+        ),
+    );
+    let p = f32s(&[0.25, 0.5], &[2]);
+    let q = f32s(&[1.0, 0.0], &[2]);
+    close(
+        &vals(
+            &p.binary_cross_entropy(&q, None, morok::Reduction::Sum)
+                .unwrap(),
+        ),
+        &[-(0.25f64.ln()) - 0.5f64.ln()],
+    );
+    let bce = p
+        .binary_cross_entropy_with_logits(&q, None, None, morok::Reduction::None)
+        .unwrap();
+    close(&vals(&bce), &[sp(-0.25), sp(0.5)]);
 }

@@ -17,6 +17,7 @@
 //! The movement ops of the book's API carry a `try_` prefix
 //! (`try_reshape`, `try_transpose`, ...); their siblings follow it.
 
+mod activations;
 mod attention;
 mod creation;
 mod data;
@@ -24,6 +25,8 @@ mod einsum;
 mod elementwise;
 mod indexing;
 mod linalg;
+mod losses;
+mod math;
 mod movement;
 mod nn;
 mod operand;
@@ -33,6 +36,8 @@ mod reduce;
 
 pub use attention::AttentionOptions;
 pub use indexing::{Index, MeshIndexing, ScatterReduce};
+pub use losses::{ClassLossOptions, Reduction};
+pub use math::RoundingMode;
 pub use movement::Slice;
 pub use nn::{ConvOptions, PoolOptions};
 pub use operand::{IntoOperand, Operand};
