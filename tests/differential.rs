@@ -7,8 +7,8 @@ mod common;
 
 use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
 use morok::{
-    ConvOptions, DType, Index, MeshIndexing, PoolOptions, Result, ScalarType, ScatterReduce, Slice,
-    Tensor,
+    AttentionOptions, ClassLossOptions, ConvOptions, DType, Index, MeshIndexing, PoolOptions,
+    Reduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
@@ -557,6 +557,304 @@ impl Suite {
     }
 }
 
+/// The unary math ops and activations of issue 10 (inputs mapped into
+/// each op's domain).
+const MATH_UNARY: [(&str, UnaryFn); 30] = [
+    ("sinh", Tensor::sinh),
+    ("cosh", Tensor::cosh),
+    ("asinh", Tensor::asinh),
+    ("acosh", |t| t.abs()?.add(1.0)?.acosh()),
+    ("atanh", |t| t.mul(0.3)?.atanh()),
+    ("atan", Tensor::atan),
+    ("asin", |t| t.mul(0.3)?.asin()),
+    ("acos", |t| t.mul(0.3)?.acos()),
+    ("log10", |t| t.abs()?.add(0.1)?.log10()),
+    ("log1p", |t| t.abs()?.log1p()),
+    ("expm1", Tensor::expm1),
+    ("isfinite", |t| t.reciprocal()?.isfinite()),
+    ("isposinf", |t| t.reciprocal()?.isposinf()),
+    ("isneginf", |t| t.reciprocal()?.isneginf()),
+    ("elu", |t| t.elu(1.5)),
+    ("selu", Tensor::selu),
+    ("celu", |t| t.celu(0.5)),
+    ("softplus", |t| t.softplus(2.0, 3.0)),
+    ("softsign", Tensor::softsign),
+    ("hardsigmoid", Tensor::hardsigmoid),
+    ("hardswish", Tensor::hardswish),
+    ("hardtanh", |t| t.hardtanh(-1.0, 0.5)),
+    ("relu6", |t| t.mul(3.0)?.relu6()),
+    ("mish", Tensor::mish),
+    ("logsigmoid", Tensor::logsigmoid),
+    ("quick_gelu", Tensor::quick_gelu),
+    ("softmin", |t| t.softmin(-1)),
+    ("gelu_tanh", Tensor::gelu_tanh),
+    ("bitwise_not", |t| t.cast(DType::I16)?.bitwise_not()),
+    ("sum_dtype", |t| t.sum_dtype(Some(&[0]), false, DType::F64)),
+];
+
+/// The binary math ops of issue 10.
+const MATH_BINARY: [(&str, BinaryFn); 14] = [
+    ("atan2", |a, b| a.atan2(b)),
+    ("copysign", |a, b| a.copysign(b)),
+    ("fmod", |a, b| a.fmod(b)),
+    ("div trunc", |a, b| a.div_mode(b, RoundingMode::Trunc)),
+    ("div floor", |a, b| a.div_mode(b, RoundingMode::Floor)),
+    ("lerp", |a, b| a.lerp(b, 0.25)),
+    ("logaddexp", |a, b| a.logaddexp(b)),
+    ("isclose", |a, b| {
+        a.isclose(&b.mul(0.0)?.add(a)?, 1e-5, 1e-8, true)
+    }),
+    ("mse_loss", |a, b| a.mse_loss(b, Reduction::Mean)),
+    ("l1_loss", |a, b| a.l1_loss(b, Reduction::None)),
+    ("smooth_l1_loss", |a, b| {
+        a.smooth_l1_loss(b, Reduction::Sum, 0.7)
+    }),
+    ("binary_cross_entropy", |a, b| {
+        a.sigmoid()?
+            .binary_cross_entropy(&b.sigmoid()?, None, Reduction::Mean)
+    }),
+    ("bce_with_logits", |a, b| {
+        a.binary_cross_entropy_with_logits(&b.sigmoid()?, None, None, Reduction::None)
+    }),
+    ("einsum ij,ij->i", |a, b| {
+        if a.ndim() == 2 {
+            Tensor::einsum("ij,ij->i", &[a, b])
+        } else {
+            Tensor::einsum("...,...->...", &[a, b])
+        }
+    }),
+];
+
+impl Suite {
+    /// Math ops, activations, losses, einsum and attention.
+    fn math_and_nn(&mut self) {
+        for (i, (name, f)) in MATH_UNARY.iter().enumerate() {
+            for (j, shape) in SHAPES.iter().enumerate() {
+                let layout = LAYOUTS[(i + j) % LAYOUTS.len()];
+                let x = self.input(DType::F32, shape, layout, Domain::Any);
+                self.add(format!("{name} f32 {shape:?} {layout:?}"), f(&x));
+            }
+        }
+        for (i, (name, f)) in MATH_BINARY.iter().enumerate() {
+            for (j, shape) in SHAPES.iter().enumerate() {
+                let layout = LAYOUTS[(i + j) % LAYOUTS.len()];
+                let a = self.input(DType::F32, shape, layout, Domain::Any);
+                let b = self.input(DType::F32, shape, Layout::Contiguous, Domain::NonZero);
+                self.add(format!("{name} f32 {shape:?} {layout:?}"), f(&a, &b));
+            }
+        }
+        for dtype in DTYPES {
+            let a = self.input(dtype, &[4, 3], Layout::Flipped, Domain::Any);
+            let b = self.input(dtype, &[4, 3], Layout::Contiguous, Domain::NonZero);
+            if !dtype.is_bool() {
+                self.add(format!("fmod {dtype}"), a.fmod(&b));
+                self.add(
+                    format!("div trunc {dtype}"),
+                    a.div_mode(&b, RoundingMode::Trunc),
+                );
+            }
+            self.add(format!("sinh {dtype}"), a.sinh());
+            self.add(format!("isfinite {dtype}"), a.isfinite());
+            self.add(
+                format!("sum_dtype {dtype}"),
+                a.sum_dtype(None, true, DType::I64),
+            );
+            self.add(
+                format!("einsum {dtype}"),
+                Tensor::einsum("ij,kj->ik", &[&a, &b]),
+            );
+            if !dtype.is_float() {
+                self.add(format!("bitwise_and {dtype}"), a.bitwise_and(&b));
+                self.add(format!("bitwise_or {dtype}"), a.bitwise_or(&b));
+                self.add(format!("bitwise_xor {dtype}"), a.bitwise_xor(&b));
+                self.add(format!("bitwise_not {dtype}"), a.bitwise_not());
+            }
+            if dtype.is_int() {
+                let k = self.positions(&[4, 3], -1, 70);
+                let k = k.cast(dtype).unwrap();
+                self.add(format!("left shift {dtype}"), a.bitwise_left_shift(&k));
+                self.add(format!("right shift {dtype}"), a.bitwise_right_shift(&k));
+            }
+        }
+        self.einsum_cases();
+        self.attention_cases();
+        self.class_loss_cases();
+    }
+
+    fn einsum_cases(&mut self) {
+        let a = self.input(DType::F32, &[3, 4], Layout::Permuted, Domain::Any);
+        let b = self.input(DType::F32, &[4, 5], Layout::Strided, Domain::Any);
+        let sq = self.input(DType::F32, &[4, 4], Layout::Flipped, Domain::Any);
+        let batch = self.input(DType::F32, &[2, 3, 4], Layout::Sliced, Domain::Any);
+        let z = self.input(DType::F32, &[0, 4], Layout::Contiguous, Domain::Any);
+        let one = self.input(DType::F32, &[1, 4], Layout::Expanded, Domain::Any);
+        let cases: Vec<(&str, Result<Tensor>)> = vec![
+            ("ij,jk->ik", Tensor::einsum("ij,jk->ik", &[&a, &b])),
+            ("ij,jk", Tensor::einsum("ij,jk", &[&a, &b])),
+            ("ii", Tensor::einsum("ii", &[&sq])),
+            ("ii->i", Tensor::einsum("ii->i", &[&sq])),
+            ("ij->ji", Tensor::einsum("ij->ji", &[&a])),
+            ("...ij->...ji", Tensor::einsum("...ij->...ji", &[&batch])),
+            ("bij,jk->bik", Tensor::einsum("bij,jk->bik", &[&batch, &b])),
+            (
+                "bij,bij->b",
+                Tensor::einsum("bij,bij->b", &[&batch, &batch]),
+            ),
+            (
+                "i,j->ij",
+                Tensor::einsum(
+                    "i,j->ij",
+                    &[&b.diagonal(0, 0, 1).unwrap(), &a.diagonal(0, 0, 1).unwrap()],
+                ),
+            ),
+            ("zero-size ij,jk", Tensor::einsum("ij,jk->ik", &[&z, &b])),
+            ("zero-size ij->", Tensor::einsum("ij->", &[&z])),
+            ("size-1 ij,kj->ik", Tensor::einsum("ij,kj->ik", &[&one, &a])),
+            (
+                "...j,...j->...",
+                Tensor::einsum("...j,...j->...", &[&batch, &one]),
+            ),
+            ("ijk->", Tensor::einsum("ijk->", &[&batch])),
+        ];
+        for (name, t) in cases {
+            self.add(format!("einsum {name}"), t);
+        }
+    }
+
+    fn attention_cases(&mut self) {
+        let q = self.input(DType::F32, &[2, 4, 3, 5], Layout::Permuted, Domain::Any);
+        let k = self.input(DType::F32, &[2, 4, 6, 5], Layout::Contiguous, Domain::Any);
+        let v = self.input(DType::F32, &[2, 4, 6, 3], Layout::Flipped, Domain::Any);
+        let k2 = self.input(DType::F32, &[2, 2, 6, 5], Layout::Sliced, Domain::Any);
+        let v2 = self.input(DType::F32, &[2, 2, 6, 3], Layout::Contiguous, Domain::Any);
+        let bool_mask = self.input(DType::BOOL, &[3, 6], Layout::Contiguous, Domain::Any);
+        let bias = self.input(DType::F32, &[4, 1, 6], Layout::Expanded, Domain::Any);
+        let opts = [
+            ("plain", AttentionOptions::default()),
+            (
+                "causal",
+                AttentionOptions {
+                    is_causal: true,
+                    ..Default::default()
+                },
+            ),
+            (
+                "scale",
+                AttentionOptions {
+                    scale: Some(0.3),
+                    ..Default::default()
+                },
+            ),
+            (
+                "bool mask",
+                AttentionOptions {
+                    mask: Some(bool_mask),
+                    ..Default::default()
+                },
+            ),
+            (
+                "float mask",
+                AttentionOptions {
+                    mask: Some(bias),
+                    ..Default::default()
+                },
+            ),
+        ];
+        for (name, o) in &opts {
+            self.add(
+                format!("attention {name}"),
+                q.scaled_dot_product_attention(&k, &v, o),
+            );
+        }
+        let gqa = AttentionOptions {
+            enable_gqa: true,
+            is_causal: true,
+            ..Default::default()
+        };
+        self.add(
+            "attention gqa".into(),
+            q.scaled_dot_product_attention(&k2, &v2, &gqa),
+        );
+        let h = self.input(DType::F16, &[3, 4], Layout::Contiguous, Domain::Any);
+        self.add(
+            "attention f16 2-D".into(),
+            h.scaled_dot_product_attention(&h, &h, &AttentionOptions::default()),
+        );
+    }
+
+    fn class_loss_cases(&mut self) {
+        let logits = self.input(DType::F32, &[5, 4], Layout::Flipped, Domain::Any);
+        let image = self.input(DType::F32, &[2, 4, 3], Layout::Permuted, Domain::Any);
+        let t = self.positions(&[5], 0, 3);
+        let ti = self.positions(&[2, 3], 0, 3);
+        let w = self.input(DType::F32, &[4], Layout::Contiguous, Domain::Positive);
+        let probs = self.input(DType::F32, &[5, 4], Layout::Contiguous, Domain::Positive);
+        for (name, o) in [
+            ("default", ClassLossOptions::default()),
+            (
+                "weight",
+                ClassLossOptions {
+                    weight: Some(w.clone()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "ignore",
+                ClassLossOptions {
+                    ignore_index: Some(1),
+                    reduction: Reduction::Sum,
+                    ..Default::default()
+                },
+            ),
+            (
+                "smoothing",
+                ClassLossOptions {
+                    label_smoothing: 0.2,
+                    weight: Some(w.clone()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "none",
+                ClassLossOptions {
+                    reduction: Reduction::None,
+                    ..Default::default()
+                },
+            ),
+        ] {
+            self.add(
+                format!("cross_entropy {name}"),
+                logits.cross_entropy_with(&t, &o),
+            );
+            self.add(
+                format!("cross_entropy 3-D {name}"),
+                image.cross_entropy_with(&ti, &o),
+            );
+            self.add(
+                format!("nll_loss {name}"),
+                logits.log_softmax(1).and_then(|l| l.nll_loss(&t, &o)),
+            );
+            if o.ignore_index.is_none() {
+                self.add(
+                    format!("cross_entropy probs {name}"),
+                    logits.cross_entropy_with(&probs, &o),
+                );
+            }
+        }
+        let pw = self.input(DType::F32, &[4], Layout::Contiguous, Domain::Positive);
+        let y = self.input(DType::F32, &[5, 4], Layout::Contiguous, Domain::Positive);
+        self.add(
+            "bce_with_logits pos_weight".into(),
+            logits.binary_cross_entropy_with_logits(
+                &y.sigmoid().unwrap(),
+                Some(&w),
+                Some(&pw),
+                Reduction::Mean,
+            ),
+        );
+    }
+}
+
 fn suite() -> Vec<(String, Tensor)> {
     let mut s = Suite {
         rng: Rng::new(0x5eed),
@@ -568,6 +866,7 @@ fn suite() -> Vec<(String, Tensor)> {
     s.creation();
     s.linalg_and_nn();
     s.indexing();
+    s.math_and_nn();
     s.cases
 }
 
