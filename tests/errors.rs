@@ -345,3 +345,39 @@ fn indexing_errors_name_op_shapes_and_line() {
     assert!(m.roll(&[1, 2], &[0]).is_err());
     assert!(m.index(&[Index::Ellipsis, Index::Ellipsis]).is_err());
 }
+
+/// einsum, attention and loss errors name the op, the shapes and the
+/// caller's line.
+#[test]
+fn einsum_attention_and_loss_errors() {
+    let m = matrix();
+    let line = line!() + 1;
+    let e = Tensor::einsum("ij,kj->iq", &[&m, &m]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "einsum: [3, 2] and [3, 2]: \"ij,kj->iq\": output label 'q' is in no input at {}:{line}:13",
+            file!()
+        )
+    );
+    let e = Tensor::einsum("ij,jk", &[&m, &m]).unwrap_err();
+    assert!(e.to_string().contains("label 'j' has sizes 2 and 3"), "{e}");
+    let q = Tensor::zeros(&[3, 4, 5], DType::F32);
+    let kv = Tensor::zeros(&[2, 6, 5], DType::F32);
+    let opts = Default::default();
+    let line = line!() + 1;
+    let e = q.scaled_dot_product_attention(&kv, &kv, &opts);
+    let e = e.unwrap_err();
+    assert_eq!(e.location().line(), line);
+    assert!(
+        e.to_string().starts_with(
+            "scaled_dot_product_attention: [3, 4, 5], [2, 6, 5] and [2, 6, 5]: 3 query heads for 2 key/value heads"
+        ),
+        "{e}"
+    );
+    let labels = Tensor::from_slice(&[0.5f32, 1.0, 2.0]);
+    let e = m.nll_loss(&labels, &Default::default()).unwrap_err();
+    assert_eq!(e.op(), "nll_loss");
+    let e = m.cross_entropy_with(&Tensor::from_slice(&[0i64, 1]), &Default::default());
+    assert!(e.unwrap_err().to_string().contains("[3, 2] and [2]"));
+}

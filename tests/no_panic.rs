@@ -17,7 +17,8 @@ use common::{compiled, tensor, Rng};
 use morok::core::shape::shape_of;
 use morok::core::AddrSpace;
 use morok::{
-    ConvOptions, DType, Error, Index, IntoOperand, MeshIndexing, Operand, PoolOptions, Result,
+    AttentionOptions, ClassLossOptions, ConvOptions, DType, Error, Index, IntoOperand,
+    MeshIndexing, Operand, PoolOptions, Reduction as LossReduction, Result, RoundingMode,
     ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
@@ -455,7 +456,7 @@ impl Gen {
         ops: &mut Vec<&'static str>,
     ) -> (String, Box<dyn FnOnce() -> Outcome>) {
         let d = self.axis();
-        match self.below(20) {
+        match self.below(24) {
             0 => {
                 let i = self.index_tensor();
                 call!(
@@ -635,6 +636,88 @@ impl Gen {
                     Ok(vec![x.t.repeat_interleave(r, dim)?])
                 )
             }
+            15 | 16 => self.math_call(x, ops),
+            17 => {
+                let n = self.below(4);
+                let letters = [
+                    "ij,jk->ik",
+                    "ii",
+                    "...ij->...ji",
+                    "ij->k",
+                    "i,i",
+                    "ab...,b->",
+                    "ij->ii",
+                    "",
+                    "->",
+                    "i2",
+                ];
+                let eq = letters[self.below(letters.len())].to_string();
+                let ys: Vec<Arg> = (0..n).map(|_| self.operand()).collect();
+                let text = format!(
+                    "Tensor::einsum({eq:?}, [{}, {}])",
+                    x.text,
+                    ys.iter()
+                        .map(|y| y.text.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                call!(ops, "einsum", text, {
+                    let mut all = vec![&x.t];
+                    all.extend(ys.iter().map(|y| &y.t));
+                    Ok(vec![Tensor::einsum(&eq, &all)?])
+                })
+            }
+            18 => {
+                let (k, v) = (self.operand(), self.operand());
+                let opts = AttentionOptions {
+                    is_causal: self.chance(50),
+                    enable_gqa: self.chance(50),
+                    mask: if self.chance(30) {
+                        Some(self.operand().t)
+                    } else {
+                        None
+                    },
+                    scale: None,
+                };
+                call!(
+                    ops,
+                    "scaled_dot_product_attention",
+                    format!(
+                        "{}.scaled_dot_product_attention({}, {}, {opts:?})",
+                        x.text, k.text, v.text
+                    ),
+                    Ok(vec![x.t.scaled_dot_product_attention(&k.t, &v.t, &opts)?])
+                )
+            }
+            19 => {
+                let t = self.index_tensor();
+                let opts = ClassLossOptions {
+                    ignore_index: if self.chance(30) { Some(1) } else { None },
+                    label_smoothing: self.pick(&[0.0, 0.1, 2.0, -1.0]),
+                    weight: if self.chance(30) {
+                        Some(self.operand().t)
+                    } else {
+                        None
+                    },
+                    reduction: self.pick(&[
+                        LossReduction::None,
+                        LossReduction::Mean,
+                        LossReduction::Sum,
+                    ]),
+                };
+                let nll = self.chance(30);
+                let name = if nll { "nll_loss" } else { "cross_entropy" };
+                call!(
+                    ops,
+                    name,
+                    format!("{}.{name}({}, {opts:?})", x.text, t.text),
+                    Ok(vec![if nll {
+                        x.t.nll_loss(&t.t, &opts)?
+                    } else {
+                        x.t.cross_entropy_with(&t.t, &opts)?
+                    }])
+                )
+            }
             _ => {
                 let (size, step) = (self.dim(), self.dim());
                 call!(
@@ -645,6 +728,73 @@ impl Gen {
                 )
             }
         }
+    }
+
+    /// A call of one of the math ops, activations or elementwise losses.
+    fn math_call(
+        &mut self,
+        x: Arg,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let (yt, y) = self.second();
+        let z = self.operand();
+        let which = self.below(14);
+        let names = [
+            "atan2",
+            "copysign",
+            "fmod",
+            "div",
+            "logaddexp",
+            "isclose",
+            "bitwise_and",
+            "bitwise_or",
+            "bitwise_xor",
+            "bitwise_left_shift",
+            "bitwise_right_shift",
+            "mse_loss",
+            "sum_dtype",
+            "unary",
+        ];
+        let name = names[which];
+        let unary = self.below(12);
+        let dt = self.any_dtype();
+        call!(
+            ops,
+            name,
+            format!("{}.{name}({yt}) #{unary} {dt} {}", x.text, z.text),
+            {
+                let t = match which {
+                    0 => x.t.atan2(y)?,
+                    1 => x.t.copysign(y)?,
+                    2 => x.t.fmod(y)?,
+                    3 => x.t.div_mode(y, RoundingMode::Trunc)?,
+                    4 => x.t.logaddexp(y)?,
+                    5 => x.t.isclose(y, 1e-5, 1e-8, true)?,
+                    6 => x.t.bitwise_and(y)?,
+                    7 => x.t.bitwise_or(y)?,
+                    8 => x.t.bitwise_xor(y)?,
+                    9 => x.t.bitwise_left_shift(y)?,
+                    10 => x.t.bitwise_right_shift(y)?,
+                    11 => x.t.mse_loss(&z.t, LossReduction::Mean)?,
+                    12 => x.t.sum_dtype(None, false, dt)?,
+                    _ => match unary {
+                        0 => x.t.sinh()?,
+                        1 => x.t.acosh()?,
+                        2 => x.t.asin()?,
+                        3 => x.t.log1p()?,
+                        4 => x.t.expm1()?,
+                        5 => x.t.isfinite()?,
+                        6 => x.t.bitwise_not()?,
+                        7 => x.t.elu(1.0)?,
+                        8 => x.t.softplus(1.0, 20.0)?,
+                        9 => x.t.softmin(-1)?,
+                        10 => x.t.mish()?,
+                        _ => x.t.gelu_tanh()?,
+                    },
+                };
+                Ok(vec![t])
+            }
+        )
     }
 
     /// One random call.

@@ -19,6 +19,15 @@ enum Label {
     Letter(char),
 }
 
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Label::Letter(c) => write!(f, "'{c}'"),
+            Label::Ellipsis(k) => write!(f, "ellipsis axis -{}", k + 1),
+        }
+    }
+}
+
 /// One side of an equation term: letters with at most one ellipsis.
 struct Term {
     before: Vec<char>,
@@ -113,7 +122,7 @@ impl Tensor {
                 let (a, b) = (x.shape()[i], x.shape()[j]);
                 if a != b {
                     return Err(fail(format!(
-                        "label {:?} has sizes {a} and {b} in one operand",
+                        "label {} has sizes {a} and {b} in one operand",
                         labels[i]
                     )));
                 }
@@ -133,7 +142,7 @@ impl Tensor {
                     Label::Ellipsis(_) if *e == 1 => *e = n,
                     Label::Ellipsis(_) if n == 1 || n == *e => {}
                     Label::Letter(_) if n == *e => {}
-                    _ => return Err(fail(format!("label {l:?} has sizes {e} and {n}"))),
+                    _ => return Err(fail(format!("label {l} has sizes {e} and {n}"))),
                 }
             }
         }
@@ -151,10 +160,10 @@ impl Tensor {
                     .map_err(&fail)?;
                 for (i, l) in labels.iter().enumerate() {
                     if labels[..i].contains(l) {
-                        return Err(fail(format!("output label {l:?} appears twice")));
+                        return Err(fail(format!("output label {l} appears twice")));
                     }
                     if !sizes.contains_key(l) {
-                        return Err(fail(format!("output label {l:?} is in no input")));
+                        return Err(fail(format!("output label {l} is in no input")));
                     }
                 }
                 labels
