@@ -371,7 +371,7 @@ fn einsum_attention_and_loss_errors() {
     assert_eq!(e.location().line(), line);
     assert!(
         e.to_string().starts_with(
-            "scaled_dot_product_attention: [3, 4, 5], [2, 6, 5] and [2, 6, 5]: 3 query heads for 2 key/value heads"
+            "scaled_dot_product_attention: [3, 4, 5] and [2, 6, 5] and [2, 6, 5]: 3 query heads for 2 key/value heads"
         ),
         "{e}"
     );
