@@ -198,7 +198,7 @@ fn math_values() {
         &[-0.5, -0.75, 0.0, -1.375, 2.5],
     );
     assert!(x
-        .allclose(&x.add(1e-9).unwrap(), 1e-5, 1e-8, false)
+        .allclose(x.add(1e-9).unwrap(), 1e-5, 1e-8, false)
         .unwrap());
     let inf = f32s(&[f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0], &[4]);
     close(&vals(&inf.isfinite().unwrap()), &[0.0, 0.0, 0.0, 1.0]);
