@@ -197,9 +197,7 @@ fn math_values() {
         &vals(&x.lerp(&ones, 0.5).unwrap()),
         &[-0.5, -0.75, 0.0, -1.375, 2.5],
     );
-    assert!(x
-        .allclose(x.add(1e-9).unwrap(), 1e-5, 1e-8, false)
-        .unwrap());
+    assert!(x.allclose(x.add(1e-9).unwrap(), 1e-5, 1e-8, false).unwrap());
     let inf = f32s(&[f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0], &[4]);
     close(&vals(&inf.isfinite().unwrap()), &[0.0, 0.0, 0.0, 1.0]);
     close(&vals(&inf.isposinf().unwrap()), &[1.0, 0.0, 0.0, 0.0]);
@@ -312,4 +310,37 @@ fn activations_and_losses() {
         .binary_cross_entropy_with_logits(&q, None, None, morok::Reduction::None)
         .unwrap();
     close(&vals(&bce), &[sp(-0.25), sp(0.5)]);
+}
+
+#[test]
+fn cumulative_and_sorting() {
+    let x = f32s(&[3.0, 1.0, f32::NAN, 3.0, 0.5, 2.0], &[2, 3]);
+    let (v, i) = x.cummax(1).unwrap();
+    close(&vals(&v), &[3.0, 3.0, f64::NAN, 3.0, 3.0, 3.0]);
+    assert_eq!(vals(&i), [0.0, 0.0, 2.0, 0.0, 0.0, 0.0]);
+    let (v, i) = x.cummin(0).unwrap();
+    close(&vals(&v), &[3.0, 1.0, f64::NAN, 3.0, 0.5, f64::NAN]);
+    assert_eq!(vals(&i), [0.0, 0.0, 0.0, 1.0, 1.0, 0.0]);
+    let y = f32s(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    close(&vals(&y.cumprod(0).unwrap()), &[1.0, 2.0, 6.0, 24.0]);
+    let want: Vec<f64> = (1..=4)
+        .map(|k| (1..=k).map(|v| (v as f64).exp()).sum::<f64>().ln())
+        .collect();
+    close(&vals(&y.logcumsumexp(0).unwrap()), &want);
+    let s = f32s(&[2.0, f32::NAN, -1.0, 2.0, 0.0], &[5]);
+    let (v, i) = s.sort(0, false).unwrap();
+    close(&vals(&v), &[-1.0, 0.0, 2.0, 2.0, f64::NAN]);
+    assert_eq!(vals(&i), [2.0, 4.0, 0.0, 3.0, 1.0]);
+    let (v, i) = s.sort(0, true).unwrap();
+    close(&vals(&v), &[f64::NAN, 2.0, 2.0, 0.0, -1.0]);
+    assert_eq!(vals(&i), [1.0, 0.0, 3.0, 4.0, 2.0]);
+    let m = f32s(&[5.0, 1.0, 4.0, 2.0, 8.0, 0.0], &[2, 3]);
+    let (v, i) = m.topk(2, 1, true).unwrap();
+    close(&vals(&v), &[5.0, 4.0, 8.0, 2.0]);
+    assert_eq!(vals(&i), [0.0, 2.0, 1.0, 0.0]);
+    assert_eq!(
+        vals(&m.argsort(0, false).unwrap()),
+        [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    );
+    assert!(m.topk(4, 1, true).is_err());
 }

@@ -119,7 +119,7 @@ impl Tensor {
 
     /// A size-1 axis inserted at normalized position `at`.
     #[track_caller]
-    fn unsqueeze_at(&self, at: usize) -> Result<Tensor> {
+    pub(super) fn unsqueeze_at(&self, at: usize) -> Result<Tensor> {
         let mut shape = self.shape().to_vec();
         shape.insert(at, 1);
         self.reshape_to(&shape)

@@ -33,6 +33,7 @@ mod operand;
 mod ops;
 mod random;
 mod reduce;
+mod sorting;
 
 pub use attention::AttentionOptions;
 pub use indexing::{Index, MeshIndexing, ScatterReduce};
