@@ -181,5 +181,5 @@ pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
 pub use tensor::{
     AttentionOptions, ClassLossOptions, ConvOptions, Index, IntoOperand, MeshIndexing, Operand,
-    PoolOptions, Reduction, RoundingMode, ScatterReduce, Slice, Tensor,
+    PadMode, PoolOptions, Reduction, RoundingMode, ScatterReduce, Slice, Tensor,
 };

@@ -344,3 +344,51 @@ fn cumulative_and_sorting() {
     );
     assert!(m.topk(4, 1, true).is_err());
 }
+
+#[test]
+fn padding_creation_and_init() {
+    use morok::{DType, PadMode};
+    let x = f32s(&[1.0, 2.0, 3.0], &[1, 3]);
+    close(
+        &vals(&x.pad_mode(&[2, 1], PadMode::Reflect).unwrap()),
+        &[3.0, 2.0, 1.0, 2.0, 3.0, 2.0],
+    );
+    close(
+        &vals(&x.pad_mode(&[2, 1], PadMode::Replicate).unwrap()),
+        &[1.0, 1.0, 1.0, 2.0, 3.0, 3.0],
+    );
+    close(
+        &vals(&x.pad_mode(&[2, 1], PadMode::Circular).unwrap()),
+        &[2.0, 3.0, 1.0, 2.0, 3.0, 1.0],
+    );
+    let c = x.pad_mode(&[0, 1, 1, 0], PadMode::Constant(7.0)).unwrap();
+    assert_eq!(c.shape(), &[2, 4]);
+    close(&vals(&c), &[7.0, 7.0, 7.0, 7.0, 1.0, 2.0, 3.0, 7.0]);
+    assert!(x.pad_mode(&[3, 0], PadMode::Reflect).is_err());
+    let n = f32s(&[3.0, 4.0], &[2]).normalize(2.0, 0, 1e-12).unwrap();
+    close(&vals(&n), &[0.6, 0.8]);
+    close(
+        &vals(&Tensor::arange_dtype(0.0, 5.0, 2.0, DType::I16).unwrap()),
+        &[0.0, 2.0, 4.0],
+    );
+    close(
+        &vals(&Tensor::linspace_dtype(0.0, 1.0, 3, DType::F16).unwrap()),
+        &[0.0, 0.5, 1.0],
+    );
+    close(
+        &vals(&Tensor::eye_rect(2, 3, DType::I32).unwrap()),
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+    );
+    assert_eq!(vals(&Tensor::empty(&[2], DType::F32)), [0.0, 0.0]);
+    let w = Tensor::kaiming_uniform(&[16, 8, 3], DType::F32, 0.0, 7).unwrap();
+    let bound = (2.0f64).sqrt() * (3.0 / 24.0f64).sqrt();
+    let v = vals(&w);
+    assert!(v.iter().all(|x| x.abs() <= bound));
+    assert!(v.iter().any(|x| x.abs() > 0.9 * bound));
+    let w = Tensor::xavier_normal(&[60, 50], DType::F32, 1.0, 3).unwrap();
+    let v: Vec<f64> = w.to_vec::<f32>().unwrap().into_iter().map(f64::from).collect();
+    let var = v.iter().map(|x| x * x).sum::<f64>() / v.len() as f64;
+    assert!((var / (2.0 / 110.0) - 1.0).abs() < 0.1, "{var}");
+    assert!(Tensor::xavier_uniform(&[3], DType::F32, 1.0, 1).is_err());
+    assert!(Tensor::kaiming_normal(&[4, 0], DType::F32, 0.0, 1).is_err());
+}
