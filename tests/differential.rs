@@ -7,8 +7,9 @@ mod common;
 
 use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
 use morok::{
-    AttentionOptions, ClassLossOptions, ConvOptions, DType, Index, MeshIndexing, PoolOptions,
-    Reduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, DType, Index, MeshIndexing,
+    PadMode, PoolOptions, Reduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice,
+    Tensor,
 };
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
@@ -855,6 +856,124 @@ impl Suite {
     }
 }
 
+impl Suite {
+    /// Running reductions, sorting, pad modes, `normalize`, `conv1d`,
+    /// creation with a dtype and initializers.
+    fn ordering_padding_and_creation(&mut self) {
+        let shapes: [&[usize]; 5] = [&[1], &[0, 3], &[7], &[3, 5], &[2, 3, 4]];
+        for (j, shape) in shapes.iter().enumerate() {
+            let layout = LAYOUTS[j % LAYOUTS.len()];
+            let x = self.input(DType::F32, shape, layout, Domain::Any);
+            let tag = format!("{shape:?} {layout:?}");
+            self.add(format!("cumprod {tag}"), x.cumprod(-1));
+            let (v, i) = x.cummax(0).unwrap();
+            self.add(format!("cummax values {tag}"), Ok(v));
+            self.add(format!("cummax indices {tag}"), Ok(i));
+            let (v, i) = x.cummin(-1).unwrap();
+            self.add(format!("cummin values {tag}"), Ok(v));
+            self.add(format!("cummin indices {tag}"), Ok(i));
+            self.add(format!("logcumsumexp {tag}"), x.logcumsumexp(0));
+            let (v, i) = x.sort(-1, j % 2 == 0).unwrap();
+            self.add(format!("sort values {tag}"), Ok(v));
+            self.add(format!("sort indices {tag}"), Ok(i));
+            self.add(format!("argsort {tag}"), x.argsort(0, true));
+            let k = shape[shape.len() - 1].min(2);
+            let (v, i) = x.topk(k, -1, j % 2 == 1).unwrap();
+            self.add(format!("topk values {tag}"), Ok(v));
+            self.add(format!("topk indices {tag}"), Ok(i));
+            self.add(format!("normalize {tag}"), x.normalize(2.0, -1, 1e-6));
+        }
+        for dtype in DTYPES {
+            // Small values so that products stay exact.
+            let x = self.input(dtype, &[3, 4], Layout::Sliced, Domain::Any);
+            let y = x.clamp(-2, 2).unwrap();
+            self.add(format!("cumprod {dtype}"), y.cumprod(1));
+            let (v, i) = x.cummax(1).unwrap();
+            self.add(format!("cummax values {dtype}"), Ok(v));
+            self.add(format!("cummax indices {dtype}"), Ok(i));
+            let (v, i) = x.sort(0, false).unwrap();
+            self.add(format!("sort values {dtype}"), Ok(v));
+            self.add(format!("sort indices {dtype}"), Ok(i));
+            self.add(format!("topk {dtype}"), x.topk(2, 1, true).map(|p| p.0));
+            for (name, mode) in [
+                ("reflect", PadMode::Reflect),
+                ("replicate", PadMode::Replicate),
+                ("circular", PadMode::Circular),
+                ("constant", PadMode::Constant(1.0)),
+            ] {
+                self.add(
+                    format!("pad {name} {dtype}"),
+                    x.pad_mode(&[2, 3, 1, 0], mode),
+                );
+            }
+            if !dtype.is_bool() {
+                self.add(
+                    format!("arange {dtype}"),
+                    Tensor::arange_dtype(1.0, 9.0, 3.0, dtype),
+                );
+            }
+            self.add(format!("eye_rect {dtype}"), Tensor::eye_rect(3, 5, dtype));
+            self.add(
+                format!("linspace {dtype}"),
+                Tensor::linspace_dtype(0.0, 6.0, 4, dtype),
+            );
+        }
+        let img = self.input(DType::F32, &[2, 4, 3, 5], Layout::Permuted, Domain::Any);
+        for (name, mode) in [
+            ("reflect", PadMode::Reflect),
+            ("circular", PadMode::Circular),
+        ] {
+            self.add(format!("pad {name} 2-D"), img.pad_mode(&[1, 2, 2, 0], mode));
+        }
+        let seq = self.input(DType::F32, &[2, 4, 9], Layout::Flipped, Domain::Any);
+        for (ws, opts) in [
+            ([3, 4, 3], Conv1dOptions::default()),
+            (
+                [6, 2, 2],
+                Conv1dOptions {
+                    stride: 2,
+                    padding: 1,
+                    dilation: 3,
+                    groups: 2,
+                },
+            ),
+            (
+                [4, 1, 4],
+                Conv1dOptions {
+                    groups: 4,
+                    padding: 2,
+                    ..Default::default()
+                },
+            ),
+        ] {
+            let w = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
+            let b = self.input(DType::F32, &[ws[0]], Layout::Contiguous, Domain::Any);
+            self.add(
+                format!("conv1d {ws:?} {opts:?}"),
+                seq.conv1d(&w, Some(&b), opts),
+            );
+        }
+        for dtype in [DType::F16, DType::F32, DType::F64] {
+            self.add(
+                format!("kaiming_uniform {dtype}"),
+                Tensor::kaiming_uniform(&[5, 3, 2], dtype, 0.1, 9),
+            );
+            self.add(
+                format!("kaiming_normal {dtype}"),
+                Tensor::kaiming_normal(&[5, 3], dtype, 0.0, 9),
+            );
+            self.add(
+                format!("xavier_uniform {dtype}"),
+                Tensor::xavier_uniform(&[4, 6], dtype, 1.0, 2),
+            );
+            self.add(
+                format!("xavier_normal {dtype}"),
+                Tensor::xavier_normal(&[4, 6], dtype, 2.0, 2),
+            );
+        }
+    }
+}
+
 fn suite() -> Vec<(String, Tensor)> {
     let mut s = Suite {
         rng: Rng::new(0x5eed),
@@ -867,6 +986,7 @@ fn suite() -> Vec<(String, Tensor)> {
     s.linalg_and_nn();
     s.indexing();
     s.math_and_nn();
+    s.ordering_padding_and_creation();
     s.cases
 }
 

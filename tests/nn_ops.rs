@@ -386,7 +386,12 @@ fn padding_creation_and_init() {
     assert!(v.iter().all(|x| x.abs() <= bound));
     assert!(v.iter().any(|x| x.abs() > 0.9 * bound));
     let w = Tensor::xavier_normal(&[60, 50], DType::F32, 1.0, 3).unwrap();
-    let v: Vec<f64> = w.to_vec::<f32>().unwrap().into_iter().map(f64::from).collect();
+    let v: Vec<f64> = w
+        .to_vec::<f32>()
+        .unwrap()
+        .into_iter()
+        .map(f64::from)
+        .collect();
     let var = v.iter().map(|x| x * x).sum::<f64>() / v.len() as f64;
     assert!((var / (2.0 / 110.0) - 1.0).abs() < 0.1, "{var}");
     assert!(Tensor::xavier_uniform(&[3], DType::F32, 1.0, 1).is_err());

@@ -19,6 +19,7 @@
 
 mod activations;
 mod attention;
+mod conv;
 mod creation;
 mod data;
 mod einsum;
@@ -38,6 +39,7 @@ mod reduce;
 mod sorting;
 
 pub use attention::AttentionOptions;
+pub use conv::Conv1dOptions;
 pub use indexing::{Index, MeshIndexing, ScatterReduce};
 pub use losses::{ClassLossOptions, Reduction};
 pub use math::RoundingMode;
