@@ -17,9 +17,9 @@ use common::{compiled, tensor, Rng};
 use morok::core::shape::shape_of;
 use morok::core::AddrSpace;
 use morok::{
-    AttentionOptions, ClassLossOptions, ConvOptions, DType, Error, Index, IntoOperand,
-    MeshIndexing, Operand, PoolOptions, Reduction as LossReduction, Result, RoundingMode,
-    ScalarType, ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, DType, Error, Index,
+    IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions, Reduction as LossReduction, Result,
+    RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
@@ -456,7 +456,9 @@ impl Gen {
         ops: &mut Vec<&'static str>,
     ) -> (String, Box<dyn FnOnce() -> Outcome>) {
         let d = self.axis();
-        match self.below(24) {
+        match self.below(27) {
+            24 | 25 => self.ordering_call(x, d, ops),
+            26 => self.creation_call(ops),
             0 => {
                 let i = self.index_tensor();
                 call!(
@@ -793,6 +795,118 @@ impl Gen {
                     },
                 };
                 Ok(vec![t])
+            }
+        )
+    }
+
+    /// A call of a running reduction, sort, pad mode, `normalize` or
+    /// `conv1d`.
+    fn ordering_call(
+        &mut self,
+        x: Arg,
+        d: isize,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let which = self.below(10);
+        let k = self.dim();
+        let flag = self.chance(50);
+        let pads: Vec<usize> = (0..self.below(6)).map(|_| self.dim()).collect();
+        let mode = self.pick(&[
+            PadMode::Reflect,
+            PadMode::Replicate,
+            PadMode::Circular,
+            PadMode::Constant(2.0),
+        ]);
+        let w = self.operand();
+        let opts = Conv1dOptions {
+            stride: self.dim(),
+            padding: self.dim(),
+            dilation: self.dim(),
+            groups: self.dim(),
+        };
+        let names = [
+            "cumprod",
+            "cummax",
+            "cummin",
+            "logcumsumexp",
+            "sort",
+            "argsort",
+            "topk",
+            "pad",
+            "normalize",
+            "conv1d",
+        ];
+        let name = names[which];
+        call!(
+            ops,
+            name,
+            format!(
+                "{}.{name}(d={d}, k={k}, {flag}, {pads:?}, {mode:?}, {}, {opts:?})",
+                x.text, w.text
+            ),
+            {
+                Ok(match which {
+                    0 => vec![x.t.cumprod(d)?],
+                    1 => {
+                        let (a, b) = x.t.cummax(d)?;
+                        vec![a, b]
+                    }
+                    2 => {
+                        let (a, b) = x.t.cummin(d)?;
+                        vec![a, b]
+                    }
+                    3 => vec![x.t.logcumsumexp(d)?],
+                    4 => {
+                        let (a, b) = x.t.sort(d, flag)?;
+                        vec![a, b]
+                    }
+                    5 => vec![x.t.argsort(d, flag)?],
+                    6 => {
+                        let (a, b) = x.t.topk(k, d, flag)?;
+                        vec![a, b]
+                    }
+                    7 => vec![x.t.pad_mode(&pads, mode)?],
+                    8 => vec![x.t.normalize(2.0, d, 1e-12)?],
+                    _ => vec![x.t.conv1d(&w.t, None, opts)?],
+                })
+            }
+        )
+    }
+
+    /// A call of a creation function with a dtype, or an initializer.
+    fn creation_call(
+        &mut self,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let which = self.below(7);
+        let shape = self.shape();
+        let dt = self.any_dtype();
+        let (a, b) = (self.signed() as f64, self.signed() as f64);
+        let (n, m) = (self.dim(), self.dim());
+        let names = [
+            "arange",
+            "linspace",
+            "eye",
+            "kaiming_uniform",
+            "kaiming_normal",
+            "xavier_uniform",
+            "xavier_normal",
+        ];
+        let name = names[which];
+        call!(
+            ops,
+            name,
+            format!("{name}({shape:?}, {dt}, {a}, {b}, {n}, {m})"),
+            {
+                Ok(vec![match which {
+                    0 => Tensor::arange_dtype(a, b, 0.5 * b, dt)?,
+                    1 => Tensor::linspace_dtype(a, b, n, dt)?,
+                    2 => Tensor::eye_rect(n, m, dt)?,
+                    3 => Tensor::kaiming_uniform(&shape, dt, 0.0, 1)?,
+                    4 => Tensor::kaiming_normal(&shape, dt, 0.0, 1)?,
+                    5 => Tensor::xavier_uniform(&shape, dt, 1.0, 1)?,
+                    _ => Tensor::xavier_normal(&shape, dt, 1.0, 1)?,
+                }])
             }
         )
     }

@@ -8,9 +8,14 @@ use crate::error::{Error, Result};
 use crate::DType;
 use morok_core::shape::ShapeError;
 
-/// `(fan_in, fan_out)` of a weight shape (at least 2 axes).
+/// `(fan_in, fan_out)` of a weight shape (at least 2 axes) of a float
+/// `dtype`.
 #[track_caller]
-fn fans(op: &str, shape: &[usize]) -> Result<(f64, f64)> {
+fn fans(op: &str, shape: &[usize], dtype: DType) -> Result<(f64, f64)> {
+    let t = super::creation::element_type(op, dtype)?;
+    if !t.is_float() {
+        return Err(Error::dtype(op, format!("{t} is not a float type")));
+    }
     if shape.len() < 2 {
         return Err(Error::shape(ShapeError::new(
             op,
@@ -39,7 +44,7 @@ impl Tensor {
     /// `U(-b, b)` with `b = sqrt(2 / (1 + a²)) · sqrt(3 / fan_in)`.
     #[track_caller]
     pub fn kaiming_uniform(shape: &[usize], dtype: DType, a: f64, seed: u64) -> Result<Tensor> {
-        let (fan_in, _) = fans("kaiming_uniform", shape)?;
+        let (fan_in, _) = fans("kaiming_uniform", shape, dtype)?;
         let gain = (2.0 / (1.0 + a * a)).sqrt();
         Tensor::uniform_between(shape, dtype, seed, gain * (3.0 / fan_in).sqrt())
     }
@@ -48,7 +53,7 @@ impl Tensor {
     /// `N(0, std²)` with `std = sqrt(2 / (1 + a²)) / sqrt(fan_in)`.
     #[track_caller]
     pub fn kaiming_normal(shape: &[usize], dtype: DType, a: f64, seed: u64) -> Result<Tensor> {
-        let (fan_in, _) = fans("kaiming_normal", shape)?;
+        let (fan_in, _) = fans("kaiming_normal", shape, dtype)?;
         let std = (2.0 / (1.0 + a * a)).sqrt() / fan_in.sqrt();
         Tensor::randn_seeded(shape, dtype, seed).mul(std)
     }
@@ -57,7 +62,7 @@ impl Tensor {
     /// (fan_in + fan_out))`.
     #[track_caller]
     pub fn xavier_uniform(shape: &[usize], dtype: DType, gain: f64, seed: u64) -> Result<Tensor> {
-        let (fi, fo) = fans("xavier_uniform", shape)?;
+        let (fi, fo) = fans("xavier_uniform", shape, dtype)?;
         Tensor::uniform_between(shape, dtype, seed, gain * (6.0 / (fi + fo)).sqrt())
     }
 
@@ -65,7 +70,7 @@ impl Tensor {
     /// (fan_in + fan_out))`.
     #[track_caller]
     pub fn xavier_normal(shape: &[usize], dtype: DType, gain: f64, seed: u64) -> Result<Tensor> {
-        let (fi, fo) = fans("xavier_normal", shape)?;
+        let (fi, fo) = fans("xavier_normal", shape, dtype)?;
         Tensor::randn_seeded(shape, dtype, seed).mul(gain * (2.0 / (fi + fo)).sqrt())
     }
 }
