@@ -102,6 +102,15 @@ impl Tensor {
     fn select_along(&self, op: &str, axis: usize, idx: &Tensor) -> Result<Tensor> {
         let n = self.shape()[axis];
         let dtype = self.graph()?.dtype;
+        let mut hit_shape: Vec<usize> = idx
+            .shape()
+            .iter()
+            .zip(self.shape())
+            .map(|(&a, &b)| a.max(b))
+            .collect();
+        hit_shape[axis] = idx.shape()[axis];
+        hit_shape.insert(axis + 1, n);
+        super::checked_numel(op, &hit_shape)?;
         let idx = idx.cast_to(ScalarType::I64)?;
         let mut count_shape = vec![1; self.ndim() + 1];
         count_shape[axis + 1] = n;
@@ -386,6 +395,9 @@ impl Tensor {
     #[track_caller]
     fn scatter_hits(&self, op: &str, d: usize, index: &Tensor) -> Result<Tensor> {
         let n = self.shape()[d];
+        let mut hit_shape = index.shape().to_vec();
+        hit_shape.insert(d + 1, n);
+        super::checked_numel(op, &hit_shape)?;
         let mut count_shape = vec![1; self.ndim() + 1];
         count_shape[d + 1] = n;
         let positions = Tensor::counting(op, n, ScalarType::I64)?.reshape_to(&count_shape)?;
@@ -616,6 +628,9 @@ impl Tensor {
             None => 0,
         };
         let n = self.shape()[0];
+        let mut hit_shape = self.shape().to_vec();
+        hit_shape.insert(0, count);
+        super::checked_numel(op, &hit_shape)?;
         let slot = counted.cumsum_axis(op, 0)?.sub(1i64)?;
         let slot = mask.where_(&slot, -1i64)?;
         // Output j takes row i where slot[i] == j: select along the rows
@@ -644,6 +659,9 @@ impl Tensor {
     pub fn one_hot(&self, num_classes: usize) -> Result<Tensor> {
         let op = "one_hot";
         integer_index(op, self)?;
+        let mut out = self.shape().to_vec();
+        out.push(num_classes);
+        super::checked_numel(op, &out)?;
         let mut at = vec![1; self.ndim() + 1];
         at[self.ndim()] = num_classes;
         let classes = Tensor::counting(op, num_classes, ScalarType::I64)?.reshape_to(&at)?;

@@ -407,7 +407,7 @@ impl Tensor {
     /// `dtype=` argument): the input is cast first.
     #[track_caller]
     pub fn sum_dtype(&self, axes: Option<&[isize]>, keepdim: bool, dtype: DType) -> Result<Tensor> {
-        self.reduce_in("sum", axes, keepdim, dtype, ReduceOp::Add)
+        self.reduce_in("sum_dtype", axes, keepdim, dtype, ReduceOp::Add)
     }
 
     /// `prod` over `axes` in `dtype`, like [`Tensor::sum_dtype`].
@@ -418,7 +418,7 @@ impl Tensor {
         keepdim: bool,
         dtype: DType,
     ) -> Result<Tensor> {
-        self.reduce_in("prod", axes, keepdim, dtype, ReduceOp::Mul)
+        self.reduce_in("prod_dtype", axes, keepdim, dtype, ReduceOp::Mul)
     }
 
     #[track_caller]

@@ -349,6 +349,9 @@ impl Tensor {
             let zero = Tensor::constant(ConstValue::Int(0), ScalarType::I64, &[]);
             return Ok((self.clone(), zero));
         }
+        let mut pairs = self.shape().to_vec();
+        pairs.insert(ax, pairs[ax]);
+        super::checked_numel(op, &pairs)?;
         let values = self.running_axis(op, ax, how)?;
         // Index: the last j <= i with x[j] equal to the running value
         // (NaN matching NaN), over an [.., i, j, ..] comparison.
