@@ -180,7 +180,7 @@ pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
 pub use tensor::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, Index, IntoOperand,
-    MeshIndexing, Operand, PadMode, PoolOptions, Reduction, RoundingMode, ScatterReduce, Slice,
-    Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, Index, InterpolateMode,
+    IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions, Reduction, RoundingMode,
+    ScatterReduce, Slice, Tensor,
 };

@@ -7,9 +7,9 @@ mod common;
 
 use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
 use morok::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, DType, Index, MeshIndexing,
-    PadMode, PoolOptions, Reduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice,
-    Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, DType, Index, InterpolateMode,
+    MeshIndexing, PadMode, PoolOptions, Reduction, Result, RoundingMode, ScalarType, ScatterReduce,
+    Slice, Tensor,
 };
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
@@ -953,6 +953,39 @@ impl Suite {
                 seq.conv1d(&w, Some(&b), opts),
             );
         }
+        let img = self.input(DType::F32, &[2, 3, 4, 3], Layout::Permuted, Domain::Any);
+        let vol = self.input(DType::F32, &[1, 2, 3, 2, 4], Layout::Sliced, Domain::Any);
+        let line = self.input(DType::F32, &[2, 3, 5], Layout::Strided, Domain::Any);
+        for (mode, ac) in [
+            (InterpolateMode::Nearest, false),
+            (InterpolateMode::NearestExact, false),
+            (InterpolateMode::Bilinear, false),
+            (InterpolateMode::Bilinear, true),
+        ] {
+            self.add(
+                format!("interpolate 2-D {mode:?} {ac}"),
+                img.interpolate(&[5, 2], mode, ac),
+            );
+        }
+        for ac in [false, true] {
+            self.add(
+                format!("interpolate linear {ac}"),
+                line.interpolate(&[9], InterpolateMode::Linear, ac),
+            );
+            self.add(
+                format!("interpolate trilinear {ac}"),
+                vol.interpolate(&[2, 3, 7], InterpolateMode::Trilinear, ac),
+            );
+        }
+        let ints = self.input(DType::U8, &[1, 2, 4, 3], Layout::Flipped, Domain::Any);
+        self.add(
+            "interpolate nearest u8".into(),
+            ints.interpolate(&[7, 1], InterpolateMode::Nearest, false),
+        );
+        self.add(
+            "interpolate bilinear u8".into(),
+            ints.interpolate(&[2, 5], InterpolateMode::Bilinear, false),
+        );
         for dtype in [DType::F16, DType::F32, DType::F64] {
             self.add(
                 format!("kaiming_uniform {dtype}"),

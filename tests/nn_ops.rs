@@ -397,3 +397,30 @@ fn padding_creation_and_init() {
     assert!(Tensor::xavier_uniform(&[3], DType::F32, 1.0, 1).is_err());
     assert!(Tensor::kaiming_normal(&[4, 0], DType::F32, 0.0, 1).is_err());
 }
+
+#[test]
+fn interpolate_modes() {
+    use morok::InterpolateMode as M;
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 4]);
+    let up = |size: usize, m, ac| vals(&x.interpolate(&[size], m, ac).unwrap());
+    close(
+        &up(8, M::Nearest, false),
+        &[1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0],
+    );
+    close(&up(3, M::Nearest, false), &[1.0, 2.0, 3.0]);
+    close(&up(3, M::NearestExact, false), &[1.0, 3.0, 4.0]);
+    close(
+        &up(8, M::Linear, false),
+        &[1.0, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4.0],
+    );
+    close(
+        &up(7, M::Linear, true),
+        &[1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0],
+    );
+    let img = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let b = img.interpolate(&[3, 3], M::Bilinear, true).unwrap();
+    close(&vals(&b), &[1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 3.0, 3.5, 4.0]);
+    assert!(x.interpolate(&[3], M::Bilinear, false).is_err());
+    assert!(x.interpolate(&[3], M::Nearest, true).is_err());
+    assert!(x.interpolate(&[3, 3], M::Nearest, false).is_err());
+}

@@ -18,8 +18,8 @@ use morok::core::shape::shape_of;
 use morok::core::AddrSpace;
 use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, DType, Error, Index,
-    IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions, Reduction as LossReduction, Result,
-    RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
+    InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions,
+    Reduction as LossReduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
@@ -807,7 +807,7 @@ impl Gen {
         d: isize,
         ops: &mut Vec<&'static str>,
     ) -> (String, Box<dyn FnOnce() -> Outcome>) {
-        let which = self.below(10);
+        let which = self.below(11);
         let k = self.dim();
         let flag = self.chance(50);
         let pads: Vec<usize> = (0..self.below(6)).map(|_| self.dim()).collect();
@@ -835,7 +835,15 @@ impl Gen {
             "pad",
             "normalize",
             "conv1d",
+            "interpolate",
         ];
+        let imode = self.pick(&[
+            InterpolateMode::Nearest,
+            InterpolateMode::NearestExact,
+            InterpolateMode::Linear,
+            InterpolateMode::Bilinear,
+            InterpolateMode::Trilinear,
+        ]);
         let name = names[which];
         call!(
             ops,
@@ -867,7 +875,8 @@ impl Gen {
                     }
                     7 => vec![x.t.pad_mode(&pads, mode)?],
                     8 => vec![x.t.normalize(2.0, d, 1e-12)?],
-                    _ => vec![x.t.conv1d(&w.t, None, opts)?],
+                    9 => vec![x.t.conv1d(&w.t, None, opts)?],
+                    _ => vec![x.t.interpolate(&pads, imode, flag)?],
                 })
             }
         )
