@@ -56,7 +56,10 @@
 //! # Operations by category
 //!
 //! - **Creation**: `from_vec`, `from_slice`, `full`, `zeros`, `ones`,
-//!   `arange`, `linspace`, `eye`, `rand_seeded`, `randn_seeded`.
+//!   `empty`, `arange`, `arange_dtype`, `linspace`, `linspace_dtype`,
+//!   `eye`, `eye_rect`, `rand_seeded`, `randn_seeded`; initializers
+//!   `kaiming_uniform`, `kaiming_normal`, `xavier_uniform`,
+//!   `xavier_normal`.
 //! - **Elementwise**: arithmetic and comparisons with broadcasting,
 //!   `exp`, `log`, `sqrt`, `sin`, `tanh`, `sinh`, `cosh`, `asinh`, `acosh`,
 //!   `atanh`, `asin`, `acos`, `atan`, `atan2`, `log10`, `log1p`, `expm1`,
@@ -67,11 +70,13 @@
 //!   `bitwise_right_shift`, `where_`, `clamp`, `cast`.
 //! - **Reductions**: `sum`, `prod` (and `sum_dtype`, `prod_dtype`), `max`,
 //!   `min`, `mean`, `var`, `std`, `argmax`, `argmin`, `any`, `all`,
-//!   `logsumexp`, `cumsum`.
+//!   `logsumexp`, `cumsum`, `cumprod`, `cummax`, `cummin`,
+//!   `logcumsumexp`; `sort`, `argsort`, `topk`.
 //! - **Movement**: `try_reshape`, `try_permute`, `try_transpose`,
 //!   `try_expand`, `try_pad`, `try_shrink`, `try_slice`, `try_flip`,
 //!   `try_squeeze`, `try_unsqueeze`, `try_flatten`, `try_repeat`,
-//!   `try_cat`, `try_stack`, `try_split`, `try_chunk`.
+//!   `try_cat`, `try_stack`, `try_split`, `try_chunk`, `pad_mode`
+//!   ([`PadMode`]: constant, reflect, replicate, circular).
 //! - **Indexing**: `index` ([`Index`]: integers, slices, new axes,
 //!   ellipsis, integer tensors), `index_select`, `gather`, `scatter`,
 //!   `scatter_add`, `scatter_reduce` ([`ScatterReduce`]), `masked_fill`,
@@ -80,9 +85,10 @@
 //!   index held in a tensor is never used as an address: out of range it
 //!   reads 0 and its writes are dropped.
 //! - **Linear algebra and nn**: `matmul`, `dot`, `linear`, `einsum`,
-//!   `scaled_dot_product_attention` ([`AttentionOptions`]), `conv2d`,
-//!   `max_pool2d`, `avg_pool2d`, `layernorm`, `softmax`, `log_softmax`,
-//!   `softmin`.
+//!   `scaled_dot_product_attention` ([`AttentionOptions`]), `conv1d`,
+//!   `conv2d`, `max_pool2d`, `avg_pool2d`, `interpolate`
+//!   ([`InterpolateMode`]), `layernorm`, `normalize`, `softmax`,
+//!   `log_softmax`, `softmin`.
 //! - **Activations**: `relu`, `leaky_relu`, `sigmoid`, `gelu`,
 //!   `gelu_tanh`, `silu`, `elu`, `selu`, `celu`, `softplus`, `softsign`,
 //!   `hardsigmoid`, `hardswish`, `hardtanh`, `relu6`, `mish`,

@@ -4,12 +4,9 @@
 
 use morok::{Index, MeshIndexing, ScatterReduce, Slice, Tensor};
 
-fn vals(t: &Tensor) -> Vec<f64> {
-    match t.reference() {
-        Ok(a) => a.iter().copied().collect(),
-        Err(e) => panic!("{e}"),
-    }
-}
+mod common;
+
+use common::vals;
 
 /// `[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]` as f32.
 fn m34() -> Tensor {

@@ -3,24 +3,9 @@
 
 use morok::{AttentionOptions, Tensor};
 
-fn vals(t: &Tensor) -> Vec<f64> {
-    match t.reference() {
-        Ok(a) => a.iter().copied().collect(),
-        Err(e) => panic!("{e}"),
-    }
-}
+mod common;
 
-fn close(got: &[f64], want: &[f64]) {
-    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        let ok = g == w || (g - w).abs() <= 1e-5 * (1.0 + w.abs()) || (g.is_nan() && w.is_nan());
-        assert!(ok, "{got:?} vs {want:?}");
-    }
-}
-
-fn f32s(data: &[f32], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(data.to_vec(), shape).unwrap()
-}
+use common::{close, f32s, vals};
 
 #[test]
 fn einsum_equations() {

@@ -75,15 +75,45 @@ fn shape_error(op: &str, shapes: &[&[usize]], message: impl Into<String>) -> Err
     Error::shape(ShapeError::new(op, shapes, message))
 }
 
+/// Whether an index of shape `index` has `shape`'s rank and no axis
+/// longer than `shape`'s, except axis `d`.
+fn fits_except(index: &[usize], shape: &[usize], d: usize) -> bool {
+    index.len() == shape.len()
+        && index
+            .iter()
+            .zip(shape)
+            .enumerate()
+            .all(|(i, (a, b))| i == d || a <= b)
+}
+
 /// Checks that `index` holds integers (errors of `op` name its shape).
 #[track_caller]
 fn integer_index(op: &str, index: &Tensor) -> Result<()> {
-    let g = index.graph()?;
-    if !g.dtype.is_int() {
+    expect_dtype(
+        op,
+        "index tensor",
+        index,
+        ScalarType::is_int,
+        "an integer type",
+    )
+}
+
+/// Checks that `t` (the `role` argument of `op`) has a dtype for which
+/// `ok` holds, described as `wanted` in the error with `t`'s shape.
+#[track_caller]
+fn expect_dtype(
+    op: &str,
+    role: &str,
+    t: &Tensor,
+    ok: fn(ScalarType) -> bool,
+    wanted: &str,
+) -> Result<()> {
+    let g = t.graph()?;
+    if !ok(g.dtype) {
         return Err(Error::dtype(
             op,
             format!(
-                "the index tensor {:?} has dtype {}, not an integer type",
+                "the {role} {:?} has dtype {}, not {wanted}",
                 g.shape.as_slice(),
                 g.dtype
             ),
@@ -141,6 +171,21 @@ impl Tensor {
         idx.lt(0i64)?.where_(&idx.add(n as i64)?, &idx)
     }
 
+    /// The shapes of `self` and of the integer `index`, and `dim`
+    /// normalized (errors name `op`).
+    #[track_caller]
+    fn index_args(
+        &self,
+        op: &str,
+        dim: isize,
+        index: &Tensor,
+    ) -> Result<(Vec<usize>, Vec<usize>, usize)> {
+        let (shape, ishape) = (self.graph()?.shape.to_vec(), index.graph()?.shape.to_vec());
+        integer_index(op, index)?;
+        let d = dim_index(op, &shape, dim)?;
+        Ok((shape, ishape, d))
+    }
+
     /// PyTorch's `torch.gather(self, dim, index)`: `out[i][j] =
     /// self[index[i][j]][j]` for `dim = 0`, and so on. `index` has
     /// `self`'s rank and no axis longer than `self`'s (except `dim`);
@@ -148,21 +193,14 @@ impl Tensor {
     #[track_caller]
     pub fn gather(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let op = "gather";
-        let (shape, ishape) = (self.graph()?.shape.clone(), index.graph()?.shape.clone());
-        integer_index(op, index)?;
-        let d = dim_index(op, &shape, dim)?;
+        let (shape, ishape, d) = self.index_args(op, dim, index)?;
         if shape.is_empty() && ishape.is_empty() {
             return self
                 .unsqueeze_at(0)?
                 .select_along(op, 0, &index.reshape_to(&[1])?)?
                 .reshape_to(&[]);
         }
-        let fits = ishape.len() == shape.len()
-            && ishape
-                .iter()
-                .zip(&shape)
-                .enumerate()
-                .all(|(i, (a, b))| i == d || a <= b);
+        let fits = fits_except(&ishape, &shape, d);
         if !fits {
             return Err(shape_error(
                 op,
@@ -185,9 +223,7 @@ impl Tensor {
     #[track_caller]
     pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let op = "index_select";
-        let (shape, ishape) = (self.graph()?.shape.clone(), index.graph()?.shape.clone());
-        integer_index(op, index)?;
-        let d = dim_index(op, &shape, dim)?;
+        let (shape, ishape, d) = self.index_args(op, dim, index)?;
         if ishape.len() > 1 {
             return Err(shape_error(
                 op,
@@ -361,20 +397,12 @@ impl Tensor {
         index: &Tensor,
         src: &Tensor,
     ) -> Result<(usize, Tensor)> {
-        let shape = self.graph()?.shape.clone();
-        let ishape = index.graph()?.shape.clone();
+        let (shape, ishape, d) = self.index_args(op, dim, index)?;
         let sshape = src.graph()?.shape.clone();
-        integer_index(op, index)?;
-        let d = dim_index(op, &shape, dim)?;
         let fits = !shape.is_empty()
-            && ishape.len() == shape.len()
             && sshape.len() == shape.len()
             && ishape.iter().zip(&sshape).all(|(a, b)| a <= b)
-            && ishape
-                .iter()
-                .zip(&shape)
-                .enumerate()
-                .all(|(i, (a, b))| i == d || a <= b);
+            && fits_except(&ishape, &shape, d);
         if !fits {
             return Err(shape_error(
                 op,
@@ -530,28 +558,26 @@ impl Tensor {
         any.where_(&result, self)
     }
 
+    /// `self`'s shape and its broadcast with the bool `mask`'s (errors
+    /// name `op`).
+    #[track_caller]
+    fn mask_shapes(&self, op: &str, mask: &Tensor) -> Result<(Vec<usize>, Vec<usize>)> {
+        let shape = self.graph()?.shape.to_vec();
+        expect_dtype(op, "mask", mask, ScalarType::is_bool, "bool")?;
+        let joint = morok_core::shape::broadcast_shapes(op, &shape, mask.shape()).located()?;
+        Ok((shape, joint.to_vec()))
+    }
+
     /// PyTorch's `masked_fill(mask, value)`: `value` where the bool `mask`
     /// (broadcast to `self`'s shape) is true.
     #[track_caller]
     pub fn masked_fill(&self, mask: &Tensor, value: impl super::IntoOperand) -> Result<Tensor> {
         let op = "masked_fill";
-        let shape = self.graph()?.shape.clone();
-        let m = mask.graph()?;
-        if !m.dtype.is_bool() {
-            return Err(Error::dtype(
-                op,
-                format!(
-                    "the mask {:?} has dtype {}, not bool",
-                    m.shape.as_slice(),
-                    m.dtype
-                ),
-            ));
-        }
-        let joint = morok_core::shape::broadcast_shapes(op, &shape, &m.shape).located()?;
-        if joint.as_slice() != shape.as_slice() {
+        let (shape, joint) = self.mask_shapes(op, mask)?;
+        if joint != shape {
             return Err(shape_error(
                 op,
-                &[&shape, &m.shape],
+                &[&shape, mask.shape()],
                 "the mask must broadcast to the input's shape",
             ));
         }
@@ -567,19 +593,7 @@ impl Tensor {
     #[track_caller]
     pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         let op = "masked_select";
-        let shape = self.graph()?.shape.clone();
-        let m = mask.graph()?;
-        if !m.dtype.is_bool() {
-            return Err(Error::dtype(
-                op,
-                format!(
-                    "the mask {:?} has dtype {}, not bool",
-                    m.shape.as_slice(),
-                    m.dtype
-                ),
-            ));
-        }
-        let joint = morok_core::shape::broadcast_shapes(op, &shape, &m.shape).located()?;
+        let (_, joint) = self.mask_shapes(op, mask)?;
         let n = super::checked_numel(op, &joint)?;
         let x = self.expand_to(&joint)?.reshape_to(&[n])?;
         let mask = mask.expand_to(&joint)?.reshape_to(&[n])?;

@@ -183,21 +183,23 @@ impl Tensor {
     /// IR's MOD, and a zero integer divisor gives 0.
     #[track_caller]
     pub fn fmod(&self, other: impl IntoOperand) -> Result<Tensor> {
-        let (a, b) = Tensor::coerce(
-            self.into_operand(),
-            other.into_operand(),
-            "fmod",
-            Rule::Promote,
-        )?;
-        let dtype = a.graph()?.dtype;
-        if dtype.is_bool() {
-            return Err(Error::dtype("fmod", "not defined for bool tensors"));
-        }
-        if dtype.is_float() {
+        let (a, b) = self.numeric_pair("fmod", other)?;
+        if a.graph()?.dtype.is_float() {
             let q = Tensor::alu(Op::Fdiv, &[&a, &b])?.trunc()?;
             return a.sub(&q.mul(&b)?);
         }
         a.guarded_int(&b, Op::Mod)
+    }
+
+    /// Both operands promoted to one (non-bool) dtype and shape; errors
+    /// name `op`.
+    #[track_caller]
+    fn numeric_pair(&self, op: &str, other: impl IntoOperand) -> Result<(Tensor, Tensor)> {
+        let (a, b) = Tensor::coerce(self.into_operand(), other.into_operand(), op, Rule::Promote)?;
+        if a.graph()?.dtype.is_bool() {
+            return Err(Error::dtype(op, "not defined for bool tensors"));
+        }
+        Ok((a, b))
     }
 
     /// `a op b` for the integer IDIV or MOD, 0 where `b` is 0 (C leaves
@@ -221,19 +223,8 @@ impl Tensor {
             RoundingMode::True => self.div(other),
             RoundingMode::Floor => self.floor_div(other),
             RoundingMode::Trunc => {
-                let (a, b) = Tensor::coerce(
-                    self.into_operand(),
-                    other.into_operand(),
-                    "div",
-                    Rule::Promote,
-                )?;
+                let (a, b) = self.numeric_pair("div", other)?;
                 let dtype = a.graph()?.dtype;
-                if dtype.is_bool() {
-                    return Err(Error::dtype(
-                        "div",
-                        "trunc division is not defined for bool tensors",
-                    ));
-                }
                 if dtype.is_float() {
                     return Tensor::alu(Op::Fdiv, &[&a, &b])?.trunc();
                 }
