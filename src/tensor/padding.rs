@@ -26,7 +26,7 @@ impl Tensor {
     pub fn pad_mode(&self, pad: &[usize], mode: PadMode) -> Result<Tensor> {
         let op = "pad";
         let shape = self.graph()?.shape.clone();
-        if pad.len() % 2 != 0 || pad.len() / 2 > shape.len() {
+        if !pad.len().is_multiple_of(2) || pad.len() / 2 > shape.len() {
             return Err(Error::shape(ShapeError::new(
                 op,
                 &[&shape],
