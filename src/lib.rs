@@ -86,7 +86,8 @@
 //!   reads 0 and its writes are dropped.
 //! - **Linear algebra and nn**: `matmul`, `dot`, `linear`, `einsum`,
 //!   `scaled_dot_product_attention` ([`AttentionOptions`]), `conv1d`,
-//!   `conv2d`, `max_pool2d`, `avg_pool2d`, `interpolate`
+//!   `conv2d`, `conv_transpose1d`, `conv_transpose2d`, `max_pool2d`,
+//!   `avg_pool2d`, `interpolate`
 //!   ([`InterpolateMode`]), `layernorm`, `normalize`, `softmax`,
 //!   `log_softmax`, `softmin`.
 //! - **Activations**: `relu`, `leaky_relu`, `sigmoid`, `gelu`,
@@ -186,7 +187,7 @@ pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
 pub use tensor::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, Index, InterpolateMode,
-    IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions, Reduction, RoundingMode,
-    ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, Index,
+    InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions, Reduction,
+    RoundingMode, ScatterReduce, Slice, Tensor,
 };

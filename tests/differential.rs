@@ -7,9 +7,9 @@ mod common;
 
 use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
 use morok::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, DType, Index, InterpolateMode,
-    MeshIndexing, PadMode, PoolOptions, Reduction, Result, RoundingMode, ScalarType, ScatterReduce,
-    Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, DType,
+    Index, InterpolateMode, MeshIndexing, PadMode, PoolOptions, Reduction, Result, RoundingMode,
+    ScalarType, ScatterReduce, Slice, Tensor,
 };
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
@@ -953,6 +953,50 @@ impl Suite {
                 seq.conv1d(&w, Some(&b), opts),
             );
         }
+        let src = self.input(DType::F32, &[2, 4, 3, 5], Layout::Flipped, Domain::Any);
+        for (ws, opts) in [
+            ([4, 3, 2, 2], ConvTransposeOptions::default()),
+            (
+                [4, 2, 3, 2],
+                ConvTransposeOptions {
+                    stride: (2, 3),
+                    padding: (1, 0),
+                    output_padding: (1, 2),
+                    ..Default::default()
+                },
+            ),
+            (
+                [4, 1, 2, 3],
+                ConvTransposeOptions {
+                    groups: 2,
+                    dilation: (2, 1),
+                    padding: (2, 1),
+                    ..Default::default()
+                },
+            ),
+        ] {
+            let w = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
+            let b = self.input(
+                DType::F32,
+                &[ws[1] * opts.groups],
+                Layout::Contiguous,
+                Domain::Any,
+            );
+            self.add(
+                format!("conv_transpose2d {ws:?} {opts:?}"),
+                src.conv_transpose2d(&w, Some(&b), opts),
+            );
+        }
+        let w1 = self.input(DType::F32, &[4, 2, 3], Layout::Sliced, Domain::Any);
+        let t1 = ConvTransposeOptions {
+            stride: (1, 2),
+            padding: (0, 1),
+            ..Default::default()
+        };
+        self.add(
+            "conv_transpose1d".into(),
+            seq.conv_transpose1d(&w1, None, t1),
+        );
         let img = self.input(DType::F32, &[2, 3, 4, 3], Layout::Permuted, Domain::Any);
         let vol = self.input(DType::F32, &[1, 2, 3, 2, 4], Layout::Sliced, Domain::Any);
         let line = self.input(DType::F32, &[2, 3, 5], Layout::Strided, Domain::Any);

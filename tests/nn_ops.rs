@@ -409,3 +409,58 @@ fn interpolate_modes() {
     assert!(x.interpolate(&[3], M::Nearest, true).is_err());
     assert!(x.interpolate(&[3, 3], M::Nearest, false).is_err());
 }
+
+#[test]
+fn transposed_convolutions() {
+    use morok::ConvTransposeOptions as O;
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let ones = Tensor::full(&[1, 1, 2, 2], 1.0f32);
+    let y = x.conv_transpose2d(&ones, None, O::default()).unwrap();
+    close(&vals(&y), &[1.0, 3.0, 2.0, 4.0, 10.0, 6.0, 3.0, 7.0, 4.0]);
+    let s2 = O {
+        stride: (2, 2),
+        ..O::default()
+    };
+    let y = x.conv_transpose2d(&ones, None, s2).unwrap();
+    assert_eq!(y.shape(), &[1, 1, 4, 4]);
+    close(&vals(&y)[..8], &[1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0]);
+    let cropped = O {
+        stride: (2, 2),
+        padding: (1, 1),
+        ..O::default()
+    };
+    close(
+        &vals(&x.conv_transpose2d(&ones, None, cropped).unwrap()),
+        &[1.0, 2.0, 3.0, 4.0],
+    );
+    let w = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let row = f32s(&[1.0, 10.0], &[1, 1, 1, 2]);
+    close(
+        &vals(&row.conv_transpose2d(&w, None, O::default()).unwrap()),
+        &[1.0, 12.0, 20.0, 3.0, 34.0, 40.0],
+    );
+    let two = f32s(&[5.0, 7.0], &[1, 2, 1, 1]);
+    let gw = f32s(&[2.0, 3.0], &[2, 1, 1, 1]);
+    let grouped = O {
+        groups: 2,
+        ..O::default()
+    };
+    close(
+        &vals(&two.conv_transpose2d(&gw, None, grouped).unwrap()),
+        &[10.0, 21.0],
+    );
+    let seq = f32s(&[1.0, 10.0], &[1, 1, 2]);
+    let k = f32s(&[1.0, 2.0], &[1, 1, 2]);
+    let y = seq.conv_transpose1d(&k, None, O::default()).unwrap();
+    close(&vals(&y), &[1.0, 12.0, 20.0]);
+    assert!(x
+        .conv_transpose2d(
+            &w,
+            None,
+            O {
+                output_padding: (1, 1),
+                ..O::default()
+            }
+        )
+        .is_err());
+}

@@ -17,8 +17,8 @@ use common::{compiled, tensor, Rng};
 use morok::core::shape::shape_of;
 use morok::core::AddrSpace;
 use morok::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, DType, Error, Index,
-    InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, DType,
+    Error, Index, InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions,
     Reduction as LossReduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
@@ -845,6 +845,9 @@ impl Gen {
             InterpolateMode::Trilinear,
         ]);
         let name = names[which];
+        if which == 9 {
+            ops.extend(["conv_transpose1d", "conv_transpose2d"]);
+        }
         call!(
             ops,
             name,
@@ -875,7 +878,21 @@ impl Gen {
                     }
                     7 => vec![x.t.pad_mode(&pads, mode)?],
                     8 => vec![x.t.normalize(2.0, d, 1e-12)?],
-                    9 => vec![x.t.conv1d(&w.t, None, opts)?],
+                    9 if flag => vec![x.t.conv1d(&w.t, None, opts)?],
+                    9 => {
+                        let t = ConvTransposeOptions {
+                            stride: (opts.stride, opts.dilation),
+                            padding: (opts.padding, opts.padding),
+                            output_padding: (k, 0),
+                            dilation: (opts.dilation, opts.stride),
+                            groups: opts.groups,
+                        };
+                        vec![if k % 2 == 0 {
+                            x.t.conv_transpose2d(&w.t, None, t)?
+                        } else {
+                            x.t.conv_transpose1d(&w.t, None, t)?
+                        }]
+                    }
                     _ => vec![x.t.interpolate(&pads, imode, flag)?],
                 })
             }

@@ -40,7 +40,7 @@ mod reduce;
 mod sorting;
 
 pub use attention::AttentionOptions;
-pub use conv::Conv1dOptions;
+pub use conv::{Conv1dOptions, ConvTransposeOptions};
 pub use indexing::{Index, MeshIndexing, ScatterReduce};
 pub use interpolate::InterpolateMode;
 pub use losses::{ClassLossOptions, Reduction};
