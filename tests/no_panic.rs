@@ -887,7 +887,7 @@ impl Gen {
                             dilation: (opts.dilation, opts.stride),
                             groups: opts.groups,
                         };
-                        vec![if k % 2 == 0 {
+                        vec![if k.is_multiple_of(2) {
                             x.t.conv_transpose2d(&w.t, None, t)?
                         } else {
                             x.t.conv_transpose1d(&w.t, None, t)?
