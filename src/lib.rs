@@ -86,8 +86,9 @@
 //!   reads 0 and its writes are dropped.
 //! - **Linear algebra and nn**: `matmul`, `dot`, `linear`, `einsum`,
 //!   `scaled_dot_product_attention` ([`AttentionOptions`]), `conv1d`,
-//!   `conv2d`, `conv_transpose1d`, `conv_transpose2d`, `max_pool2d`,
-//!   `avg_pool2d`, `interpolate`
+//!   `conv2d`, `conv_transpose1d`, `conv_transpose2d`, `max_pool1d`,
+//!   `max_pool2d`, `avg_pool1d`, `avg_pool2d` ([`PoolOptions`]: stride,
+//!   padding, dilation, `ceil_mode`, `count_include_pad`), `interpolate`
 //!   ([`InterpolateMode`]), `layernorm`, `normalize`, `softmax`,
 //!   `log_softmax`, `softmin`.
 //! - **Activations**: `relu`, `leaky_relu`, `sigmoid`, `gelu`,

@@ -997,6 +997,29 @@ impl Suite {
             "conv_transpose1d".into(),
             seq.conv_transpose1d(&w1, None, t1),
         );
+        let pic = self.input(DType::F32, &[2, 3, 5, 7], Layout::Sliced, Domain::Any);
+        for opts in [
+            PoolOptions::new((2, 3)).ceil_mode(true),
+            PoolOptions::new((3, 2))
+                .stride((2, 2))
+                .padding((1, 1))
+                .count_include_pad(false),
+            PoolOptions::new((2, 2))
+                .stride((2, 3))
+                .padding((1, 1))
+                .ceil_mode(true),
+            PoolOptions::new((2, 3)).stride((1, 2)).dilation((2, 2)),
+            PoolOptions::new((3, 3))
+                .stride((2, 2))
+                .padding((1, 1))
+                .ceil_mode(true)
+                .count_include_pad(false),
+        ] {
+            self.add(format!("max_pool2d {opts:?}"), pic.max_pool2d(opts));
+            self.add(format!("avg_pool2d {opts:?}"), pic.avg_pool2d(opts));
+            self.add(format!("max_pool1d {opts:?}"), seq.max_pool1d(opts));
+            self.add(format!("avg_pool1d {opts:?}"), seq.avg_pool1d(opts));
+        }
         let img = self.input(DType::F32, &[2, 3, 4, 3], Layout::Permuted, Domain::Any);
         let vol = self.input(DType::F32, &[1, 2, 3, 2, 4], Layout::Sliced, Domain::Any);
         let line = self.input(DType::F32, &[2, 3, 5], Layout::Strided, Domain::Any);

@@ -464,3 +464,32 @@ fn transposed_convolutions() {
         )
         .is_err());
 }
+
+#[test]
+fn pooling_options() {
+    use morok::PoolOptions;
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let o = PoolOptions::new((2, 2)).stride((1, 1)).padding((1, 1));
+    let inc = vals(&x.avg_pool2d(o).unwrap());
+    assert_eq!(inc.len(), 9);
+    close(&inc[..2], &[0.25, 0.75]);
+    let exc = vals(&x.avg_pool2d(o.count_include_pad(false)).unwrap());
+    close(&exc[..2], &[1.0, 1.5]);
+    let row = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1, 1, 5]);
+    let c = PoolOptions::new((1, 2)).ceil_mode(true);
+    close(&vals(&row.max_pool1d(c).unwrap()), &[2.0, 4.0, 5.0]);
+    close(&vals(&row.avg_pool1d(c).unwrap()), &[1.5, 3.5, 5.0]);
+    close(
+        &vals(&row.avg_pool1d(PoolOptions::new((1, 2))).unwrap()),
+        &[1.5, 3.5],
+    );
+    let dil = PoolOptions::new((1, 2)).stride((1, 1)).dilation((1, 2));
+    close(&vals(&row.max_pool1d(dil).unwrap()), &[3.0, 4.0, 5.0]);
+    // ceil_mode drops a window that would start in the right padding.
+    let p = PoolOptions::new((1, 2))
+        .stride((1, 2))
+        .padding((0, 1))
+        .ceil_mode(true);
+    let r4 = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 4]);
+    close(&vals(&r4.max_pool1d(p).unwrap()), &[1.0, 3.0, 4.0]);
+}

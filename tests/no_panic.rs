@@ -1459,8 +1459,24 @@ impl Gen {
                 let o = |g: &mut Gen| g.pick(&[0, 1, 2, 2, 3, 5, usize::MAX]);
                 let opts = PoolOptions::new((o(self), o(self)))
                     .stride((o(self), o(self)))
-                    .padding((o(self) % 4, o(self)));
-                if self.chance(50) {
+                    .padding((o(self) % 4, o(self)))
+                    .dilation((1 + o(self) % 3, 1 + o(self) % 2))
+                    .ceil_mode(self.chance(40))
+                    .count_include_pad(self.chance(60));
+                if self.chance(15) {
+                    let max = self.chance(50);
+                    let name = if max { "max_pool1d" } else { "avg_pool1d" };
+                    call!(
+                        ops,
+                        name,
+                        format!("{}.{name}({opts:?})", x.text),
+                        Ok(vec![if max {
+                            x.t.max_pool1d(opts)?
+                        } else {
+                            x.t.avg_pool1d(opts)?
+                        }])
+                    )
+                } else if self.chance(50) {
                     call!(
                         ops,
                         "max_pool2d",
