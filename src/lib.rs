@@ -53,6 +53,97 @@
 //! assert!(err.to_string().starts_with("add: [3] and [2]"));
 //! ```
 //!
+//! # Operations by category
+//!
+//! - **Creation**: `from_vec`, `from_slice`, `full`, `zeros`, `ones`,
+//!   `empty`, `arange`, `arange_dtype`, `linspace`, `linspace_dtype`,
+//!   `eye`, `eye_rect`, `rand_seeded`, `randn_seeded`; initializers
+//!   `kaiming_uniform`, `kaiming_normal`, `xavier_uniform`,
+//!   `xavier_normal`.
+//! - **Elementwise**: arithmetic and comparisons with broadcasting,
+//!   `exp`, `log`, `sqrt`, `sin`, `tanh`, `sinh`, `cosh`, `asinh`, `acosh`,
+//!   `atanh`, `asin`, `acos`, `atan`, `atan2`, `log10`, `log1p`, `expm1`,
+//!   `copysign`, `fmod`, `remainder`, `floor_div`, `div_mode`
+//!   ([`RoundingMode`]), `lerp`, `logaddexp`, `isclose`, `allclose`,
+//!   `isnan`, `isinf`, `isposinf`, `isneginf`, `isfinite`, `bitwise_and`,
+//!   `bitwise_or`, `bitwise_xor`, `bitwise_not`, `bitwise_left_shift`,
+//!   `bitwise_right_shift`, `where_`, `clamp`, `cast`.
+//! - **Reductions**: `sum`, `prod` (and `sum_dtype`, `prod_dtype`), `max`,
+//!   `min`, `mean`, `var`, `std`, `argmax`, `argmin`, `any`, `all`,
+//!   `logsumexp`, `cumsum`, `cumprod`, `cummax`, `cummin`,
+//!   `logcumsumexp`; `sort`, `argsort`, `topk`.
+//! - **Movement**: `try_reshape`, `try_permute`, `try_transpose`,
+//!   `try_expand`, `try_pad`, `try_shrink`, `try_slice`, `try_flip`,
+//!   `try_squeeze`, `try_unsqueeze`, `try_flatten`, `try_repeat`,
+//!   `try_cat`, `try_stack`, `try_split`, `try_chunk`, `pad_mode`
+//!   ([`PadMode`]: constant, reflect, replicate, circular).
+//! - **Indexing**: `index` ([`Index`]: integers, slices, new axes,
+//!   ellipsis, integer tensors), `index_select`, `gather`, `scatter`,
+//!   `scatter_add`, `scatter_reduce` ([`ScatterReduce`]), `masked_fill`,
+//!   `masked_select`, `nonzero`, `one_hot`, `tril`, `triu`, `diag`,
+//!   `diagonal`, `roll`, `meshgrid`, `repeat_interleave`, `unfold`. An
+//!   index held in a tensor is never used as an address: out of range it
+//!   reads 0 and its writes are dropped.
+//! - **Linear algebra and nn**: `matmul`, `dot`, `linear`, `einsum`,
+//!   `scaled_dot_product_attention` ([`AttentionOptions`]), `conv1d`,
+//!   `conv2d`, `conv_transpose1d`, `conv_transpose2d`, `max_pool1d`,
+//!   `max_pool2d`, `avg_pool1d`, `avg_pool2d` ([`PoolOptions`]: stride,
+//!   padding, dilation, `ceil_mode`, `count_include_pad`), `interpolate`
+//!   ([`InterpolateMode`]), `layernorm`, `normalize`, `softmax`,
+//!   `log_softmax`, `softmin`.
+//! - **Activations**: `relu`, `leaky_relu`, `sigmoid`, `gelu`,
+//!   `gelu_tanh`, `silu`, `elu`, `selu`, `celu`, `softplus`, `softsign`,
+//!   `hardsigmoid`, `hardswish`, `hardtanh`, `relu6`, `mish`,
+//!   `logsigmoid`, `quick_gelu`.
+//! - **Losses** ([`Reduction`]): `mse_loss`, `l1_loss`, `smooth_l1_loss`,
+//!   `binary_cross_entropy`, `binary_cross_entropy_with_logits`,
+//!   `nll_loss` and `cross_entropy_with` ([`ClassLossOptions`]),
+//!   `cross_entropy`.
+//!
+//! Indexing follows PyTorch, `t[-1, ::2]` and `t[:, idx]`:
+//!
+//! ```
+//! use morok::{Index, Slice, Tensor};
+//! let t = Tensor::from_vec((0..12).map(|v| v as f32).collect(), &[3, 4])?;
+//! let row = t.index(&[Index::Int(-1), Index::Slice(Slice::all().step(2))])?;
+//! assert_eq!(row.to_vec::<f32>()?, [8.0, 10.0]);
+//! let idx = Tensor::from_slice(&[3i64, 0]);
+//! let cols = t.index(&[Index::Slice(Slice::all()), Index::Tensor(idx.clone())])?;
+//! assert_eq!(cols.to_vec::<f32>()?, [3.0, 0.0, 7.0, 4.0, 11.0, 8.0]);
+//! let picked = t.gather(1, &Tensor::from_vec(vec![1i64, 2, 3], &[3, 1])?)?;
+//! assert_eq!(picked.to_vec::<f32>()?, [1.0, 6.0, 11.0]);
+//! # Ok::<(), morok::Error>(())
+//! ```
+//!
+//! `einsum` takes PyTorch's equations, with ellipsis and traces:
+//!
+//! ```
+//! use morok::Tensor;
+//! let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+//! let b = Tensor::from_vec(vec![0.0f32, 1.0, 1.0, 0.0], &[2, 2])?;
+//! let ab = Tensor::einsum("ij,jk->ik", &[&a, &b])?;
+//! assert_eq!(ab.to_vec::<f32>()?, [2.0, 1.0, 4.0, 3.0]);
+//! assert_eq!(Tensor::einsum("ii", &[&a])?.to_vec::<f32>()?, [5.0]);
+//! assert!(Tensor::einsum("ij,jk->iq", &[&a, &b]).is_err());
+//! # Ok::<(), morok::Error>(())
+//! ```
+//!
+//! Attention with a causal mask and grouped-query heads:
+//!
+//! ```
+//! use morok::{AttentionOptions, Tensor};
+//! let q = Tensor::randn_seeded(&[1, 4, 3, 8], morok::DType::F32, 1); // 4 query heads
+//! let kv = Tensor::randn_seeded(&[1, 2, 3, 8], morok::DType::F32, 2); // 2 key/value heads
+//! let opts = AttentionOptions { is_causal: true, enable_gqa: true, ..Default::default() };
+//! let out = q.scaled_dot_product_attention(&kv, &kv, &opts)?;
+//! assert_eq!(out.shape(), [1, 4, 3, 8]);
+//! // The first query sees only the first key: its output is that value.
+//! let first = out.index(&[morok::Index::Int(0), morok::Index::Int(0), morok::Index::Int(0)])?;
+//! let v0 = kv.index(&[morok::Index::Int(0), morok::Index::Int(0), morok::Index::Int(0)])?;
+//! assert!(first.allclose(&v0, 1e-5, 1e-6, false)?);
+//! # Ok::<(), morok::Error>(())
+//! ```
+//!
 //! # Looking inside
 //!
 //! [`Tensor::uop`] is the graph (print it with `tree()`), and
@@ -101,4 +192,8 @@ pub use device::Device;
 pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
-pub use tensor::{ConvOptions, IntoOperand, Operand, PoolOptions, Slice, Tensor};
+pub use tensor::{
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, Index,
+    InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions, Reduction,
+    RoundingMode, ScatterReduce, Slice, Tensor,
+};

@@ -6,7 +6,11 @@
 mod common;
 
 use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
-use morok::{ConvOptions, DType, PoolOptions, Result, ScalarType, Slice, Tensor};
+use morok::{
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, DType,
+    Index, InterpolateMode, MeshIndexing, PadMode, PoolOptions, Reduction, Result, RoundingMode,
+    ScalarType, ScatterReduce, Slice, Tensor,
+};
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
 
@@ -391,9 +395,682 @@ impl Suite {
             self.add(format!("max_pool2d {opts:?}"), img.max_pool2d(opts));
             self.add(format!("avg_pool2d {opts:?}"), img.avg_pool2d(opts));
         }
+        // Nested gate constraints (`3·(r + s) + t + u < 6`, `t + u < 2`)
+        // must bound the window's load: the kernel was refused for
+        // reading 0..=5 of a 4-element input.
+        let small = self.input(DType::F32, &[1, 1, 2, 2], Layout::Contiguous, Domain::Any);
+        let padded = small.try_pad(&[(0, 0), (0, 0), (0, 1), (0, 1)], 0.0f32);
+        self.add(
+            "max_pool2d stride 1 of a padded input".into(),
+            padded
+                .clone()
+                .and_then(|p| p.max_pool2d(PoolOptions::new((2, 2)).stride((1, 1)))),
+        );
+        let ones = Tensor::full(&[1, 1, 2, 2], 1.0f32);
+        self.add(
+            "conv2d of a padded input".into(),
+            padded.and_then(|p| p.conv2d(&ones, None, ConvOptions::default())),
+        );
         let logits = self.input(DType::F32, &[6, 4], Layout::Flipped, Domain::Any);
         let labels = common::tensor(ScalarType::I32, &[6], &[0.0, 3.0, 1.0, 2.0, 3.0, 0.0]);
         self.add("cross_entropy".into(), logits.cross_entropy(&labels));
+    }
+}
+
+/// Shapes of the indexing cases: size 1, zero-size axes, odd and 3-D.
+const INDEX_SHAPES: [&[usize]; 6] = [&[1, 1], &[0, 3], &[3, 0], &[4, 5], &[2, 3, 4], &[5, 1, 3]];
+
+impl Suite {
+    /// A random `i64` tensor of `shape` with positions in `[lo, hi]`
+    /// (`lo` alone when the range is empty).
+    fn positions(&mut self, shape: &[usize], lo: i64, hi: i64) -> Tensor {
+        let hi = hi.max(lo);
+        let n: usize = shape.iter().product();
+        let data: Vec<f64> = (0..n).map(|_| self.rng.int(lo, hi) as f64).collect();
+        common::tensor(ScalarType::I64, shape, &data)
+    }
+
+    /// The indexing ops on every shape of [`INDEX_SHAPES`] (f32, layouts
+    /// in turn; index tensors include negative and out-of-range
+    /// positions) and on every dtype.
+    fn indexing(&mut self) {
+        for (j, shape) in INDEX_SHAPES.iter().enumerate() {
+            let dtype = [DType::F32, DType::I32][j % 2];
+            let layout = LAYOUTS[j % LAYOUTS.len()];
+            let x = self.input(dtype, shape, layout, Domain::Any);
+            self.indexing_cases(&format!("{dtype} {shape:?} {layout:?}"), &x);
+        }
+        for dtype in DTYPES {
+            let x = self.input(dtype, &[3, 4], Layout::Permuted, Domain::Any);
+            self.indexing_cases(&format!("{dtype}"), &x);
+        }
+        let v = self.input(DType::F32, &[3], Layout::Flipped, Domain::Any);
+        let w = self.input(DType::I16, &[2], Layout::Contiguous, Domain::Any);
+        for (i, g) in Tensor::meshgrid(&[&v, &w], MeshIndexing::Ij)
+            .unwrap()
+            .into_iter()
+            .enumerate()
+        {
+            self.add(format!("meshgrid ij {i}"), Ok(g));
+        }
+        for (i, g) in Tensor::meshgrid(&[&v, &w, &v], MeshIndexing::Xy)
+            .unwrap()
+            .into_iter()
+            .enumerate()
+        {
+            self.add(format!("meshgrid xy {i}"), Ok(g));
+        }
+        for k in [-2, 0, 1] {
+            self.add(format!("diag of a vector {k}"), v.diag(k));
+        }
+        for (n, classes) in [(5, 4), (0, 3), (3, 1)] {
+            let idx = self.positions(&[n], -1, classes as i64);
+            self.add(format!("one_hot {n} {classes}"), idx.one_hot(classes));
+        }
+    }
+
+    /// Every indexing op on `x` (rank at least 2); positions are random.
+    fn indexing_cases(&mut self, tag: &str, x: &Tensor) {
+        let shape = x.shape().to_vec();
+        let (r, n0, n1) = (shape.len(), shape[0] as i64, shape[1] as i64);
+        let mut ishape = shape.clone();
+        ishape[1] = 3;
+        ishape[0] = shape[0].min(2);
+        let gidx = self.positions(&ishape, -1, n1);
+        self.add(format!("gather {tag}"), x.gather(1, &gidx));
+        let sel = self.positions(&[4], -n0 - 1, n0);
+        self.add(format!("index_select {tag}"), x.index_select(0, &sel));
+        let a = self.positions(&[2, 1], -n0, n0 - 1);
+        let b = self.positions(&[3], -1, n1);
+        self.add(
+            format!("index advanced {tag}"),
+            x.index(&[Index::Tensor(a.clone()), Index::Tensor(b.clone())]),
+        );
+        self.add(
+            format!("index mixed {tag}"),
+            x.index(&[
+                Index::Slice(Slice::all().step(-2)),
+                Index::NewAxis,
+                Index::Tensor(b),
+                Index::Ellipsis,
+            ]),
+        );
+        if shape[r - 2] > 0 {
+            self.add(
+                format!("index basic {tag}"),
+                x.index(&[
+                    Index::Ellipsis,
+                    Index::Int(-1),
+                    Index::Slice(Slice::from(1)),
+                ]),
+            );
+        }
+        let mut sshape = shape.clone();
+        sshape[0] = shape[0].min(3);
+        let sidx = self.positions(&sshape, -1, n0);
+        let dtype = x.dtype();
+        let src = self.input(dtype, &sshape, Layout::Contiguous, Domain::Any);
+        self.add(format!("scatter {tag}"), x.scatter(0, &sidx, &src));
+        if !dtype.is_bool() {
+            self.add(format!("scatter_add {tag}"), x.scatter_add(0, &sidx, &src));
+        }
+        for (i, red) in [
+            ScatterReduce::Sum,
+            ScatterReduce::Prod,
+            ScatterReduce::Mean,
+            ScatterReduce::Amax,
+            ScatterReduce::Amin,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let arith = !matches!(red, ScatterReduce::Amax | ScatterReduce::Amin);
+            if dtype.is_bool() && arith {
+                continue;
+            }
+            self.add(
+                format!("scatter_reduce {red:?} {tag}"),
+                x.scatter_reduce(0, &sidx, &src, red, i % 2 == 0),
+            );
+        }
+        let mask = self.input(DType::BOOL, &shape[1..], Layout::Flipped, Domain::Any);
+        self.add(format!("masked_fill {tag}"), x.masked_fill(&mask, 2));
+        self.add(format!("masked_select {tag}"), x.masked_select(&mask));
+        self.add(format!("nonzero {tag}"), x.nonzero());
+        self.add(format!("tril {tag}"), x.tril(-1));
+        self.add(format!("triu {tag}"), x.triu(1));
+        self.add(format!("diagonal {tag}"), x.diagonal(1, 0, -1));
+        if r == 2 {
+            self.add(format!("diag {tag}"), x.diag(-1));
+        }
+        self.add(format!("roll {tag}"), x.roll(&[2, -1], &[0, 1]));
+        self.add(format!("roll flat {tag}"), x.roll(&[3], &[]));
+        self.add(
+            format!("repeat_interleave {tag}"),
+            x.repeat_interleave(2, Some(-1)),
+        );
+        if shape[0] >= 1 {
+            self.add(format!("unfold {tag}"), x.unfold(0, 1, 2));
+        }
+        if shape[r - 1] >= 2 {
+            self.add(format!("unfold last {tag}"), x.unfold(-1, 2, 1));
+        }
+    }
+}
+
+/// The unary math ops and activations of issue 10 (inputs mapped into
+/// each op's domain).
+const MATH_UNARY: [(&str, UnaryFn); 30] = [
+    ("sinh", Tensor::sinh),
+    ("cosh", Tensor::cosh),
+    ("asinh", Tensor::asinh),
+    ("acosh", |t| t.abs()?.add(1.0)?.acosh()),
+    ("atanh", |t| t.mul(0.3)?.atanh()),
+    ("atan", Tensor::atan),
+    ("asin", |t| t.mul(0.3)?.asin()),
+    ("acos", |t| t.mul(0.3)?.acos()),
+    ("log10", |t| t.abs()?.add(0.1)?.log10()),
+    ("log1p", |t| t.abs()?.log1p()),
+    ("expm1", Tensor::expm1),
+    ("isfinite", |t| t.reciprocal()?.isfinite()),
+    ("isposinf", |t| t.reciprocal()?.isposinf()),
+    ("isneginf", |t| t.reciprocal()?.isneginf()),
+    ("elu", |t| t.elu(1.5)),
+    ("selu", Tensor::selu),
+    ("celu", |t| t.celu(0.5)),
+    ("softplus", |t| t.softplus(2.0, 3.0)),
+    ("softsign", Tensor::softsign),
+    ("hardsigmoid", Tensor::hardsigmoid),
+    ("hardswish", Tensor::hardswish),
+    ("hardtanh", |t| t.hardtanh(-1.0, 0.5)),
+    ("relu6", |t| t.mul(3.0)?.relu6()),
+    ("mish", Tensor::mish),
+    ("logsigmoid", Tensor::logsigmoid),
+    ("quick_gelu", Tensor::quick_gelu),
+    ("softmin", |t| t.softmin(-1)),
+    ("gelu_tanh", Tensor::gelu_tanh),
+    ("bitwise_not", |t| t.cast(DType::I16)?.bitwise_not()),
+    ("sum_dtype", |t| t.sum_dtype(Some(&[0]), false, DType::F64)),
+];
+
+/// The binary math ops of issue 10.
+const MATH_BINARY: [(&str, BinaryFn); 14] = [
+    ("atan2", |a, b| a.atan2(b)),
+    ("copysign", |a, b| a.copysign(b)),
+    ("fmod", |a, b| a.fmod(b)),
+    ("div trunc", |a, b| a.div_mode(b, RoundingMode::Trunc)),
+    ("div floor", |a, b| a.div_mode(b, RoundingMode::Floor)),
+    ("lerp", |a, b| a.lerp(b, 0.25)),
+    ("logaddexp", |a, b| a.logaddexp(b)),
+    ("isclose", |a, b| {
+        a.isclose(&b.mul(0.0)?.add(a)?, 1e-5, 1e-8, true)
+    }),
+    ("mse_loss", |a, b| a.mse_loss(b, Reduction::Mean)),
+    ("l1_loss", |a, b| a.l1_loss(b, Reduction::None)),
+    ("smooth_l1_loss", |a, b| {
+        a.smooth_l1_loss(b, Reduction::Sum, 0.7)
+    }),
+    ("binary_cross_entropy", |a, b| {
+        a.sigmoid()?
+            .binary_cross_entropy(&b.sigmoid()?, None, Reduction::Mean)
+    }),
+    ("bce_with_logits", |a, b| {
+        a.binary_cross_entropy_with_logits(&b.sigmoid()?, None, None, Reduction::None)
+    }),
+    ("einsum ij,ij->i", |a, b| {
+        if a.ndim() == 2 {
+            Tensor::einsum("ij,ij->i", &[a, b])
+        } else {
+            Tensor::einsum("...,...->...", &[a, b])
+        }
+    }),
+];
+
+impl Suite {
+    /// Math ops, activations, losses, einsum and attention.
+    fn math_and_nn(&mut self) {
+        for (i, (name, f)) in MATH_UNARY.iter().enumerate() {
+            for (j, shape) in SHAPES.iter().enumerate() {
+                let layout = LAYOUTS[(i + j) % LAYOUTS.len()];
+                let x = self.input(DType::F32, shape, layout, Domain::Any);
+                self.add(format!("{name} f32 {shape:?} {layout:?}"), f(&x));
+            }
+        }
+        for (i, (name, f)) in MATH_BINARY.iter().enumerate() {
+            for (j, shape) in SHAPES.iter().enumerate() {
+                let layout = LAYOUTS[(i + j) % LAYOUTS.len()];
+                let a = self.input(DType::F32, shape, layout, Domain::Any);
+                let b = self.input(DType::F32, shape, Layout::Contiguous, Domain::NonZero);
+                self.add(format!("{name} f32 {shape:?} {layout:?}"), f(&a, &b));
+            }
+        }
+        for dtype in DTYPES {
+            let a = self.input(dtype, &[4, 3], Layout::Flipped, Domain::Any);
+            let b = self.input(dtype, &[4, 3], Layout::Contiguous, Domain::NonZero);
+            if !dtype.is_bool() {
+                self.add(format!("fmod {dtype}"), a.fmod(&b));
+                self.add(
+                    format!("div trunc {dtype}"),
+                    a.div_mode(&b, RoundingMode::Trunc),
+                );
+            }
+            self.add(format!("sinh {dtype}"), a.sinh());
+            self.add(format!("isfinite {dtype}"), a.isfinite());
+            self.add(
+                format!("sum_dtype {dtype}"),
+                a.sum_dtype(None, true, DType::I64),
+            );
+            self.add(
+                format!("einsum {dtype}"),
+                Tensor::einsum("ij,kj->ik", &[&a, &b]),
+            );
+            if !dtype.is_float() {
+                self.add(format!("bitwise_and {dtype}"), a.bitwise_and(&b));
+                self.add(format!("bitwise_or {dtype}"), a.bitwise_or(&b));
+                self.add(format!("bitwise_xor {dtype}"), a.bitwise_xor(&b));
+                self.add(format!("bitwise_not {dtype}"), a.bitwise_not());
+            }
+            if dtype.is_int() {
+                let k = self.positions(&[4, 3], -1, 70);
+                let k = k.cast(dtype).unwrap();
+                self.add(format!("left shift {dtype}"), a.bitwise_left_shift(&k));
+                self.add(format!("right shift {dtype}"), a.bitwise_right_shift(&k));
+            }
+        }
+        self.einsum_cases();
+        self.attention_cases();
+        self.class_loss_cases();
+    }
+
+    fn einsum_cases(&mut self) {
+        let a = self.input(DType::F32, &[3, 4], Layout::Permuted, Domain::Any);
+        let b = self.input(DType::F32, &[4, 5], Layout::Strided, Domain::Any);
+        let sq = self.input(DType::F32, &[4, 4], Layout::Flipped, Domain::Any);
+        let batch = self.input(DType::F32, &[2, 3, 4], Layout::Sliced, Domain::Any);
+        let z = self.input(DType::F32, &[0, 4], Layout::Contiguous, Domain::Any);
+        let one = self.input(DType::F32, &[1, 4], Layout::Expanded, Domain::Any);
+        let cases: Vec<(&str, Result<Tensor>)> = vec![
+            ("ij,jk->ik", Tensor::einsum("ij,jk->ik", &[&a, &b])),
+            ("ij,jk", Tensor::einsum("ij,jk", &[&a, &b])),
+            ("ii", Tensor::einsum("ii", &[&sq])),
+            ("ii->i", Tensor::einsum("ii->i", &[&sq])),
+            ("ij->ji", Tensor::einsum("ij->ji", &[&a])),
+            ("...ij->...ji", Tensor::einsum("...ij->...ji", &[&batch])),
+            ("bij,jk->bik", Tensor::einsum("bij,jk->bik", &[&batch, &b])),
+            (
+                "bij,bij->b",
+                Tensor::einsum("bij,bij->b", &[&batch, &batch]),
+            ),
+            (
+                "i,j->ij",
+                Tensor::einsum(
+                    "i,j->ij",
+                    &[&b.diagonal(0, 0, 1).unwrap(), &a.diagonal(0, 0, 1).unwrap()],
+                ),
+            ),
+            ("zero-size ij,jk", Tensor::einsum("ij,jk->ik", &[&z, &b])),
+            ("zero-size ij->", Tensor::einsum("ij->", &[&z])),
+            ("size-1 ij,kj->ik", Tensor::einsum("ij,kj->ik", &[&one, &a])),
+            (
+                "...j,...j->...",
+                Tensor::einsum("...j,...j->...", &[&batch, &one]),
+            ),
+            ("ijk->", Tensor::einsum("ijk->", &[&batch])),
+        ];
+        for (name, t) in cases {
+            self.add(format!("einsum {name}"), t);
+        }
+    }
+
+    fn attention_cases(&mut self) {
+        let q = self.input(DType::F32, &[2, 4, 3, 5], Layout::Permuted, Domain::Any);
+        let k = self.input(DType::F32, &[2, 4, 6, 5], Layout::Contiguous, Domain::Any);
+        let v = self.input(DType::F32, &[2, 4, 6, 3], Layout::Flipped, Domain::Any);
+        let k2 = self.input(DType::F32, &[2, 2, 6, 5], Layout::Sliced, Domain::Any);
+        let v2 = self.input(DType::F32, &[2, 2, 6, 3], Layout::Contiguous, Domain::Any);
+        let bool_mask = self.input(DType::BOOL, &[3, 6], Layout::Contiguous, Domain::Any);
+        let bias = self.input(DType::F32, &[4, 1, 6], Layout::Expanded, Domain::Any);
+        let opts = [
+            ("plain", AttentionOptions::default()),
+            (
+                "causal",
+                AttentionOptions {
+                    is_causal: true,
+                    ..Default::default()
+                },
+            ),
+            (
+                "scale",
+                AttentionOptions {
+                    scale: Some(0.3),
+                    ..Default::default()
+                },
+            ),
+            (
+                "bool mask",
+                AttentionOptions {
+                    mask: Some(bool_mask),
+                    ..Default::default()
+                },
+            ),
+            (
+                "float mask",
+                AttentionOptions {
+                    mask: Some(bias),
+                    ..Default::default()
+                },
+            ),
+        ];
+        for (name, o) in &opts {
+            self.add(
+                format!("attention {name}"),
+                q.scaled_dot_product_attention(&k, &v, o),
+            );
+        }
+        let gqa = AttentionOptions {
+            enable_gqa: true,
+            is_causal: true,
+            ..Default::default()
+        };
+        self.add(
+            "attention gqa".into(),
+            q.scaled_dot_product_attention(&k2, &v2, &gqa),
+        );
+        let h = self.input(DType::F16, &[3, 4], Layout::Contiguous, Domain::Any);
+        self.add(
+            "attention f16 2-D".into(),
+            h.scaled_dot_product_attention(&h, &h, &AttentionOptions::default()),
+        );
+    }
+
+    fn class_loss_cases(&mut self) {
+        let logits = self.input(DType::F32, &[5, 4], Layout::Flipped, Domain::Any);
+        let image = self.input(DType::F32, &[2, 4, 3], Layout::Permuted, Domain::Any);
+        let t = self.positions(&[5], 0, 3);
+        let ti = self.positions(&[2, 3], 0, 3);
+        let w = self.input(DType::F32, &[4], Layout::Contiguous, Domain::Positive);
+        let probs = self.input(DType::F32, &[5, 4], Layout::Contiguous, Domain::Positive);
+        for (name, o) in [
+            ("default", ClassLossOptions::default()),
+            (
+                "weight",
+                ClassLossOptions {
+                    weight: Some(w.clone()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "ignore",
+                ClassLossOptions {
+                    ignore_index: Some(1),
+                    reduction: Reduction::Sum,
+                    ..Default::default()
+                },
+            ),
+            (
+                "smoothing",
+                ClassLossOptions {
+                    label_smoothing: 0.2,
+                    weight: Some(w.clone()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "none",
+                ClassLossOptions {
+                    reduction: Reduction::None,
+                    ..Default::default()
+                },
+            ),
+        ] {
+            self.add(
+                format!("cross_entropy {name}"),
+                logits.cross_entropy_with(&t, &o),
+            );
+            self.add(
+                format!("cross_entropy 3-D {name}"),
+                image.cross_entropy_with(&ti, &o),
+            );
+            self.add(
+                format!("nll_loss {name}"),
+                logits.log_softmax(1).and_then(|l| l.nll_loss(&t, &o)),
+            );
+            if o.ignore_index.is_none() {
+                self.add(
+                    format!("cross_entropy probs {name}"),
+                    logits.cross_entropy_with(&probs, &o),
+                );
+            }
+        }
+        let pw = self.input(DType::F32, &[4], Layout::Contiguous, Domain::Positive);
+        let y = self.input(DType::F32, &[5, 4], Layout::Contiguous, Domain::Positive);
+        self.add(
+            "bce_with_logits pos_weight".into(),
+            logits.binary_cross_entropy_with_logits(
+                &y.sigmoid().unwrap(),
+                Some(&w),
+                Some(&pw),
+                Reduction::Mean,
+            ),
+        );
+    }
+}
+
+impl Suite {
+    /// Running reductions, sorting, pad modes, `normalize`, `conv1d`,
+    /// creation with a dtype and initializers.
+    fn ordering_padding_and_creation(&mut self) {
+        let shapes: [&[usize]; 5] = [&[1], &[0, 3], &[7], &[3, 5], &[2, 3, 4]];
+        for (j, shape) in shapes.iter().enumerate() {
+            let layout = LAYOUTS[j % LAYOUTS.len()];
+            let x = self.input(DType::F32, shape, layout, Domain::Any);
+            let tag = format!("{shape:?} {layout:?}");
+            self.add(format!("cumprod {tag}"), x.cumprod(-1));
+            let (v, i) = x.cummax(0).unwrap();
+            self.add(format!("cummax values {tag}"), Ok(v));
+            self.add(format!("cummax indices {tag}"), Ok(i));
+            let (v, i) = x.cummin(-1).unwrap();
+            self.add(format!("cummin values {tag}"), Ok(v));
+            self.add(format!("cummin indices {tag}"), Ok(i));
+            self.add(format!("logcumsumexp {tag}"), x.logcumsumexp(0));
+            let (v, i) = x.sort(-1, j % 2 == 0).unwrap();
+            self.add(format!("sort values {tag}"), Ok(v));
+            self.add(format!("sort indices {tag}"), Ok(i));
+            self.add(format!("argsort {tag}"), x.argsort(0, true));
+            let k = shape[shape.len() - 1].min(2);
+            let (v, i) = x.topk(k, -1, j % 2 == 1).unwrap();
+            self.add(format!("topk values {tag}"), Ok(v));
+            self.add(format!("topk indices {tag}"), Ok(i));
+            self.add(format!("normalize {tag}"), x.normalize(2.0, -1, 1e-6));
+        }
+        for dtype in DTYPES {
+            // Small values so that products stay exact.
+            let x = self.input(dtype, &[3, 4], Layout::Sliced, Domain::Any);
+            let y = x.clamp(-2, 2).unwrap();
+            self.add(format!("cumprod {dtype}"), y.cumprod(1));
+            let (v, i) = x.cummax(1).unwrap();
+            self.add(format!("cummax values {dtype}"), Ok(v));
+            self.add(format!("cummax indices {dtype}"), Ok(i));
+            let (v, i) = x.sort(0, false).unwrap();
+            self.add(format!("sort values {dtype}"), Ok(v));
+            self.add(format!("sort indices {dtype}"), Ok(i));
+            self.add(format!("topk {dtype}"), x.topk(2, 1, true).map(|p| p.0));
+            for (name, mode) in [
+                ("reflect", PadMode::Reflect),
+                ("replicate", PadMode::Replicate),
+                ("circular", PadMode::Circular),
+                ("constant", PadMode::Constant(1.0)),
+            ] {
+                self.add(
+                    format!("pad {name} {dtype}"),
+                    x.pad_mode(&[2, 3, 1, 0], mode),
+                );
+            }
+            if !dtype.is_bool() {
+                self.add(
+                    format!("arange {dtype}"),
+                    Tensor::arange_dtype(1.0, 9.0, 3.0, dtype),
+                );
+            }
+            self.add(format!("eye_rect {dtype}"), Tensor::eye_rect(3, 5, dtype));
+            self.add(
+                format!("linspace {dtype}"),
+                Tensor::linspace_dtype(0.0, 6.0, 4, dtype),
+            );
+        }
+        let img = self.input(DType::F32, &[2, 4, 3, 5], Layout::Permuted, Domain::Any);
+        for (name, mode) in [
+            ("reflect", PadMode::Reflect),
+            ("circular", PadMode::Circular),
+        ] {
+            self.add(format!("pad {name} 2-D"), img.pad_mode(&[1, 2, 2, 0], mode));
+        }
+        let seq = self.input(DType::F32, &[2, 4, 9], Layout::Flipped, Domain::Any);
+        for (ws, opts) in [
+            ([3, 4, 3], Conv1dOptions::default()),
+            (
+                [6, 2, 2],
+                Conv1dOptions {
+                    stride: 2,
+                    padding: 1,
+                    dilation: 3,
+                    groups: 2,
+                },
+            ),
+            (
+                [4, 1, 4],
+                Conv1dOptions {
+                    groups: 4,
+                    padding: 2,
+                    ..Default::default()
+                },
+            ),
+        ] {
+            let w = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
+            let b = self.input(DType::F32, &[ws[0]], Layout::Contiguous, Domain::Any);
+            self.add(
+                format!("conv1d {ws:?} {opts:?}"),
+                seq.conv1d(&w, Some(&b), opts),
+            );
+        }
+        let src = self.input(DType::F32, &[2, 4, 3, 5], Layout::Flipped, Domain::Any);
+        for (ws, opts) in [
+            ([4, 3, 2, 2], ConvTransposeOptions::default()),
+            (
+                [4, 2, 3, 2],
+                ConvTransposeOptions {
+                    stride: (2, 3),
+                    padding: (1, 0),
+                    output_padding: (1, 2),
+                    ..Default::default()
+                },
+            ),
+            (
+                [4, 1, 2, 3],
+                ConvTransposeOptions {
+                    groups: 2,
+                    dilation: (2, 1),
+                    padding: (2, 1),
+                    ..Default::default()
+                },
+            ),
+        ] {
+            let w = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
+            let b = self.input(
+                DType::F32,
+                &[ws[1] * opts.groups],
+                Layout::Contiguous,
+                Domain::Any,
+            );
+            self.add(
+                format!("conv_transpose2d {ws:?} {opts:?}"),
+                src.conv_transpose2d(&w, Some(&b), opts),
+            );
+        }
+        let w1 = self.input(DType::F32, &[4, 2, 3], Layout::Sliced, Domain::Any);
+        let t1 = ConvTransposeOptions {
+            stride: (1, 2),
+            padding: (0, 1),
+            ..Default::default()
+        };
+        self.add(
+            "conv_transpose1d".into(),
+            seq.conv_transpose1d(&w1, None, t1),
+        );
+        let pic = self.input(DType::F32, &[2, 3, 5, 7], Layout::Sliced, Domain::Any);
+        for opts in [
+            PoolOptions::new((2, 3)).ceil_mode(true),
+            PoolOptions::new((3, 2))
+                .stride((2, 2))
+                .padding((1, 1))
+                .count_include_pad(false),
+            PoolOptions::new((2, 2))
+                .stride((2, 3))
+                .padding((1, 1))
+                .ceil_mode(true),
+            PoolOptions::new((2, 3)).stride((1, 2)).dilation((2, 2)),
+            PoolOptions::new((3, 3))
+                .stride((2, 2))
+                .padding((1, 1))
+                .ceil_mode(true)
+                .count_include_pad(false),
+        ] {
+            self.add(format!("max_pool2d {opts:?}"), pic.max_pool2d(opts));
+            self.add(format!("avg_pool2d {opts:?}"), pic.avg_pool2d(opts));
+            self.add(format!("max_pool1d {opts:?}"), seq.max_pool1d(opts));
+            self.add(format!("avg_pool1d {opts:?}"), seq.avg_pool1d(opts));
+        }
+        let img = self.input(DType::F32, &[2, 3, 4, 3], Layout::Permuted, Domain::Any);
+        let vol = self.input(DType::F32, &[1, 2, 3, 2, 4], Layout::Sliced, Domain::Any);
+        let line = self.input(DType::F32, &[2, 3, 5], Layout::Strided, Domain::Any);
+        for (mode, ac) in [
+            (InterpolateMode::Nearest, false),
+            (InterpolateMode::NearestExact, false),
+            (InterpolateMode::Bilinear, false),
+            (InterpolateMode::Bilinear, true),
+        ] {
+            self.add(
+                format!("interpolate 2-D {mode:?} {ac}"),
+                img.interpolate(&[5, 2], mode, ac),
+            );
+        }
+        for ac in [false, true] {
+            self.add(
+                format!("interpolate linear {ac}"),
+                line.interpolate(&[9], InterpolateMode::Linear, ac),
+            );
+            self.add(
+                format!("interpolate trilinear {ac}"),
+                vol.interpolate(&[2, 3, 7], InterpolateMode::Trilinear, ac),
+            );
+        }
+        let ints = self.input(DType::U8, &[1, 2, 4, 3], Layout::Flipped, Domain::Any);
+        self.add(
+            "interpolate nearest u8".into(),
+            ints.interpolate(&[7, 1], InterpolateMode::Nearest, false),
+        );
+        self.add(
+            "interpolate bilinear u8".into(),
+            ints.interpolate(&[2, 5], InterpolateMode::Bilinear, false),
+        );
+        for dtype in [DType::F16, DType::F32, DType::F64] {
+            self.add(
+                format!("kaiming_uniform {dtype}"),
+                Tensor::kaiming_uniform(&[5, 3, 2], dtype, 0.1, 9),
+            );
+            self.add(
+                format!("kaiming_normal {dtype}"),
+                Tensor::kaiming_normal(&[5, 3], dtype, 0.0, 9),
+            );
+            self.add(
+                format!("xavier_uniform {dtype}"),
+                Tensor::xavier_uniform(&[4, 6], dtype, 1.0, 2),
+            );
+            self.add(
+                format!("xavier_normal {dtype}"),
+                Tensor::xavier_normal(&[4, 6], dtype, 2.0, 2),
+            );
+        }
     }
 }
 
@@ -407,6 +1084,9 @@ fn suite() -> Vec<(String, Tensor)> {
     s.reductions();
     s.creation();
     s.linalg_and_nn();
+    s.indexing();
+    s.math_and_nn();
+    s.ordering_padding_and_creation();
     s.cases
 }
 

@@ -293,3 +293,91 @@ fn composite_ops_name_themselves_but_keep_their_operands_errors() {
     assert_eq!((e.op(), e.location().line()), ("add", line));
     assert_eq!(broken.linear(&ok_w, None).unwrap_err().op(), "add");
 }
+
+/// A repeated flip axis is an error, as for reductions and permute (it
+/// used to flip once).
+#[test]
+fn flip_rejects_a_repeated_axis() {
+    let m = matrix();
+    let line = line!() + 1;
+    let e = m.try_flip(&[0, 0]).unwrap_err();
+    assert_eq!(e.op(), "flip");
+    assert_eq!(e.location().line(), line);
+    assert!(e.to_string().contains("[3, 2]"), "{e}");
+    assert!(e.to_string().contains("listed twice"), "{e}");
+    assert!(m.try_flip(&[1, -1]).is_err());
+    assert!(m.try_flip(&[0, 1]).is_ok());
+}
+
+/// Indexing errors name the op, the shapes and the caller's line.
+#[test]
+fn indexing_errors_name_op_shapes_and_line() {
+    use morok::Index;
+    let m = matrix();
+    let floats = Tensor::from_slice(&[0.0f32, 1.0]);
+    let line = line!() + 1;
+    let e = m.gather(0, &floats).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("gather", line));
+    assert!(
+        e.to_string().contains("index tensor [2] has dtype f32"),
+        "{e}"
+    );
+    let line = line!() + 1;
+    let e = m.index(&[Index::Int(0), Index::Int(2)]).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("index", line));
+    assert!(
+        e.to_string()
+            .contains("[3, 2]: index 2 is out of range for an axis of size 2"),
+        "{e}"
+    );
+    let idx = Tensor::from_vec(vec![0i64; 8], &[4, 2]).unwrap();
+    let e = m.gather(1, &idx).unwrap_err();
+    assert!(
+        e.to_string().starts_with("gather: [3, 2] and [4, 2]: "),
+        "{e}"
+    );
+    let e = m.scatter(0, &idx, &m).unwrap_err();
+    assert_eq!(e.op(), "scatter");
+    assert!(m.index_select(0, &idx).is_err());
+    assert!(m.masked_fill(&m, 0.0).is_err());
+    assert!(m.diagonal(0, 1, -1).is_err());
+    assert!(m.unfold(0, 4, 1).is_err());
+    assert!(m.roll(&[1, 2], &[0]).is_err());
+    assert!(m.index(&[Index::Ellipsis, Index::Ellipsis]).is_err());
+}
+
+/// einsum, attention and loss errors name the op, the shapes and the
+/// caller's line.
+#[test]
+fn einsum_attention_and_loss_errors() {
+    let m = matrix();
+    let line = line!() + 1;
+    let e = Tensor::einsum("ij,kj->iq", &[&m, &m]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "einsum: [3, 2] and [3, 2]: \"ij,kj->iq\": output label 'q' is in no input at {}:{line}:13",
+            file!()
+        )
+    );
+    let e = Tensor::einsum("ij,jk", &[&m, &m]).unwrap_err();
+    assert!(e.to_string().contains("label 'j' has sizes 2 and 3"), "{e}");
+    let q = Tensor::zeros(&[3, 4, 5], DType::F32);
+    let kv = Tensor::zeros(&[2, 6, 5], DType::F32);
+    let opts = Default::default();
+    let line = line!() + 1;
+    let e = q.scaled_dot_product_attention(&kv, &kv, &opts);
+    let e = e.unwrap_err();
+    assert_eq!(e.location().line(), line);
+    assert!(
+        e.to_string().starts_with(
+            "scaled_dot_product_attention: [3, 4, 5] and [2, 6, 5] and [2, 6, 5]: 3 query heads for 2 key/value heads"
+        ),
+        "{e}"
+    );
+    let labels = Tensor::from_slice(&[0.5f32, 1.0, 2.0]);
+    let e = m.nll_loss(&labels, &Default::default()).unwrap_err();
+    assert_eq!(e.op(), "nll_loss");
+    let e = m.cross_entropy_with(&Tensor::from_slice(&[0i64, 1]), &Default::default());
+    assert!(e.unwrap_err().to_string().contains("[3, 2] and [2]"));
+}

@@ -17,7 +17,9 @@ use common::{compiled, tensor, Rng};
 use morok::core::uop::shape_of;
 use morok::core::AddrSpace;
 use morok::{
-    ConvOptions, DType, Error, IntoOperand, Operand, PoolOptions, Result, ScalarType, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, DType,
+    Error, Index, InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions,
+    Reduction as LossReduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
@@ -25,7 +27,7 @@ use std::sync::Once;
 use std::time::Instant;
 
 /// Number of generated calls.
-const CALLS: usize = 400;
+const CALLS: usize = 480;
 /// Seed of the generator.
 const SEED: u64 = 0x6e6f_5f70_616e_6963;
 /// Largest element count of any node in a graph that gets realized.
@@ -422,12 +424,526 @@ impl Gen {
             .collect()
     }
 
+    /// An index tensor: usually small integers (some negative or out of
+    /// range), sometimes floats or another random operand.
+    fn index_tensor(&mut self) -> Arg {
+        if self.chance(20) {
+            return self.operand();
+        }
+        let dtype = self.pick(&[
+            ScalarType::I64,
+            ScalarType::I32,
+            ScalarType::U8,
+            ScalarType::F32,
+        ]);
+        let shape = self.pick(&SHAPES).to_vec();
+        self.shaped(dtype, shape)
+    }
+
+    /// A small tensor of `dtype` and `shape`.
+    fn shaped(&mut self, dtype: ScalarType, shape: Vec<usize>) -> Arg {
+        let t = self.tensor_of(dtype, &shape);
+        Arg {
+            text: format!("{dtype}{shape:?}"),
+            t,
+        }
+    }
+
+    /// A call of one of the indexing, math and nn ops of issue 10.
+    fn new_op_call(
+        &mut self,
+        x: Arg,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let d = self.axis();
+        match self.below(27) {
+            24 | 25 => self.ordering_call(x, d, ops),
+            26 => self.creation_call(ops),
+            0 => {
+                let i = self.index_tensor();
+                call!(
+                    ops,
+                    "gather",
+                    format!("{}.gather({d}, {})", x.text, i.text),
+                    Ok(vec![x.t.gather(d, &i.t)?])
+                )
+            }
+            1 => {
+                let i = self.index_tensor();
+                call!(
+                    ops,
+                    "index_select",
+                    format!("{}.index_select({d}, {})", x.text, i.text),
+                    Ok(vec![x.t.index_select(d, &i.t)?])
+                )
+            }
+            2 => {
+                let n = self.below(5);
+                let mut idx = Vec::new();
+                let mut text = Vec::new();
+                for _ in 0..n {
+                    let (e, t) = match self.below(6) {
+                        0 => (Index::Int(self.axis()), "int".to_string()),
+                        1 => {
+                            let s = self.slice();
+                            (Index::Slice(s), format!("{s:?}"))
+                        }
+                        2 => (Index::NewAxis, "None".to_string()),
+                        3 => (Index::Ellipsis, "...".to_string()),
+                        _ => {
+                            let i = self.index_tensor();
+                            (Index::Tensor(i.t), i.text)
+                        }
+                    };
+                    idx.push(e);
+                    text.push(t);
+                }
+                call!(
+                    ops,
+                    "index",
+                    format!("{}.index({text:?})", x.text),
+                    Ok(vec![x.t.index(&idx)?])
+                )
+            }
+            3 | 4 => {
+                let i = self.index_tensor();
+                let src = self.operand();
+                let which = self.below(4);
+                let red = self.pick(&[
+                    ScatterReduce::Sum,
+                    ScatterReduce::Prod,
+                    ScatterReduce::Mean,
+                    ScatterReduce::Amax,
+                    ScatterReduce::Amin,
+                ]);
+                let inc = self.chance(50);
+                let name = ["scatter", "scatter_add", "scatter_reduce", "scatter_reduce"][which];
+                call!(
+                    ops,
+                    name,
+                    format!(
+                        "{}.{name}({d}, {}, {}, {red:?}, {inc})",
+                        x.text, i.text, src.text
+                    ),
+                    {
+                        Ok(vec![match which {
+                            0 => x.t.scatter(d, &i.t, &src.t)?,
+                            1 => x.t.scatter_add(d, &i.t, &src.t)?,
+                            _ => x.t.scatter_reduce(d, &i.t, &src.t, red, inc)?,
+                        }])
+                    }
+                )
+            }
+            5 => {
+                let m = self.operand();
+                call!(
+                    ops,
+                    "masked_fill",
+                    format!("{}.masked_fill({}, 1.5)", x.text, m.text),
+                    Ok(vec![x.t.masked_fill(&m.t, 1.5)?])
+                )
+            }
+            6 => {
+                let m = self.operand();
+                call!(
+                    ops,
+                    "masked_select",
+                    format!("{}.masked_select({})", x.text, m.text),
+                    {
+                        if small(&x.t) && small(&m.t) {
+                            Ok(vec![x.t.masked_select(&m.t)?])
+                        } else {
+                            Ok(Vec::new())
+                        }
+                    }
+                )
+            }
+            7 => call!(ops, "nonzero", format!("{}.nonzero()", x.text), {
+                if small(&x.t) {
+                    Ok(vec![x.t.nonzero()?])
+                } else {
+                    Ok(Vec::new())
+                }
+            }),
+            8 => {
+                let n = self.dim();
+                call!(
+                    ops,
+                    "one_hot",
+                    format!("{}.one_hot({n})", x.text),
+                    Ok(vec![x.t.one_hot(n)?])
+                )
+            }
+            9 => {
+                let k = self.signed();
+                let upper = self.chance(50);
+                let name = if upper { "triu" } else { "tril" };
+                call!(
+                    ops,
+                    name,
+                    format!("{}.{name}({k})", x.text),
+                    Ok(vec![if upper { x.t.triu(k)? } else { x.t.tril(k)? }])
+                )
+            }
+            10 => {
+                let (k, e) = (self.signed(), self.axis());
+                call!(
+                    ops,
+                    "diagonal",
+                    format!("{}.diagonal({k}, {d}, {e})", x.text),
+                    Ok(vec![x.t.diagonal(k, d, e)?])
+                )
+            }
+            11 => {
+                let k = self.signed();
+                call!(
+                    ops,
+                    "diag",
+                    format!("{}.diag({k})", x.text),
+                    Ok(vec![x.t.diag(k)?])
+                )
+            }
+            12 => {
+                let shifts = self.signed_shape();
+                let dims = self.axes();
+                call!(
+                    ops,
+                    "roll",
+                    format!("{}.roll({shifts:?}, {dims:?})", x.text),
+                    Ok(vec![x.t.roll(&shifts, &dims)?])
+                )
+            }
+            13 => {
+                let y = self.operand();
+                let xy = self.chance(50);
+                let how = if xy {
+                    MeshIndexing::Xy
+                } else {
+                    MeshIndexing::Ij
+                };
+                call!(
+                    ops,
+                    "meshgrid",
+                    format!("Tensor::meshgrid(&[{}, {}], {how:?})", x.text, y.text),
+                    Tensor::meshgrid(&[&x.t, &y.t], how)
+                )
+            }
+            14 => {
+                let r = self.dim();
+                let dim = if self.chance(30) { None } else { Some(d) };
+                call!(
+                    ops,
+                    "repeat_interleave",
+                    format!("{}.repeat_interleave({r}, {dim:?})", x.text),
+                    Ok(vec![x.t.repeat_interleave(r, dim)?])
+                )
+            }
+            15 | 16 => self.math_call(x, ops),
+            17 => {
+                let n = self.below(4);
+                let letters = [
+                    "ij,jk->ik",
+                    "ii",
+                    "...ij->...ji",
+                    "ij->k",
+                    "i,i",
+                    "ab...,b->",
+                    "ij->ii",
+                    "",
+                    "->",
+                    "i2",
+                ];
+                let eq = letters[self.below(letters.len())].to_string();
+                let ys: Vec<Arg> = (0..n).map(|_| self.operand()).collect();
+                let text = format!(
+                    "Tensor::einsum({eq:?}, [{}, {}])",
+                    x.text,
+                    ys.iter()
+                        .map(|y| y.text.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                call!(ops, "einsum", text, {
+                    let mut all = vec![&x.t];
+                    all.extend(ys.iter().map(|y| &y.t));
+                    Ok(vec![Tensor::einsum(&eq, &all)?])
+                })
+            }
+            18 => {
+                let (k, v) = (self.operand(), self.operand());
+                let opts = AttentionOptions {
+                    is_causal: self.chance(50),
+                    enable_gqa: self.chance(50),
+                    mask: if self.chance(30) {
+                        Some(self.operand().t)
+                    } else {
+                        None
+                    },
+                    scale: None,
+                };
+                call!(
+                    ops,
+                    "scaled_dot_product_attention",
+                    format!(
+                        "{}.scaled_dot_product_attention({}, {}, {opts:?})",
+                        x.text, k.text, v.text
+                    ),
+                    Ok(vec![x.t.scaled_dot_product_attention(&k.t, &v.t, &opts)?])
+                )
+            }
+            19 => {
+                let t = self.index_tensor();
+                let opts = ClassLossOptions {
+                    ignore_index: if self.chance(30) { Some(1) } else { None },
+                    label_smoothing: self.pick(&[0.0, 0.1, 2.0, -1.0]),
+                    weight: if self.chance(30) {
+                        Some(self.operand().t)
+                    } else {
+                        None
+                    },
+                    reduction: self.pick(&[
+                        LossReduction::None,
+                        LossReduction::Mean,
+                        LossReduction::Sum,
+                    ]),
+                };
+                let nll = self.chance(30);
+                let name = if nll { "nll_loss" } else { "cross_entropy" };
+                call!(
+                    ops,
+                    name,
+                    format!("{}.{name}({}, {opts:?})", x.text, t.text),
+                    Ok(vec![if nll {
+                        x.t.nll_loss(&t.t, &opts)?
+                    } else {
+                        x.t.cross_entropy_with(&t.t, &opts)?
+                    }])
+                )
+            }
+            _ => {
+                let (size, step) = (self.dim(), self.dim());
+                call!(
+                    ops,
+                    "unfold",
+                    format!("{}.unfold({d}, {size}, {step})", x.text),
+                    Ok(vec![x.t.unfold(d, size, step)?])
+                )
+            }
+        }
+    }
+
+    /// A call of one of the math ops, activations or elementwise losses.
+    fn math_call(
+        &mut self,
+        x: Arg,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let (yt, y) = self.second();
+        let z = self.operand();
+        let which = self.below(14);
+        let names = [
+            "atan2",
+            "copysign",
+            "fmod",
+            "div",
+            "logaddexp",
+            "isclose",
+            "bitwise_and",
+            "bitwise_or",
+            "bitwise_xor",
+            "bitwise_left_shift",
+            "bitwise_right_shift",
+            "mse_loss",
+            "sum_dtype",
+            "unary",
+        ];
+        let name = names[which];
+        let unary = self.below(12);
+        let dt = self.any_dtype();
+        call!(
+            ops,
+            name,
+            format!("{}.{name}({yt}) #{unary} {dt} {}", x.text, z.text),
+            {
+                let t = match which {
+                    0 => x.t.atan2(y)?,
+                    1 => x.t.copysign(y)?,
+                    2 => x.t.fmod(y)?,
+                    3 => x.t.div_mode(y, RoundingMode::Trunc)?,
+                    4 => x.t.logaddexp(y)?,
+                    5 => x.t.isclose(y, 1e-5, 1e-8, true)?,
+                    6 => x.t.bitwise_and(y)?,
+                    7 => x.t.bitwise_or(y)?,
+                    8 => x.t.bitwise_xor(y)?,
+                    9 => x.t.bitwise_left_shift(y)?,
+                    10 => x.t.bitwise_right_shift(y)?,
+                    11 => x.t.mse_loss(&z.t, LossReduction::Mean)?,
+                    12 => x.t.sum_dtype(None, false, dt)?,
+                    _ => match unary {
+                        0 => x.t.sinh()?,
+                        1 => x.t.acosh()?,
+                        2 => x.t.asin()?,
+                        3 => x.t.log1p()?,
+                        4 => x.t.expm1()?,
+                        5 => x.t.isfinite()?,
+                        6 => x.t.bitwise_not()?,
+                        7 => x.t.elu(1.0)?,
+                        8 => x.t.softplus(1.0, 20.0)?,
+                        9 => x.t.softmin(-1)?,
+                        10 => x.t.mish()?,
+                        _ => x.t.gelu_tanh()?,
+                    },
+                };
+                Ok(vec![t])
+            }
+        )
+    }
+
+    /// A call of a running reduction, sort, pad mode, `normalize` or
+    /// `conv1d`.
+    fn ordering_call(
+        &mut self,
+        x: Arg,
+        d: isize,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let which = self.below(11);
+        let k = self.dim();
+        let flag = self.chance(50);
+        let pads: Vec<usize> = (0..self.below(6)).map(|_| self.dim()).collect();
+        let mode = self.pick(&[
+            PadMode::Reflect,
+            PadMode::Replicate,
+            PadMode::Circular,
+            PadMode::Constant(2.0),
+        ]);
+        let w = self.operand();
+        let opts = Conv1dOptions {
+            stride: self.dim(),
+            padding: self.dim(),
+            dilation: self.dim(),
+            groups: self.dim(),
+        };
+        let names = [
+            "cumprod",
+            "cummax",
+            "cummin",
+            "logcumsumexp",
+            "sort",
+            "argsort",
+            "topk",
+            "pad",
+            "normalize",
+            "conv1d",
+            "interpolate",
+        ];
+        let imode = self.pick(&[
+            InterpolateMode::Nearest,
+            InterpolateMode::NearestExact,
+            InterpolateMode::Linear,
+            InterpolateMode::Bilinear,
+            InterpolateMode::Trilinear,
+        ]);
+        let name = names[which];
+        if which == 9 {
+            ops.extend(["conv_transpose1d", "conv_transpose2d"]);
+        }
+        call!(
+            ops,
+            name,
+            format!(
+                "{}.{name}(d={d}, k={k}, {flag}, {pads:?}, {mode:?}, {}, {opts:?})",
+                x.text, w.text
+            ),
+            {
+                Ok(match which {
+                    0 => vec![x.t.cumprod(d)?],
+                    1 => {
+                        let (a, b) = x.t.cummax(d)?;
+                        vec![a, b]
+                    }
+                    2 => {
+                        let (a, b) = x.t.cummin(d)?;
+                        vec![a, b]
+                    }
+                    3 => vec![x.t.logcumsumexp(d)?],
+                    4 => {
+                        let (a, b) = x.t.sort(d, flag)?;
+                        vec![a, b]
+                    }
+                    5 => vec![x.t.argsort(d, flag)?],
+                    6 => {
+                        let (a, b) = x.t.topk(k, d, flag)?;
+                        vec![a, b]
+                    }
+                    7 => vec![x.t.pad_mode(&pads, mode)?],
+                    8 => vec![x.t.normalize(2.0, d, 1e-12)?],
+                    9 if flag => vec![x.t.conv1d(&w.t, None, opts)?],
+                    9 => {
+                        let t = ConvTransposeOptions {
+                            stride: (opts.stride, opts.dilation),
+                            padding: (opts.padding, opts.padding),
+                            output_padding: (k, 0),
+                            dilation: (opts.dilation, opts.stride),
+                            groups: opts.groups,
+                        };
+                        vec![if k.is_multiple_of(2) {
+                            x.t.conv_transpose2d(&w.t, None, t)?
+                        } else {
+                            x.t.conv_transpose1d(&w.t, None, t)?
+                        }]
+                    }
+                    _ => vec![x.t.interpolate(&pads, imode, flag)?],
+                })
+            }
+        )
+    }
+
+    /// A call of a creation function with a dtype, or an initializer.
+    fn creation_call(
+        &mut self,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let which = self.below(7);
+        let shape = self.shape();
+        let dt = self.any_dtype();
+        let (a, b) = (self.signed() as f64, self.signed() as f64);
+        let (n, m) = (self.dim(), self.dim());
+        let names = [
+            "arange",
+            "linspace",
+            "eye",
+            "kaiming_uniform",
+            "kaiming_normal",
+            "xavier_uniform",
+            "xavier_normal",
+        ];
+        let name = names[which];
+        call!(
+            ops,
+            name,
+            format!("{name}({shape:?}, {dt}, {a}, {b}, {n}, {m})"),
+            {
+                Ok(vec![match which {
+                    0 => Tensor::arange_dtype(a, b, 0.5 * b, dt)?,
+                    1 => Tensor::linspace_dtype(a, b, n, dt)?,
+                    2 => Tensor::eye_rect(n, m, dt)?,
+                    3 => Tensor::kaiming_uniform(&shape, dt, 0.0, 1)?,
+                    4 => Tensor::kaiming_normal(&shape, dt, 0.0, 1)?,
+                    5 => Tensor::xavier_uniform(&shape, dt, 1.0, 1)?,
+                    _ => Tensor::xavier_normal(&shape, dt, 1.0, 1)?,
+                }])
+            }
+        )
+    }
+
     /// One random call.
     fn call(&mut self) -> Call {
         self.carried.clear();
         let x = self.operand();
         let mut ops: Vec<&str> = Vec::new();
-        let (text, run): (String, Box<dyn FnOnce() -> Outcome>) = match self.below(40) {
+        let (text, run): (String, Box<dyn FnOnce() -> Outcome>) = match self.below(48) {
+            39..=46 => self.new_op_call(x, &mut ops),
             0 => {
                 let s = self.signed_shape();
                 call!(
@@ -943,8 +1459,24 @@ impl Gen {
                 let o = |g: &mut Gen| g.pick(&[0, 1, 2, 2, 3, 5, usize::MAX]);
                 let opts = PoolOptions::new((o(self), o(self)))
                     .stride((o(self), o(self)))
-                    .padding((o(self) % 4, o(self)));
-                if self.chance(50) {
+                    .padding((o(self) % 4, o(self)))
+                    .dilation((1 + o(self) % 3, 1 + o(self) % 2))
+                    .ceil_mode(self.chance(40))
+                    .count_include_pad(self.chance(60));
+                if self.chance(15) {
+                    let max = self.chance(50);
+                    let name = if max { "max_pool1d" } else { "avg_pool1d" };
+                    call!(
+                        ops,
+                        name,
+                        format!("{}.{name}({opts:?})", x.text),
+                        Ok(vec![if max {
+                            x.t.max_pool1d(opts)?
+                        } else {
+                            x.t.avg_pool1d(opts)?
+                        }])
+                    )
+                } else if self.chance(50) {
                     call!(
                         ops,
                         "max_pool2d",

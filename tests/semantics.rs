@@ -3,25 +3,9 @@
 
 use morok::{ConvOptions, DType, PoolOptions, Slice, Tensor};
 
-/// The reference values of `t`, flattened.
-fn vals(t: &Tensor) -> Vec<f64> {
-    match t.reference() {
-        Ok(a) => a.iter().copied().collect(),
-        Err(e) => panic!("{e}"),
-    }
-}
+mod common;
 
-fn close(got: &[f64], want: &[f64]) {
-    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        let ok = g == w || (g - w).abs() <= 1e-5 * (1.0 + w.abs()) || (g.is_nan() && w.is_nan());
-        assert!(ok, "{got:?} vs {want:?}");
-    }
-}
-
-fn f32s(data: &[f32], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(data.to_vec(), shape).unwrap()
-}
+use common::{close, f32s, vals};
 
 #[test]
 fn hands_on_values() {
@@ -412,4 +396,21 @@ fn non_contiguous_views_in_arithmetic() {
         .try_reshape(&[2, 1])
         .unwrap();
     close(&vals(&(&x * &e)), &[0.0, 1.0, 2.0, 6.0, 8.0, 10.0]);
+}
+
+/// A 0-d tensor has one axis for PyTorch: `0` and `-1` both name it
+/// (`-1` used to be "out of range for a tensor of rank 0").
+#[test]
+fn scalar_tensors_accept_axis_minus_one() {
+    let s = Tensor::from_vec(vec![1.5f32], &[]).unwrap();
+    for axis in [0, -1] {
+        close(&vals(&s.sum(Some(&[axis]), false).unwrap()), &[1.5]);
+        close(&vals(&s.prod(Some(&[axis]), true).unwrap()), &[1.5]);
+        close(&vals(&s.softmax(axis).unwrap()), &[1.0]);
+        close(&vals(&s.log_softmax(axis).unwrap()), &[0.0]);
+        close(&vals(&s.logsumexp(Some(&[axis]), false).unwrap()), &[1.5]);
+        assert_eq!(s.try_squeeze(axis).unwrap().shape(), &[] as &[usize]);
+    }
+    assert!(s.sum(Some(&[1]), false).is_err());
+    assert!(s.sum(Some(&[-2]), false).is_err());
 }

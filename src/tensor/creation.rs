@@ -145,6 +145,48 @@ impl Tensor {
         scaled.cast_to(T::SCALAR)
     }
 
+    /// PyTorch's `arange(start, end, step, dtype=...)`: the values are
+    /// counted in `dtype` (integers exactly) from bounds given as `f64`.
+    #[track_caller]
+    pub fn arange_dtype(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
+        let t = element_type("arange", dtype)?;
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() || t.is_bool()
+        {
+            return Err(Error::argument(
+                "arange",
+                format!("cannot count from {start} to {end} in steps of {step} as {dtype}"),
+            ));
+        }
+        let n = ((end - start) / step).ceil().max(0.0) as usize;
+        let (a, s) = (
+            ConstValue::from_f64(start, t),
+            ConstValue::from_f64(step, t),
+        );
+        Tensor::counting("arange", n, t)?.scale_shift(s, a)
+    }
+
+    /// PyTorch's `linspace(start, end, steps, dtype=...)`: computed in
+    /// floats, then cast to `dtype`.
+    #[track_caller]
+    pub fn linspace_dtype(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
+        let t = element_type("linspace", dtype)?;
+        Tensor::linspace(start, end, steps)?.cast_to(t)
+    }
+
+    /// PyTorch's `eye(n, m)`: `n × m` with ones on the main diagonal.
+    #[track_caller]
+    pub fn eye_rect(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
+        let k = n.max(m);
+        Tensor::eye_graph(k, dtype)?.shrink_to(&[(0, n), (0, m)])
+    }
+
+    /// PyTorch's `empty(shape, dtype)`. Morok has no uninitialized
+    /// memory: the elements are zeros (a constant, no buffer).
+    #[track_caller]
+    pub fn empty(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::zeros(shape, dtype)
+    }
+
     /// The `n × n` identity matrix of `dtype`.
     #[track_caller]
     pub fn eye(n: usize, dtype: DType) -> Tensor {

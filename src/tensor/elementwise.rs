@@ -15,7 +15,7 @@ use morok_core::{ConstValue, DType, ScalarType};
 
 /// How a binary op chooses the dtype its operands are converted to.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Rule {
+pub(super) enum Rule {
     /// The promoted dtype.
     Promote,
     /// The promoted dtype, made float.
@@ -122,7 +122,12 @@ impl Tensor {
 
     /// Converts two operands to one dtype (by `rule`) and one shape.
     #[track_caller]
-    fn coerce(lhs: Operand, rhs: Operand, op: &str, rule: Rule) -> Result<(Tensor, Tensor)> {
+    pub(super) fn coerce(
+        lhs: Operand,
+        rhs: Operand,
+        op: &str,
+        rule: Rule,
+    ) -> Result<(Tensor, Tensor)> {
         let dtype_of = |o: &Operand| match &o.kind {
             Kind::Tensor(t) => t.graph().map(|g| (g.dtype, true)),
             Kind::Scalar { dtype, .. } => Ok((*dtype, false)),

@@ -17,21 +17,39 @@
 //! The movement ops of the book's API carry a `try_` prefix
 //! (`try_reshape`, `try_transpose`, ...); their siblings follow it.
 
+mod activations;
+mod attention;
+mod conv;
 mod creation;
 mod data;
+mod einsum;
 mod elementwise;
+mod indexing;
+mod init;
+mod interpolate;
 mod linalg;
+mod losses;
+mod math;
 mod movement;
 mod nn;
 mod operand;
 mod ops;
 mod placement;
+mod padding;
 mod random;
 mod reduce;
+mod sorting;
 
+pub use attention::AttentionOptions;
+pub use conv::{Conv1dOptions, ConvTransposeOptions};
+pub use indexing::{Index, MeshIndexing, ScatterReduce};
+pub use interpolate::InterpolateMode;
+pub use losses::{ClassLossOptions, Reduction};
+pub use math::RoundingMode;
 pub use movement::Slice;
 pub use nn::{ConvOptions, PoolOptions};
 pub use operand::{IntoOperand, Operand};
+pub use padding::PadMode;
 
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo};

@@ -93,6 +93,14 @@ impl Slice {
     }
 }
 
+/// Normalizes `axis` for `op` against `shape`, as PyTorch does: negative
+/// axes count from the end, and a 0-d tensor accepts axes `0` and `-1`
+/// (both name the tensor itself).
+#[track_caller]
+pub(super) fn dim_index(op: &str, shape: &[usize], axis: isize) -> Result<usize> {
+    normalize_axis(op, shape, axis).located()
+}
+
 // ---- primitives: build one movement node, skipping no-ops ----
 impl Tensor {
     #[track_caller]
@@ -216,7 +224,7 @@ impl Tensor {
     /// Normalizes `axis` for `op` against this tensor's rank.
     #[track_caller]
     pub(super) fn axis(&self, op: &str, axis: isize) -> Result<usize> {
-        normalize_axis(op, &self.graph()?.shape, axis).located()
+        dim_index(op, &self.graph()?.shape, axis)
     }
 }
 
@@ -379,7 +387,7 @@ impl Tensor {
     /// One axis of `try_slice`: FLIP for a negative step, SHRINK to the
     /// span, then PAD + RESHAPE + SHRINK to pick every `step`-th element.
     #[track_caller]
-    fn slice_axis(&self, axis: usize, s: Slice) -> Result<Tensor> {
+    pub(super) fn slice_axis(&self, axis: usize, s: Slice) -> Result<Tensor> {
         let len = self.shape()[axis];
         let (start, count) = s.resolve(len);
         let step = s.step.unsigned_abs();
@@ -422,10 +430,15 @@ impl Tensor {
         self.graph()?;
         let mut norm = Vec::with_capacity(axes.len());
         for &a in axes {
-            let a = self.axis("flip", a)?;
-            if !norm.contains(&a) {
-                norm.push(a);
+            let n = self.axis("flip", a)?;
+            if norm.contains(&n) {
+                return Err(Error::shape(ShapeError::new(
+                    "flip",
+                    &[self.shape()],
+                    format!("axis {a} is listed twice in {axes:?}"),
+                )));
             }
+            norm.push(n);
         }
         if self.ndim() == 0 {
             return Ok(self.clone());
@@ -496,7 +509,7 @@ impl Tensor {
 
     /// [`Tensor::try_repeat`] with errors naming `op`.
     #[track_caller]
-    fn repeat_as(&self, op: &str, reps: &[usize]) -> Result<Tensor> {
+    pub(super) fn repeat_as(&self, op: &str, reps: &[usize]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
         if reps.len() < shape.len() {
             return Err(Error::shape(ShapeError::new(
@@ -532,7 +545,7 @@ impl Tensor {
 
     /// [`Tensor::try_cat`] with errors naming `op`.
     #[track_caller]
-    fn cat_as(op: &str, tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+    pub(super) fn cat_as(op: &str, tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         let Some(first) = tensors.first() else {
             return Err(Error::argument(op, "needs at least one tensor"));
         };

@@ -28,6 +28,15 @@ pub struct PoolOptions {
     pub stride: (usize, usize),
     /// Padding on both sides, (height, width).
     pub padding: (usize, usize),
+    /// Distance between window taps, (height, width) (max pooling only in
+    /// PyTorch; honored by both here).
+    pub dilation: (usize, usize),
+    /// `ceil_mode`: a last, partial window is kept where it starts inside
+    /// the input or the left padding.
+    pub ceil_mode: bool,
+    /// `count_include_pad` (average pooling): the padding counts in the
+    /// divisor (the extra cells `ceil_mode` adds never do).
+    pub count_include_pad: bool,
 }
 
 impl PoolOptions {
@@ -37,6 +46,27 @@ impl PoolOptions {
             kernel,
             stride: kernel,
             padding: (0, 0),
+            dilation: (1, 1),
+            ceil_mode: false,
+            count_include_pad: true,
+        }
+    }
+
+    /// The same options with another dilation.
+    pub const fn dilation(self, dilation: (usize, usize)) -> PoolOptions {
+        PoolOptions { dilation, ..self }
+    }
+
+    /// The same options with `ceil_mode` set.
+    pub const fn ceil_mode(self, ceil_mode: bool) -> PoolOptions {
+        PoolOptions { ceil_mode, ..self }
+    }
+
+    /// The same options with `count_include_pad` set.
+    pub const fn count_include_pad(self, count_include_pad: bool) -> PoolOptions {
+        PoolOptions {
+            count_include_pad,
+            ..self
         }
     }
 
@@ -200,7 +230,33 @@ impl Tensor {
         }
     }
 
-    /// The padded input cut into pooling windows `[..., OH, OW, KH, KW]`.
+    /// The extra cells `ceil_mode` adds after the right padding of an
+    /// axis of length `i` (0 without it, or when the windows fit).
+    fn ceil_extra(i: usize, k: usize, s: usize, p: usize, d: usize) -> usize {
+        // Checked: arguments too large to fit give 0 here and an error
+        // where the padding is applied.
+        let extra = || -> Option<usize> {
+            let reach = d.checked_mul(k.checked_sub(1)?)?.checked_add(1)?;
+            let span = i.checked_add(p.checked_mul(2)?)?;
+            if s == 0 || span < reach {
+                return None;
+            }
+            let mut out = (span - reach).div_ceil(s) + 1;
+            if (out - 1).checked_mul(s)? >= i.checked_add(p)? {
+                out -= 1;
+            }
+            Some(
+                (out - 1)
+                    .checked_mul(s)?
+                    .checked_add(reach)?
+                    .saturating_sub(span),
+            )
+        };
+        extra().unwrap_or(0)
+    }
+
+    /// The padded input cut into pooling windows `[..., OH, OW, KH, KW]`;
+    /// `fill` fills the padding and the cells `ceil_mode` adds.
     #[track_caller]
     fn pool_windows(&self, op: &str, opts: PoolOptions, fill: ConstValue) -> Result<Tensor> {
         let rank = self.ndim();
@@ -211,13 +267,39 @@ impl Tensor {
                 "pooling needs at least 2 axes",
             )));
         }
+        let extra = self.pool_extra(opts);
         let mut pads = vec![(0, 0); rank];
-        pads[rank - 2] = (opts.padding.0, opts.padding.0);
-        pads[rank - 1] = (opts.padding.1, opts.padding.1);
+        pads[rank - 2] = (opts.padding.0, opts.padding.0.saturating_add(extra[0]));
+        pads[rank - 1] = (opts.padding.1, opts.padding.1.saturating_add(extra[1]));
         let x = self.pad_with(op, &pads, fill)?;
         let k = [opts.kernel.0, opts.kernel.1];
         let s = [opts.stride.0, opts.stride.1];
-        x.pool(op, &k, &s, &[1, 1])
+        x.pool(op, &k, &s, &[opts.dilation.0, opts.dilation.1])
+    }
+
+    /// The `ceil_mode` cells of the last two axes.
+    fn pool_extra(&self, opts: PoolOptions) -> [usize; 2] {
+        if !opts.ceil_mode || self.ndim() < 2 {
+            return [0, 0];
+        }
+        let r = self.ndim();
+        let (h, w) = (self.shape()[r - 2], self.shape()[r - 1]);
+        [
+            Tensor::ceil_extra(
+                h,
+                opts.kernel.0,
+                opts.stride.0,
+                opts.padding.0,
+                opts.dilation.0,
+            ),
+            Tensor::ceil_extra(
+                w,
+                opts.kernel.1,
+                opts.stride.1,
+                opts.padding.1,
+                opts.dilation.1,
+            ),
+        ]
     }
 
     /// Max pooling over the last two axes (padding never wins).
@@ -228,12 +310,89 @@ impl Tensor {
         windows.max(Some(&[-2, -1]), false)
     }
 
-    /// Average pooling over the last two axes (padded zeros are counted).
+    /// Average pooling over the last two axes: each window's sum divided
+    /// by its count of input cells, plus its padding cells with
+    /// `count_include_pad` (never the cells `ceil_mode` adds).
     #[track_caller]
     pub fn avg_pool2d(&self, opts: PoolOptions) -> Result<Tensor> {
+        self.avg_pool_as("avg_pool2d", opts)
+    }
+
+    #[track_caller]
+    fn avg_pool_as(&self, op: &str, opts: PoolOptions) -> Result<Tensor> {
         let x = self.to_float()?;
-        let windows = x.pool_windows("avg_pool2d", opts, ConstValue::Float(0.0))?;
-        windows.mean(Some(&[-2, -1]), false)
+        let windows = x.pool_windows(op, opts, ConstValue::Float(0.0))?;
+        let sums = windows.sum(Some(&[-2, -1]), false)?;
+        let r = x.ndim();
+        let (h, w) = (x.shape()[r - 2], x.shape()[r - 1]);
+        let dtype = x.graph()?.dtype;
+        let ones = Tensor::constant(ConstValue::Float(1.0), dtype, &[h, w]);
+        let p = [opts.padding.0, opts.padding.1];
+        let counted = if opts.count_include_pad {
+            ones.pad_with(op, &[(p[0], p[0]), (p[1], p[1])], ConstValue::Float(1.0))?
+        } else {
+            ones.pad_to(op, &[(p[0], p[0]), (p[1], p[1])])?
+        };
+        let extra = x.pool_extra(opts);
+        let counted = counted.pad_to(op, &[(0, extra[0]), (0, extra[1])])?;
+        let k = [opts.kernel.0, opts.kernel.1];
+        let s = [opts.stride.0, opts.stride.1];
+        let counts = counted
+            .pool(op, &k, &s, &[opts.dilation.0, opts.dilation.1])?
+            .sum(Some(&[-2, -1]), false)?;
+        sums.div(&counts)
+    }
+
+    /// Max pooling over the last axis: [`Tensor::max_pool2d`] with a
+    /// height-1 window; `opts` gives the length's window in its second
+    /// components.
+    #[track_caller]
+    pub fn max_pool1d(&self, opts: PoolOptions) -> Result<Tensor> {
+        let flat = Tensor::pool1d_options(opts);
+        let dtype = self.graph()?.dtype;
+        let y = self
+            .nonscalar_unsqueeze("max_pool1d")?
+            .pool_windows("max_pool1d", flat, ConstValue::min_of(dtype))?
+            .max(Some(&[-2, -1]), false)?;
+        let mut out = y.shape().to_vec();
+        out.remove(out.len() - 2);
+        y.reshape_to(&out)
+    }
+
+    /// Average pooling over the last axis, like [`Tensor::max_pool1d`].
+    #[track_caller]
+    pub fn avg_pool1d(&self, opts: PoolOptions) -> Result<Tensor> {
+        let y = self
+            .nonscalar_unsqueeze("avg_pool1d")?
+            .avg_pool_as("avg_pool1d", Tensor::pool1d_options(opts))?;
+        let mut out = y.shape().to_vec();
+        out.remove(out.len() - 2);
+        y.reshape_to(&out)
+    }
+
+    /// `opts` restricted to the width (height window 1, no padding).
+    fn pool1d_options(opts: PoolOptions) -> PoolOptions {
+        PoolOptions {
+            kernel: (1, opts.kernel.1),
+            stride: (1, opts.stride.1),
+            padding: (0, opts.padding.1),
+            dilation: (1, opts.dilation.1),
+            ..opts
+        }
+    }
+
+    /// A size-1 axis before the last one (errors of `op` for a scalar).
+    #[track_caller]
+    fn nonscalar_unsqueeze(&self, op: &str) -> Result<Tensor> {
+        let shape = self.graph()?.shape.clone();
+        if shape.is_empty() {
+            return Err(Error::shape(ShapeError::new(
+                op,
+                &[&shape],
+                "pooling needs at least 1 axis",
+            )));
+        }
+        self.unsqueeze_at(shape.len() - 1)
     }
 
     /// Mean cross-entropy of `self` (logits `[..., C]`, classes on the

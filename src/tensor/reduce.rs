@@ -264,23 +264,118 @@ impl Tensor {
         self.cumsum_axis("cumsum", ax)?.cast_to(sum_result(dtype))
     }
 
-    /// Running sum along a normalized axis, in the accumulator dtype: the
-    /// axis is moved last, padded with `n - 1` zeros in front, cut into
-    /// `n` windows of length `n` (window `i` ends at element `i`) and each
-    /// window is summed. Errors name `op`.
+    /// Running sum along a normalized axis, in the accumulator dtype (see
+    /// [`Tensor::running_axis`]). Errors name `op`.
     #[track_caller]
     pub(super) fn cumsum_axis(&self, op: &str, ax: usize) -> Result<Tensor> {
-        let x = self.cast_to(accumulator(self.graph()?.dtype))?;
-        let n = x.shape()[ax];
+        self.cast_to(accumulator(self.graph()?.dtype))?
+            .running_axis(op, ax, ReduceOp::Add)
+    }
+
+    /// Running reduction `how` along a normalized axis, in `self`'s dtype:
+    /// the axis is moved last, padded with `n - 1` identities of `how` in
+    /// front, cut into `n` windows of length `n` (window `i` ends at
+    /// element `i`) and each window is reduced. Errors name `op`.
+    #[track_caller]
+    pub(super) fn running_axis(&self, op: &str, ax: usize, how: ReduceOp) -> Result<Tensor> {
+        let n = self.shape()[ax];
         if n <= 1 {
-            return Ok(x);
+            return Ok(self.clone());
         }
-        let last = x.ndim() - 1;
-        let x = x.swap_axes(ax, last)?;
+        let last = self.ndim() - 1;
+        let x = self.swap_axes(ax, last)?;
         let mut pads = vec![(0, 0); x.ndim()];
         pads[last] = (n - 1, 0);
-        let windows = x.pad_to(op, &pads)?.pool(op, &[n], &[1], &[1])?;
-        let sums = windows.reduce_to(ReduceOp::Add, &[last + 1], false)?;
+        let identity = how.identity(self.graph()?.dtype);
+        let windows = x
+            .pad_with(op, &pads, identity)?
+            .pool(op, &[n], &[1], &[1])?;
+        let sums = windows.reduce_to(how, &[last + 1], false)?;
         sums.swap_axes(ax, last)
+    }
+
+    /// Running product along `axis`, with the dtype rules of
+    /// [`Tensor::prod`].
+    #[track_caller]
+    pub fn cumprod(&self, axis: isize) -> Result<Tensor> {
+        let ax = self.axis("cumprod", axis)?;
+        let dtype = self.graph()?.dtype;
+        let x = self.cast_to(accumulator(dtype))?;
+        if self.ndim() == 0 {
+            return x.cast_to(sum_result(dtype));
+        }
+        x.running_axis("cumprod", ax, ReduceOp::Mul)?
+            .cast_to(sum_result(dtype))
+    }
+
+    /// Running maximum along `axis` and the `i64` index where each
+    /// running maximum was (last) reached, like `torch.cummax`; NaN
+    /// propagates, with the index of the last NaN so far.
+    #[track_caller]
+    pub fn cummax(&self, axis: isize) -> Result<(Tensor, Tensor)> {
+        self.running_extreme("cummax", axis, ReduceOp::Max)
+    }
+
+    /// Running minimum and its index, like [`Tensor::cummax`].
+    #[track_caller]
+    pub fn cummin(&self, axis: isize) -> Result<(Tensor, Tensor)> {
+        self.running_extreme("cummin", axis, ReduceOp::Min)
+    }
+
+    #[track_caller]
+    fn running_extreme(&self, op: &str, axis: isize, how: ReduceOp) -> Result<(Tensor, Tensor)> {
+        let ax = self.axis(op, axis)?;
+        if self.ndim() == 0 {
+            let zero = Tensor::constant(ConstValue::Int(0), ScalarType::I64, &[]);
+            return Ok((self.clone(), zero));
+        }
+        let mut pairs = self.shape().to_vec();
+        pairs.insert(ax, pairs[ax]);
+        super::checked_numel(op, &pairs)?;
+        let values = self.running_axis(op, ax, how)?;
+        // Index: the last j <= i with x[j] equal to the running value
+        // (NaN matching NaN), over an [.., i, j, ..] comparison.
+        let n = self.shape()[ax];
+        let xj = self.unsqueeze_at(ax)?; // [.., 1, n(j), ..]
+        let vi = values.unsqueeze_at(ax + 1)?; // [.., n(i), 1, ..]
+        let mut same = xj.eq(&vi)?;
+        if self.graph()?.dtype.is_float() {
+            same = same.logical_or(&xj.isnan()?.logical_and(&vi.isnan()?)?)?;
+        }
+        let count = Tensor::counting(op, n, ScalarType::I64)?;
+        let j = count.reshape_to(&[1, n])?;
+        let i = count.reshape_to(&[n, 1])?;
+        let mut at = vec![1; self.ndim() + 1];
+        at[ax] = n;
+        at[ax + 1] = n;
+        let upto = j.le(&i)?.reshape_to(&at)?;
+        let jpos = j.reshape_to(&{
+            let mut s = vec![1; self.ndim() + 1];
+            s[ax + 1] = n;
+            s
+        })?;
+        let hit = same.logical_and(&upto)?;
+        let idx = hit
+            .where_(&jpos, -1i64)?
+            .reduce_to(ReduceOp::Max, &[ax + 1], false)?;
+        Ok((values, idx))
+    }
+
+    /// `log(cumsum(exp(x)))` along `axis`, shifted by the (finite) maximum
+    /// of the axis for stability.
+    #[track_caller]
+    pub fn logcumsumexp(&self, axis: isize) -> Result<Tensor> {
+        let ax = self.axis("logcumsumexp", axis)?;
+        let x = self.to_float()?;
+        if x.ndim() == 0 {
+            return Ok(x);
+        }
+        let m = x.reduce_to(ReduceOp::Max, &[ax], true)?;
+        let zero = m.filled(0.0)?;
+        let shift = m.isinf()?.logical_or(&m.isnan()?)?.where_(&zero, &m)?;
+        let e = x.sub(&shift)?.exp()?;
+        e.running_axis("logcumsumexp", ax, ReduceOp::Add)?
+            .log()?
+            .add(&shift)
     }
 }

@@ -302,3 +302,25 @@ pub fn report(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
 }
+
+/// The reference values of `t`, flattened (panics with the error).
+pub fn vals(t: &Tensor) -> Vec<f64> {
+    match t.reference() {
+        Ok(a) => a.iter().copied().collect(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Asserts `got` matches `want` within `1e-5` relative (NaN matches NaN).
+pub fn close(got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        let ok = g == w || (g - w).abs() <= 1e-5 * (1.0 + w.abs()) || (g.is_nan() && w.is_nan());
+        assert!(ok, "{got:?} vs {want:?}");
+    }
+}
+
+/// An `f32` tensor of `shape` holding `data`.
+pub fn f32s(data: &[f32], shape: &[usize]) -> Tensor {
+    Tensor::from_vec(data.to_vec(), shape).unwrap()
+}

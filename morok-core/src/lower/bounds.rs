@@ -330,37 +330,7 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
             }
             continue;
         }
-        // Divide by the coefficients' gcd (the atoms are integers),
-        // so that `5x + 5y <= 17` and `x + y >= 1` merge.
-        let terms = by_id(&d);
-        let g = terms.values().fold(0, |g, &k| gcd(g, k));
-        let (lo, hi) = if g > 1 {
-            let lo = if lo > i128::MIN / 2 {
-                -(-lo).div_euclid(g)
-            } else {
-                lo
-            };
-            let hi = if hi < i128::MAX / 2 {
-                hi.div_euclid(g)
-            } else {
-                hi
-            };
-            (lo, hi)
-        } else {
-            (lo, hi)
-        };
-        // Normalize the sign so that `x` and `-x` merge.
-        let flip = terms.values().next().is_some_and(|v| *v < 0);
-        let sign = if flip { -1 } else { 1 };
-        let (lo, hi) = if flip {
-            (hi.saturating_neg(), lo.saturating_neg())
-        } else {
-            (lo, hi)
-        };
-        let key: Vec<(u64, i128)> = terms
-            .into_iter()
-            .map(|(a, k)| (a, sign * k / g.max(1)))
-            .collect();
+        let (key, lo, hi) = normalized(by_id(&d), lo, hi);
         let mut natural = (0i128, 0i128);
         for (atom, k) in &key {
             let iv = scale_iv(bounds.memo[atom], *k);
@@ -372,6 +342,7 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
         let e = merged.entry(key).or_insert(natural);
         *e = (e.0.max(lo), e.1.min(hi));
     }
+    split_nested(&mut merged, &bounds.memo);
     if merged.values().any(|(lo, hi)| lo > hi) {
         return None;
     }
@@ -384,6 +355,102 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
         })
         .collect();
     propagate(&mut cons, &bounds.memo).then_some(cons)
+}
+
+/// A constraint `lo <= sum(k·a) <= hi` in canonical form: divided by the
+/// coefficients' gcd (the atoms are integers, so the bounds round
+/// inwards), so that `5x + 5y <= 17` and `x + y >= 1` merge, and with a
+/// positive first coefficient, so that `x` and `-x` merge. Bounds near the
+/// ends of i128 stand for "unbounded" and stay so.
+fn normalized(terms: BTreeMap<u64, i128>, lo: i128, hi: i128) -> (Vec<(u64, i128)>, i128, i128) {
+    let g = terms.values().fold(0, |g, &k| gcd(g, k.abs()));
+    let (terms, lo, hi) = if g > 1 {
+        let lo = if lo > i128::MIN / 2 {
+            -(-lo).div_euclid(g)
+        } else {
+            lo
+        };
+        let hi = if hi < i128::MAX / 2 {
+            hi.div_euclid(g)
+        } else {
+            hi
+        };
+        let terms = terms.iter().map(|(&a, &k)| (a, k / g)).collect();
+        (terms, lo, hi)
+    } else {
+        (terms, lo, hi)
+    };
+    if terms.values().next().is_some_and(|v| *v < 0) {
+        let terms = terms.into_iter().map(|(a, k)| (a, -k)).collect();
+        (terms, hi.saturating_neg(), lo.saturating_neg())
+    } else {
+        (terms.into_iter().collect(), lo, hi)
+    }
+}
+
+/// Adds the differences of nested constraints: when constraint `C`'s
+/// terms are `f·D` (another constraint's terms) plus other terms `R`,
+/// then `R = C − f·D` lies in `[C.lo − max(f·D), C.hi − min(f·D)]`. From
+/// `3·(r + s) + t + u <= 5` and `0 <= t + u <= 1` this gives
+/// `r + s <= 1`, which bounds an index `2·(r + s) + t + u` by 3 where the
+/// nested constraints alone leave `r + s` unbounded. One round over the
+/// given constraints (the derived ones are not split again); a derived
+/// constraint is intersected with the interval its atoms allow.
+fn split_nested(merged: &mut BTreeMap<Vec<(u64, i128)>, Interval>, memo: &HashMap<u64, Interval>) {
+    let unbounded = |v: i128| !(i128::MIN / 2..=i128::MAX / 2).contains(&v);
+    let given: Vec<(BTreeMap<u64, i128>, Interval)> = merged
+        .iter()
+        .map(|(k, &iv)| (k.iter().copied().collect(), iv))
+        .collect();
+    for (c, (clo, chi)) in &given {
+        for (d, (dlo, dhi)) in &given {
+            if d.len() >= c.len() {
+                continue;
+            }
+            let Some((a0, l0)) = d.iter().next() else {
+                continue;
+            };
+            let Some(f) = c.get(a0).filter(|r| *r % l0 == 0).map(|r| r / l0) else {
+                continue;
+            };
+            if !d
+                .iter()
+                .all(|(a, l)| c.get(a) == Some(&l.saturating_mul(f)))
+            {
+                continue;
+            }
+            let rest: BTreeMap<u64, i128> = c
+                .iter()
+                .filter(|(a, _)| !d.contains_key(a))
+                .map(|(&a, &k)| (a, k))
+                .collect();
+            let (flo, fhi) = if unbounded(*dlo) || unbounded(*dhi) {
+                (i128::MIN, i128::MAX)
+            } else {
+                scale_iv((*dlo, *dhi), f)
+            };
+            let lo = if unbounded(*clo) || unbounded(fhi) {
+                i128::MIN
+            } else {
+                clo - fhi
+            };
+            let hi = if unbounded(*chi) || unbounded(flo) {
+                i128::MAX
+            } else {
+                chi - flo
+            };
+            let (key, lo, hi) = normalized(rest, lo, hi);
+            let natural = key.iter().try_fold((0i128, 0i128), |acc, (a, k)| {
+                let iv = scale_iv(*memo.get(a)?, *k);
+                Some((acc.0.saturating_add(iv.0), acc.1.saturating_add(iv.1)))
+            });
+            let Some(natural) = natural else {
+                continue;
+            };
+            let e = merged.entry(key).or_insert(natural);
+            *e = (e.0.max(lo), e.1.min(hi));
+        }
+    }
 }
 
 /// `⌊x / f⌋` for `f != 0`.

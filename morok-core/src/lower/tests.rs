@@ -143,6 +143,34 @@ fn a_gate_over_several_ranges_bounds_each_range() {
     assert_eq!(lowered.buffers[1].access, Some((0, 7)));
 }
 
+/// Nested gate constraints bound the difference of their forms:
+/// `3·(r + s) + t + u < 6` and `t + u < 2` give `r + s <= 1`, so the load
+/// at `2·(r + s) + t + u` reads elements 0..=3 (a 2×2 max-pool of a
+/// zero-padded 2×2 input; the kernel was refused for reading 0..=5).
+#[test]
+fn nested_gate_constraints_bound_their_difference() {
+    let [r, s, t, u] = [0, 1, 2, 3].map(|a| range(2, a, AxisType::Loop));
+    let rs = r.add(&s);
+    let tu = t.add(&u);
+    let gate = rs
+        .mul(&UOp::index(3))
+        .add(&tu)
+        .bin(Op::CmpLt, &UOp::index(6))
+        .bin(Op::And, &tu.bin(Op::CmpLt, &UOp::index(2)));
+    let idx = rs.mul(&UOp::index(2)).add(&tu);
+    let v = UOp::define_global(1, DType::F32)
+        .index_into(&idx, Some(&gate))
+        .load();
+    let out = r
+        .mul(&UOp::index(8))
+        .add(&s.mul(&UOp::index(4)))
+        .add(&t.mul(&UOp::index(2)))
+        .add(&u);
+    let st = store(0, &out, &v);
+    let lowered = lower(&UOp::sink(vec![st.end(&[r, s, t, u])]), &opts()).unwrap();
+    assert_eq!(lowered.buffers[1].access, Some((0, 3)));
+}
+
 #[test]
 fn index_type_is_i64_when_an_index_may_not_fit_i32() {
     let i = range(3, 0, AxisType::Loop);

@@ -21,8 +21,9 @@ pub fn numel_of<D: Dim>(shape: &[D]) -> Option<D> {
 /// Resolves a possibly negative axis against `rank` (`-1` is the last axis).
 pub fn normalize_axis<D: Dim>(op: &str, shape: &[D], axis: isize) -> Result<usize, ShapeError> {
     let rank = shape.len() as isize;
-    let a = if axis < 0 { axis + rank } else { axis };
-    if a < 0 || a >= rank.max(1) || (rank == 0 && a != 0) {
+    // A 0-d tensor has the axes 0 and -1, both the tensor itself (PyTorch).
+    let a = if axis < 0 { axis + rank.max(1) } else { axis };
+    if a < 0 || a >= rank.max(1) {
         return Err(ShapeError::new(
             op,
             &[shape],

@@ -1,0 +1,117 @@
+//! `scaled_dot_product_attention`, composed of matmul, softmax and masks.
+
+use super::Tensor;
+use crate::error::{Error, Result};
+use morok_core::shape::{broadcast_shapes, ShapeError};
+
+/// Options of [`Tensor::scaled_dot_product_attention`] (PyTorch's keyword
+/// arguments; dropout is not supported, as with `dropout_p = 0`).
+#[derive(Clone, Debug, Default)]
+pub struct AttentionOptions {
+    /// `attn_mask`: a bool mask (true: attend) or a float bias added to
+    /// the scores; broadcasts to `[..., L, S]`.
+    pub mask: Option<Tensor>,
+    /// `is_causal`: query `i` attends to keys `0..=i` (the upper-left
+    /// aligned lower triangle, as in PyTorch).
+    pub is_causal: bool,
+    /// `scale`: the scores' factor (default `1 / sqrt(E)`).
+    pub scale: Option<f64>,
+    /// `enable_gqa`: grouped-query attention, where the query heads
+    /// (axis -3) are a multiple of the key/value heads, each of which
+    /// serves consecutive query heads.
+    pub enable_gqa: bool,
+}
+
+impl Tensor {
+    /// PyTorch's `scaled_dot_product_attention(query, key, value, ...)`
+    /// with `self` as the query `[..., Hq, L, E]`, `key` `[..., H, S, E]`
+    /// and `value` `[..., H, S, Ev]`: `softmax(q @ k^T * scale + mask) @
+    /// v`, of shape `[..., Hq, L, Ev]`. A row whose keys are all masked
+    /// gives NaN, as in PyTorch.
+    #[track_caller]
+    pub fn scaled_dot_product_attention(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        opts: &AttentionOptions,
+    ) -> Result<Tensor> {
+        let op = "scaled_dot_product_attention";
+        let (q, k, v) = (
+            self.graph()?.shape.to_vec(),
+            key.graph()?.shape.to_vec(),
+            value.graph()?.shape.to_vec(),
+        );
+        // A closure cannot be `#[track_caller]`: locate its errors here.
+        let location = std::panic::Location::caller();
+        let fail = |why: String| Error::Shape {
+            source: ShapeError::new(op, &[&q, &k, &v], why),
+            location,
+        };
+        if q.len() < 2 || k.len() < 2 || v.len() < 2 {
+            return Err(fail("query, key and value need at least 2 axes".into()));
+        }
+        let (e, s) = (q[q.len() - 1], k[k.len() - 2]);
+        if k[k.len() - 1] != e || v[v.len() - 2] != s {
+            return Err(fail(
+                "the query's and key's last axes must match, and the key and value must have \
+                 one sequence length"
+                    .into(),
+            ));
+        }
+        let heads = |t: &[usize]| if t.len() >= 3 { t[t.len() - 3] } else { 1 };
+        let (hq, hk, hv) = (heads(&q), heads(&k), heads(&v));
+        let (mut key, mut value) = (key.clone(), value.clone());
+        if hk != hv {
+            return Err(fail(format!("the key has {hk} heads, the value {hv}")));
+        }
+        if hq != hk {
+            if !opts.enable_gqa || q.len() < 3 || k.len() < 3 || hk == 0 || hq % hk != 0 {
+                return Err(fail(format!(
+                    "{hq} query heads for {hk} key/value heads{}",
+                    if opts.enable_gqa {
+                        " (not a multiple)"
+                    } else {
+                        " without enable_gqa"
+                    }
+                )));
+            }
+            key = key.repeat_interleave(hq / hk, Some(-3))?;
+            value = value.repeat_interleave(hq / hk, Some(-3))?;
+        }
+        let batch = |t: &[usize]| t[..t.len() - 3.min(t.len())].to_vec();
+        if broadcast_shapes(op, &batch(&q), &batch(&k)).is_err() {
+            return Err(fail("the batch axes do not broadcast".into()));
+        }
+        let scale = opts.scale.unwrap_or(1.0 / (e as f64).sqrt());
+        let scores = self
+            .to_float()?
+            .matmul(&key.try_transpose(-1, -2)?)?
+            .mul(scale)?;
+        let l = q[q.len() - 2];
+        let scores = if opts.is_causal {
+            let keep = Tensor::ones(&[l, s], crate::DType::BOOL).tril(0)?;
+            keep.where_(&scores, f64::NEG_INFINITY)?
+        } else {
+            scores
+        };
+        let scores = match &opts.mask {
+            None => scores,
+            Some(m) => {
+                let ms = m.graph()?.shape.to_vec();
+                let joint = broadcast_shapes(op, scores.shape(), &ms);
+                if joint.ok().as_deref() != Some(scores.shape()) {
+                    return Err(fail(format!(
+                        "the mask {ms:?} does not broadcast to the scores {:?}",
+                        scores.shape()
+                    )));
+                }
+                if m.dtype().is_bool() {
+                    m.where_(&scores, f64::NEG_INFINITY)?
+                } else {
+                    scores.add(m)?
+                }
+            }
+        };
+        scores.softmax(-1)?.matmul(&value)
+    }
+}

@@ -1,0 +1,135 @@
+//! `torch.nn.functional.pad` with its modes, and `normalize`.
+
+use super::Tensor;
+use crate::error::{Error, Result};
+use morok_core::shape::ShapeError;
+
+/// The `mode` of [`Tensor::pad_mode`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PadMode {
+    /// `"constant"` with the given value.
+    Constant(f64),
+    /// `"reflect"`: mirrored without repeating the edge (padding less
+    /// than the axis length).
+    Reflect,
+    /// `"replicate"`: the edge element repeated.
+    Replicate,
+    /// `"circular"`: wrapped around (padding at most the axis length).
+    Circular,
+}
+
+impl Tensor {
+    /// PyTorch's `F.pad(input, pad, mode)`: `pad` lists `(before, after)`
+    /// amounts from the last axis backwards, flattened (`[left, right,
+    /// top, bottom, ...]`).
+    #[track_caller]
+    pub fn pad_mode(&self, pad: &[usize], mode: PadMode) -> Result<Tensor> {
+        let op = "pad";
+        let shape = self.graph()?.shape.clone();
+        if !pad.len().is_multiple_of(2) || pad.len() / 2 > shape.len() {
+            return Err(Error::shape(ShapeError::new(
+                op,
+                &[&shape],
+                format!(
+                    "{} pad amounts: need pairs, at most one per axis",
+                    pad.len()
+                ),
+            )));
+        }
+        let mut x = self.clone();
+        for (k, p) in pad.chunks(2).enumerate() {
+            let axis = shape.len() - 1 - k;
+            x = x.pad_axis(op, axis, p[0], p[1], mode)?;
+        }
+        Ok(x)
+    }
+
+    /// One axis of [`Tensor::pad_mode`].
+    #[track_caller]
+    fn pad_axis(
+        &self,
+        op: &str,
+        axis: usize,
+        before: usize,
+        after: usize,
+        mode: PadMode,
+    ) -> Result<Tensor> {
+        if before == 0 && after == 0 {
+            return Ok(self.clone());
+        }
+        let n = self.shape()[axis];
+        // Closures here build views only (no errors to locate).
+        let part = |a: usize, b: usize| -> Result<Tensor> {
+            let mut bounds: Vec<(usize, usize)> = self.shape().iter().map(|&d| (0, d)).collect();
+            bounds[axis] = (a, b);
+            self.shrink_to(&bounds)
+        };
+        let (front, back) = match mode {
+            PadMode::Constant(v) => {
+                let mut pads = vec![(0, 0); self.ndim()];
+                pads[axis] = (before, after);
+                let dtype = self.graph()?.dtype;
+                return self.pad_with(op, &pads, morok_core::ConstValue::from_f64(v, dtype));
+            }
+            PadMode::Reflect => {
+                if before >= n || after >= n {
+                    return Err(self.pad_error(op, axis, before, after, "less than"));
+                }
+                (
+                    part(1, before + 1)?.flip_axes(&[axis])?,
+                    part(n - 1 - after, n - 1)?.flip_axes(&[axis])?,
+                )
+            }
+            PadMode::Replicate => {
+                if n == 0 {
+                    return Err(self.pad_error(
+                        op,
+                        axis,
+                        before,
+                        after,
+                        "an axis of at least 1, not",
+                    ));
+                }
+                let mut grown = self.shape().to_vec();
+                grown[axis] = before.max(after);
+                super::checked_numel(op, &grown)?;
+                let grow = |edge: Tensor, k: usize| -> Result<Tensor> {
+                    let mut s = edge.shape().to_vec();
+                    s[axis] = k;
+                    edge.expand_to(&s)
+                };
+                (grow(part(0, 1)?, before)?, grow(part(n - 1, n)?, after)?)
+            }
+            PadMode::Circular => {
+                if before > n || after > n {
+                    return Err(self.pad_error(op, axis, before, after, "at most"));
+                }
+                (part(n - before, n)?, part(0, after)?)
+            }
+        };
+        Tensor::cat_as(op, &[&front, self, &back], axis as isize)
+    }
+
+    #[track_caller]
+    fn pad_error(&self, op: &str, axis: usize, before: usize, after: usize, rule: &str) -> Error {
+        let shape = self.shape().to_vec();
+        Error::shape(ShapeError::new(
+            op,
+            &[&shape],
+            format!(
+                "padding ({before}, {after}) of axis {axis} must be {rule} its length {}",
+                shape[axis]
+            ),
+        ))
+    }
+
+    /// PyTorch's `F.normalize(input, p, dim, eps)`: `x / max(‖x‖_p, eps)`
+    /// along `dim`.
+    #[track_caller]
+    pub fn normalize(&self, p: f64, dim: isize, eps: f64) -> Result<Tensor> {
+        let d = self.axis("normalize", dim)? as isize;
+        let x = self.to_float()?;
+        let norm = x.abs()?.pow(p)?.sum(Some(&[d]), true)?.pow(1.0 / p)?;
+        x.div(&norm.maximum(eps)?)
+    }
+}

@@ -1,0 +1,495 @@
+//! einsum, attention and the math / nn ops of issue 10 against
+//! hand-computed PyTorch results (reference evaluator).
+
+use morok::{AttentionOptions, Tensor};
+
+mod common;
+
+use common::{close, f32s, vals};
+
+#[test]
+fn einsum_equations() {
+    let a = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let b = f32s(&[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]);
+    let mm = Tensor::einsum("ij,jk->ik", &[&a, &b]).unwrap();
+    close(&vals(&mm), &vals(&a.matmul(&b).unwrap()));
+    let implicit = Tensor::einsum("ij, jk", &[&a, &b]).unwrap();
+    close(&vals(&implicit), &vals(&mm));
+    let sq = f32s(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    close(&vals(&Tensor::einsum("ii", &[&sq]).unwrap()), &[5.0]);
+    close(
+        &vals(&Tensor::einsum("ii->i", &[&sq]).unwrap()),
+        &[1.0, 4.0],
+    );
+    close(
+        &vals(&Tensor::einsum("ij->ji", &[&a]).unwrap()),
+        &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0],
+    );
+    close(&vals(&Tensor::einsum("ij->", &[&a]).unwrap()), &[21.0]);
+    let v = f32s(&[1.0, 2.0], &[2]);
+    close(
+        &vals(&Tensor::einsum("i,j->ij", &[&v, &v]).unwrap()),
+        &[1.0, 2.0, 2.0, 4.0],
+    );
+    let batch = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &[2, 2, 2]);
+    let t = Tensor::einsum("...ij->...ji", &[&batch]).unwrap();
+    assert_eq!(t.shape(), &[2, 2, 2]);
+    close(&vals(&t), &[1.0, 3.0, 2.0, 4.0, 5.0, 7.0, 6.0, 8.0]);
+    let bmm = Tensor::einsum("bij,bjk->bik", &[&batch, &batch]).unwrap();
+    close(&vals(&bmm), &vals(&batch.matmul(&batch).unwrap()));
+    close(
+        &vals(&Tensor::einsum("...ii->...", &[&batch]).unwrap()),
+        &[5.0, 13.0],
+    );
+    for bad in [
+        "ij,jk->ik,",
+        "ij->ii",
+        "ij->k",
+        "i2",
+        "ij->i->j",
+        "ijk",
+        "ij,jk",
+    ] {
+        let e = Tensor::einsum(bad, &[&a, &a]).unwrap_err();
+        assert_eq!(e.op(), "einsum", "{bad}");
+        assert!(e.location().file().ends_with("nn_ops.rs"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn attention_values() {
+    let q = f32s(&[1.0], &[1, 1]);
+    let k = f32s(&[0.0, 1.0], &[2, 1]);
+    let v = f32s(&[10.0, 20.0], &[2, 1]);
+    let out = q
+        .scaled_dot_product_attention(&k, &v, &AttentionOptions::default())
+        .unwrap();
+    let w = 1.0f64.exp() / (1.0 + 1.0f64.exp());
+    close(&vals(&out), &[10.0 * (1.0 - w) + 20.0 * w]);
+    let q2 = f32s(&[1.0, 1.0], &[2, 1]);
+    let causal = AttentionOptions {
+        is_causal: true,
+        ..AttentionOptions::default()
+    };
+    let out = q2.scaled_dot_product_attention(&k, &v, &causal).unwrap();
+    close(&vals(&out), &[10.0, 10.0 * (1.0 - w) + 20.0 * w]);
+    // Grouped-query heads: 2 query heads share one key/value head.
+    let qh = f32s(&[1.0, 1.0], &[2, 1, 1]);
+    let kh = k.try_reshape(&[1, 2, 1]).unwrap();
+    let vh = v.try_reshape(&[1, 2, 1]).unwrap();
+    let gqa = AttentionOptions {
+        enable_gqa: true,
+        ..AttentionOptions::default()
+    };
+    let out = qh.scaled_dot_product_attention(&kh, &vh, &gqa).unwrap();
+    close(&vals(&out), &[10.0 * (1.0 - w) + 20.0 * w; 2]);
+    let line = line!() + 1;
+    let e = qh.scaled_dot_product_attention(&kh, &vh, &AttentionOptions::default());
+    let e = e.unwrap_err();
+    assert_eq!(
+        (e.op(), e.location().line()),
+        ("scaled_dot_product_attention", line)
+    );
+    assert!(
+        e.to_string()
+            .contains("2 query heads for 1 key/value heads"),
+        "{e}"
+    );
+}
+
+#[test]
+fn math_values() {
+    let x = f32s(&[-2.0, -0.5, 0.0, 0.25, 3.0], &[5]);
+    let want = |f: fn(f64) -> f64| -> Vec<f64> {
+        [-2.0f64, -0.5, 0.0, 0.25, 3.0]
+            .iter()
+            .map(|&v| f(v) as f32 as f64)
+            .collect()
+    };
+    let near = |got: Vec<f64>, want: Vec<f64>| {
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 2e-6 * (1.0 + w.abs()) || (g.is_nan() && w.is_nan()),
+                "{got:?} vs {want:?}"
+            );
+        }
+    };
+    near(vals(&x.sinh().unwrap()), want(f64::sinh));
+    near(vals(&x.cosh().unwrap()), want(f64::cosh));
+    near(vals(&x.asinh().unwrap()), want(f64::asinh));
+    near(vals(&x.atan().unwrap()), want(f64::atan));
+    near(
+        vals(&x.mul(0.3).unwrap().asin().unwrap()),
+        want(|v| (v * 0.3f32 as f64).asin()),
+    );
+    near(
+        vals(&x.mul(0.3).unwrap().acos().unwrap()),
+        want(|v| (v * 0.3f32 as f64).acos()),
+    );
+    near(
+        vals(&x.mul(0.3).unwrap().atanh().unwrap()),
+        want(|v| (v * 0.3f32 as f64).atanh()),
+    );
+    near(
+        vals(&x.abs().unwrap().add(1.0).unwrap().acosh().unwrap()),
+        want(|v| (v.abs() + 1.0).acosh()),
+    );
+    near(
+        vals(&x.abs().unwrap().add(0.5).unwrap().log10().unwrap()),
+        want(|v| (v.abs() + 0.5).log10()),
+    );
+    near(vals(&x.log1p().unwrap()), want(f64::ln_1p));
+    near(vals(&x.expm1().unwrap()), want(f64::exp_m1));
+    let ones = f32s(&[1.0, -1.0, 0.0, -3.0, 2.0], &[5]);
+    near(vals(&x.atan2(&ones).unwrap()), {
+        let o = [1.0f64, -1.0, 0.0, -3.0, 2.0];
+        [-2.0f64, -0.5, 0.0, 0.25, 3.0]
+            .iter()
+            .zip(o)
+            .map(|(&y, x)| y.atan2(x) as f32 as f64)
+            .collect()
+    });
+    close(
+        &vals(&x.copysign(&ones).unwrap()),
+        &[2.0, -0.5, 0.0, -0.25, 3.0],
+    );
+    close(&vals(&x.fmod(-1.5).unwrap()), &[-0.5, -0.5, 0.0, 0.25, 0.0]);
+    let i = Tensor::from_slice(&[-7i32, 7, 5]);
+    close(
+        &vals(&i.fmod(Tensor::from_slice(&[2i32, -2, 0])).unwrap()),
+        &[-1.0, 1.0, 0.0],
+    );
+    close(
+        &vals(&i.div_mode(2, morok::RoundingMode::Trunc).unwrap()),
+        &[-3.0, 3.0, 2.0],
+    );
+    close(
+        &vals(&i.div_mode(2, morok::RoundingMode::Floor).unwrap()),
+        &[-4.0, 3.0, 2.0],
+    );
+    close(&vals(&i.bitwise_and(6).unwrap()), &[0.0, 6.0, 4.0]);
+    close(
+        &vals(
+            &i.bitwise_left_shift(Tensor::from_slice(&[1i32, 40, 2]))
+                .unwrap(),
+        ),
+        &[-14.0, 0.0, 20.0],
+    );
+    close(&vals(&i.bitwise_right_shift(1).unwrap()), &[-4.0, 3.0, 2.0]);
+    close(&vals(&i.bitwise_not().unwrap()), &[6.0, -8.0, -6.0]);
+    close(&vals(&x.logaddexp(&x).unwrap()), &want(|v| v + 2f64.ln()));
+    close(
+        &vals(&x.lerp(&ones, 0.5).unwrap()),
+        &[-0.5, -0.75, 0.0, -1.375, 2.5],
+    );
+    assert!(x.allclose(x.add(1e-9).unwrap(), 1e-5, 1e-8, false).unwrap());
+    let inf = f32s(&[f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0], &[4]);
+    close(&vals(&inf.isfinite().unwrap()), &[0.0, 0.0, 0.0, 1.0]);
+    close(&vals(&inf.isposinf().unwrap()), &[1.0, 0.0, 0.0, 0.0]);
+    close(&vals(&inf.isneginf().unwrap()), &[0.0, 1.0, 0.0, 0.0]);
+    let b = Tensor::from_slice(&[200u8, 100]);
+    let s = b.sum_dtype(None, false, morok::DType::U8).unwrap();
+    close(&vals(&s), &[44.0]);
+}
+
+#[test]
+fn activations_and_losses() {
+    let x = f32s(&[-2.0, 0.5, 3.0], &[3]);
+    close(&vals(&x.relu6().unwrap()), &[0.0, 0.5, 3.0]);
+    close(
+        &vals(&x.hardsigmoid().unwrap()),
+        &[1.0 / 6.0, 0.5 + 0.5 / 6.0, 1.0],
+    );
+    close(
+        &vals(&x.softsign().unwrap()),
+        &[-2.0 / 3.0, 0.5 / 1.5, 0.75],
+    );
+    let e = |v: f64| v.exp_m1();
+    close(&vals(&x.elu(1.0).unwrap()), &[e(-2.0), 0.5, 3.0]);
+    let sp = |v: f64| (1.0 + v.exp()).ln();
+    close(
+        &vals(&x.softplus(1.0, 20.0).unwrap()),
+        &[sp(-2.0), sp(0.5), sp(3.0)],
+    );
+    close(
+        &vals(&x.logsigmoid().unwrap()),
+        &[-sp(2.0), -sp(-0.5), -sp(-3.0)],
+    );
+    close(
+        &vals(&x.mish().unwrap()),
+        &[
+            -2.0 * sp(-2.0).tanh(),
+            0.5 * sp(0.5).tanh(),
+            3.0 * sp(3.0).tanh(),
+        ],
+    );
+    let y = f32s(&[-1.0, 1.0, 1.0], &[3]);
+    close(
+        &vals(&x.mse_loss(&y, morok::Reduction::Mean).unwrap()),
+        &[(1.0 + 0.25 + 4.0) / 3.0],
+    );
+    close(
+        &vals(&x.l1_loss(&y, morok::Reduction::Sum).unwrap()),
+        &[3.5],
+    );
+    close(
+        &vals(&x.smooth_l1_loss(&y, morok::Reduction::None, 1.0).unwrap()),
+        &[0.5, 0.125, 1.5],
+    );
+    // cross_entropy with weights and ignore_index, against a hand sum.
+    let logits = f32s(&[1.0, 2.0, 3.0, 1.0, 1.0, 1.0], &[2, 3]);
+    let t = Tensor::from_slice(&[2i64, 0]);
+    let lse0 = (1f64.exp() + 2f64.exp() + 3f64.exp()).ln();
+    let lse1 = 1.0 + 3f64.ln();
+    let opts = morok::ClassLossOptions {
+        weight: Some(f32s(&[1.0, 2.0, 3.0], &[3])),
+        ..Default::default()
+    };
+    let ce = logits.cross_entropy_with(&t, &opts).unwrap();
+    close(
+        &vals(&ce),
+        &[(3.0 * (lse0 - 3.0) + 1.0 * (lse1 - 1.0)) / 4.0],
+    );
+    let ignore = morok::ClassLossOptions {
+        ignore_index: Some(0),
+        ..Default::default()
+    };
+    close(
+        &vals(&logits.cross_entropy_with(&t, &ignore).unwrap()),
+        &[lse0 - 3.0],
+    );
+    let smooth = morok::ClassLossOptions {
+        label_smoothing: 0.3,
+        reduction: morok::Reduction::None,
+        ..Default::default()
+    };
+    let mean_nll0 = (3.0 * lse0 - 6.0) / 3.0;
+    close(
+        &vals(&logits.cross_entropy_with(&t, &smooth).unwrap())[..1],
+        &[0.7 * (lse0 - 3.0) + 0.3 * mean_nll0],
+    );
+    let probs = f32s(&[0.0, 0.0, 1.0, 1.0, 0.0, 0.0], &[2, 3]);
+    close(
+        &vals(
+            &logits
+                .cross_entropy_with(&probs, &Default::default())
+                .unwrap(),
+        ),
+        &vals(
+            &ce.mul(0.0)
+                .unwrap()
+                .add(((lse0 - 3.0) + (lse1 - 1.0)) / 2.0)
+                .unwrap(),
+        ),
+    );
+    let p = f32s(&[0.25, 0.5], &[2]);
+    let q = f32s(&[1.0, 0.0], &[2]);
+    close(
+        &vals(
+            &p.binary_cross_entropy(&q, None, morok::Reduction::Sum)
+                .unwrap(),
+        ),
+        &[-(0.25f64.ln()) - 0.5f64.ln()],
+    );
+    let bce = p
+        .binary_cross_entropy_with_logits(&q, None, None, morok::Reduction::None)
+        .unwrap();
+    close(&vals(&bce), &[sp(-0.25), sp(0.5)]);
+}
+
+#[test]
+fn cumulative_and_sorting() {
+    let x = f32s(&[3.0, 1.0, f32::NAN, 3.0, 0.5, 2.0], &[2, 3]);
+    let (v, i) = x.cummax(1).unwrap();
+    close(&vals(&v), &[3.0, 3.0, f64::NAN, 3.0, 3.0, 3.0]);
+    assert_eq!(vals(&i), [0.0, 0.0, 2.0, 0.0, 0.0, 0.0]);
+    let (v, i) = x.cummin(0).unwrap();
+    close(&vals(&v), &[3.0, 1.0, f64::NAN, 3.0, 0.5, f64::NAN]);
+    assert_eq!(vals(&i), [0.0, 0.0, 0.0, 1.0, 1.0, 0.0]);
+    let y = f32s(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    close(&vals(&y.cumprod(0).unwrap()), &[1.0, 2.0, 6.0, 24.0]);
+    let want: Vec<f64> = (1..=4)
+        .map(|k| (1..=k).map(|v| (v as f64).exp()).sum::<f64>().ln())
+        .collect();
+    close(&vals(&y.logcumsumexp(0).unwrap()), &want);
+    let s = f32s(&[2.0, f32::NAN, -1.0, 2.0, 0.0], &[5]);
+    let (v, i) = s.sort(0, false).unwrap();
+    close(&vals(&v), &[-1.0, 0.0, 2.0, 2.0, f64::NAN]);
+    assert_eq!(vals(&i), [2.0, 4.0, 0.0, 3.0, 1.0]);
+    let (v, i) = s.sort(0, true).unwrap();
+    close(&vals(&v), &[f64::NAN, 2.0, 2.0, 0.0, -1.0]);
+    assert_eq!(vals(&i), [1.0, 0.0, 3.0, 4.0, 2.0]);
+    let m = f32s(&[5.0, 1.0, 4.0, 2.0, 8.0, 0.0], &[2, 3]);
+    let (v, i) = m.topk(2, 1, true).unwrap();
+    close(&vals(&v), &[5.0, 4.0, 8.0, 2.0]);
+    assert_eq!(vals(&i), [0.0, 2.0, 1.0, 0.0]);
+    assert_eq!(
+        vals(&m.argsort(0, false).unwrap()),
+        [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    );
+    assert!(m.topk(4, 1, true).is_err());
+}
+
+#[test]
+fn padding_creation_and_init() {
+    use morok::{DType, PadMode};
+    let x = f32s(&[1.0, 2.0, 3.0], &[1, 3]);
+    close(
+        &vals(&x.pad_mode(&[2, 1], PadMode::Reflect).unwrap()),
+        &[3.0, 2.0, 1.0, 2.0, 3.0, 2.0],
+    );
+    close(
+        &vals(&x.pad_mode(&[2, 1], PadMode::Replicate).unwrap()),
+        &[1.0, 1.0, 1.0, 2.0, 3.0, 3.0],
+    );
+    close(
+        &vals(&x.pad_mode(&[2, 1], PadMode::Circular).unwrap()),
+        &[2.0, 3.0, 1.0, 2.0, 3.0, 1.0],
+    );
+    let c = x.pad_mode(&[0, 1, 1, 0], PadMode::Constant(7.0)).unwrap();
+    assert_eq!(c.shape(), &[2, 4]);
+    close(&vals(&c), &[7.0, 7.0, 7.0, 7.0, 1.0, 2.0, 3.0, 7.0]);
+    assert!(x.pad_mode(&[3, 0], PadMode::Reflect).is_err());
+    let n = f32s(&[3.0, 4.0], &[2]).normalize(2.0, 0, 1e-12).unwrap();
+    close(&vals(&n), &[0.6, 0.8]);
+    close(
+        &vals(&Tensor::arange_dtype(0.0, 5.0, 2.0, DType::I16).unwrap()),
+        &[0.0, 2.0, 4.0],
+    );
+    close(
+        &vals(&Tensor::linspace_dtype(0.0, 1.0, 3, DType::F16).unwrap()),
+        &[0.0, 0.5, 1.0],
+    );
+    close(
+        &vals(&Tensor::eye_rect(2, 3, DType::I32).unwrap()),
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+    );
+    assert_eq!(vals(&Tensor::empty(&[2], DType::F32)), [0.0, 0.0]);
+    let w = Tensor::kaiming_uniform(&[16, 8, 3], DType::F32, 0.0, 7).unwrap();
+    let bound = (2.0f64).sqrt() * (3.0 / 24.0f64).sqrt();
+    let v = vals(&w);
+    assert!(v.iter().all(|x| x.abs() <= bound));
+    assert!(v.iter().any(|x| x.abs() > 0.9 * bound));
+    let w = Tensor::xavier_normal(&[60, 50], DType::F32, 1.0, 3).unwrap();
+    let v: Vec<f64> = w
+        .to_vec::<f32>()
+        .unwrap()
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let var = v.iter().map(|x| x * x).sum::<f64>() / v.len() as f64;
+    assert!((var / (2.0 / 110.0) - 1.0).abs() < 0.1, "{var}");
+    assert!(Tensor::xavier_uniform(&[3], DType::F32, 1.0, 1).is_err());
+    assert!(Tensor::kaiming_normal(&[4, 0], DType::F32, 0.0, 1).is_err());
+}
+
+#[test]
+fn interpolate_modes() {
+    use morok::InterpolateMode as M;
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 4]);
+    let up = |size: usize, m, ac| vals(&x.interpolate(&[size], m, ac).unwrap());
+    close(
+        &up(8, M::Nearest, false),
+        &[1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0],
+    );
+    close(&up(3, M::Nearest, false), &[1.0, 2.0, 3.0]);
+    close(&up(3, M::NearestExact, false), &[1.0, 3.0, 4.0]);
+    close(
+        &up(8, M::Linear, false),
+        &[1.0, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4.0],
+    );
+    close(
+        &up(7, M::Linear, true),
+        &[1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0],
+    );
+    let img = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let b = img.interpolate(&[3, 3], M::Bilinear, true).unwrap();
+    close(&vals(&b), &[1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 3.0, 3.5, 4.0]);
+    assert!(x.interpolate(&[3], M::Bilinear, false).is_err());
+    assert!(x.interpolate(&[3], M::Nearest, true).is_err());
+    assert!(x.interpolate(&[3, 3], M::Nearest, false).is_err());
+}
+
+#[test]
+fn transposed_convolutions() {
+    use morok::ConvTransposeOptions as O;
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let ones = Tensor::full(&[1, 1, 2, 2], 1.0f32);
+    let y = x.conv_transpose2d(&ones, None, O::default()).unwrap();
+    close(&vals(&y), &[1.0, 3.0, 2.0, 4.0, 10.0, 6.0, 3.0, 7.0, 4.0]);
+    let s2 = O {
+        stride: (2, 2),
+        ..O::default()
+    };
+    let y = x.conv_transpose2d(&ones, None, s2).unwrap();
+    assert_eq!(y.shape(), &[1, 1, 4, 4]);
+    close(&vals(&y)[..8], &[1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0]);
+    let cropped = O {
+        stride: (2, 2),
+        padding: (1, 1),
+        ..O::default()
+    };
+    close(
+        &vals(&x.conv_transpose2d(&ones, None, cropped).unwrap()),
+        &[1.0, 2.0, 3.0, 4.0],
+    );
+    let w = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let row = f32s(&[1.0, 10.0], &[1, 1, 1, 2]);
+    close(
+        &vals(&row.conv_transpose2d(&w, None, O::default()).unwrap()),
+        &[1.0, 12.0, 20.0, 3.0, 34.0, 40.0],
+    );
+    let two = f32s(&[5.0, 7.0], &[1, 2, 1, 1]);
+    let gw = f32s(&[2.0, 3.0], &[2, 1, 1, 1]);
+    let grouped = O {
+        groups: 2,
+        ..O::default()
+    };
+    close(
+        &vals(&two.conv_transpose2d(&gw, None, grouped).unwrap()),
+        &[10.0, 21.0],
+    );
+    let seq = f32s(&[1.0, 10.0], &[1, 1, 2]);
+    let k = f32s(&[1.0, 2.0], &[1, 1, 2]);
+    let y = seq.conv_transpose1d(&k, None, O::default()).unwrap();
+    close(&vals(&y), &[1.0, 12.0, 20.0]);
+    assert!(x
+        .conv_transpose2d(
+            &w,
+            None,
+            O {
+                output_padding: (1, 1),
+                ..O::default()
+            }
+        )
+        .is_err());
+}
+
+#[test]
+fn pooling_options() {
+    use morok::PoolOptions;
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    let o = PoolOptions::new((2, 2)).stride((1, 1)).padding((1, 1));
+    let inc = vals(&x.avg_pool2d(o).unwrap());
+    assert_eq!(inc.len(), 9);
+    close(&inc[..2], &[0.25, 0.75]);
+    let exc = vals(&x.avg_pool2d(o.count_include_pad(false)).unwrap());
+    close(&exc[..2], &[1.0, 1.5]);
+    let row = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1, 1, 5]);
+    let c = PoolOptions::new((1, 2)).ceil_mode(true);
+    close(&vals(&row.max_pool1d(c).unwrap()), &[2.0, 4.0, 5.0]);
+    close(&vals(&row.avg_pool1d(c).unwrap()), &[1.5, 3.5, 5.0]);
+    close(
+        &vals(&row.avg_pool1d(PoolOptions::new((1, 2))).unwrap()),
+        &[1.5, 3.5],
+    );
+    let dil = PoolOptions::new((1, 2)).stride((1, 1)).dilation((1, 2));
+    close(&vals(&row.max_pool1d(dil).unwrap()), &[3.0, 4.0, 5.0]);
+    // ceil_mode drops a window that would start in the right padding.
+    let p = PoolOptions::new((1, 2))
+        .stride((1, 2))
+        .padding((0, 1))
+        .ceil_mode(true);
+    let r4 = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 4]);
+    close(&vals(&r4.max_pool1d(p).unwrap()), &[1.0, 3.0, 4.0]);
+}
