@@ -288,12 +288,18 @@ fn rust_workload_id(name: &str) -> Option<&'static str> {
 /// The default place of the shared bench folder: `../shared/bench` next
 /// to the repository this crate was built from.
 pub fn default_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench")
+    repo_root().join("../shared/bench")
 }
 
 /// The default `rust-peers-bench` binary: built into `target/rust-peers`.
 pub fn default_rust_bin() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/rust-peers/release/rust-peers-bench")
+    repo_root().join("target/rust-peers/release/rust-peers-bench")
+}
+
+/// The repository this crate was built from.
+pub fn repo_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
 }
 
 #[cfg(test)]

@@ -332,17 +332,20 @@ mod tests {
         (rows, peers)
     }
 
+    fn report<'a>(rows: &'a [Row], peers: &'a PeerRun) -> Report<'a> {
+        Report {
+            rows,
+            limits: None,
+            peers,
+            about: vec![],
+            took: String::new(),
+        }
+    }
+
     #[test]
     fn table_has_the_ratios() {
         let (rows, peers) = sample();
-        let report = Report {
-            rows: &rows,
-            limits: None,
-            peers: &peers,
-            about: vec![],
-            took: String::new(),
-        };
-        let md = report.markdown();
+        let md = report(&rows, &peers).markdown();
         let line = md.lines().find(|l| l.starts_with("| W4a")).unwrap();
         assert!(line.contains("| 20.0 | 107.4 GFLOP/s |"), "{line}");
         assert!(
@@ -354,16 +357,9 @@ mod tests {
     #[test]
     fn chart_is_an_svg() {
         let (rows, peers) = sample();
-        let report = Report {
-            rows: &rows,
-            limits: None,
-            peers: &peers,
-            about: vec![],
-            took: String::new(),
-        };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.svg");
-        report.chart(&path).unwrap();
+        report(&rows, &peers).chart(&path).unwrap();
         let svg = std::fs::read_to_string(path).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("numpy"));
     }

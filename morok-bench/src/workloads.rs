@@ -127,22 +127,17 @@ impl Workload {
             (Kind::Mlp(b), true) => (0, b / 16),
             _ => (0, 0),
         };
-        if quick {
-            Dims {
-                square: 64,
-                matmul,
-                batch,
-                conv: (1, 4, 8),
-                norm: (16, 32),
-            }
+        let (square, conv, norm) = if quick {
+            (64, (1, 4, 8), (16, 32))
         } else {
-            Dims {
-                square: 4096,
-                matmul,
-                batch,
-                conv: (8, 64, 56),
-                norm: (4096, 1024),
-            }
+            (4096, (8, 64, 56), (4096, 1024))
+        };
+        Dims {
+            square,
+            matmul,
+            batch,
+            conv,
+            norm,
         }
     }
 
