@@ -199,20 +199,17 @@ impl Report<'_> {
         let (lo, hi) = if values.is_empty() {
             (0.01, 1.0)
         } else {
-            (
-                10f64.powf(lo.log10().floor()),
-                10f64.powf(hi.log10().ceil()),
-            )
+            (10f64.powf((lo / 2.0).log10().floor()), hi * 5.0)
         };
         let n = self.rows.len();
-        let height = 120 + 22 * n as u32 * (series.len() as u32 + 1);
+        let height = 120 + 11 * n as u32 * (series.len() as u32 + 1);
         let err = |e: &dyn std::fmt::Display| format!("chart {}: {e}", path.display());
         let root = SVGBackend::new(path, (960, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let labels: Vec<String> = self.rows.iter().map(|r| r.label.clone()).collect();
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                "median warm time per call, ms (log scale; shorter is faster)",
+                "Morok and peers: median warm time per call, ms (log scale; shorter is faster)",
                 ("sans-serif", 18),
             )
             .margin(12)
@@ -230,6 +227,13 @@ impl Report<'_> {
                 match labels.get(n.wrapping_sub(i + 1)) {
                     Some(l) if centre => l.clone(),
                     _ => String::new(),
+                }
+            })
+            .x_label_formatter(&|v| {
+                if *v >= 1.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v}")
                 }
             })
             .x_desc("ms")
