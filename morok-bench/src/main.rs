@@ -1,0 +1,437 @@
+//! `morok-bench`: Morok's float32 workloads W1–W7 timed against the
+//! machine's limits and the installed peers, in one invocation.
+//!
+//! ```text
+//! cargo run --release -p morok-bench -- [OPTIONS] [WORKLOADS]
+//! ```
+//!
+//! For each workload: the median warm time, the rate (GB/s or GFLOP/s)
+//! and its share of the machine's limit, the first-call latency (this
+//! binary run again in a fresh process with an empty `MOROK_CACHE_DIR`),
+//! and each installed peer's median with Morok's time ÷ the peer's. The
+//! table goes to `<out>/bench.md` and a bar chart to `<out>/bench.svg`.
+//! See `morok-bench/README.md` for the options and for installing the
+//! peers.
+
+#![warn(missing_docs)]
+
+mod limits;
+mod peers;
+mod report;
+mod workloads;
+
+use morok::Tensor;
+use peers::{PeerConfig, PeerRun};
+use report::{Report, Row};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+use workloads::{HostInput, Workload};
+
+/// The hidden flag of the first-call child process.
+const CHILD_FLAG: &str = "--first-call-child";
+
+const USAGE: &str = "\
+usage: morok-bench [OPTIONS] [WORKLOADS]
+
+WORKLOADS   comma- or space-separated id prefixes (W1, W2, W2b, W4a, ...); all when absent
+--runs N    at most N timed warm calls per workload (default 10; no more once 3 s have been
+            spent, but at least 3, or 1 when the first call took longer than that)
+--quick     small sizes, no peers (a smoke test)
+--no-peers  skip the peers
+--no-limits skip measuring the machine's bandwidth and FMA peak
+--out DIR   where bench.md and bench.svg go (default: docs/ of the repository)
+--note TEXT a line added to the report (e.g. \"busy machine\")
+--peers-dir DIR   the shared bench folder (default ../shared/bench beside the repository;
+                  env MOROK_BENCH_PEERS)
+--python PATH     the peers' Python (default <peers-dir>/python/venv/bin/python; env MOROK_BENCH_PYTHON)
+--rust-peers PATH the rust-peers-bench binary (default target/rust-peers/release/rust-peers-bench;
+                  env MOROK_BENCH_RUST_PEERS)";
+
+/// The parsed command line.
+struct Options {
+    filters: Vec<String>,
+    runs: usize,
+    quick: bool,
+    peers: bool,
+    limits: bool,
+    out: PathBuf,
+    note: Option<String>,
+    peer_cfg: PeerConfig,
+}
+
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let env_path = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    let mut o = Options {
+        filters: vec![],
+        runs: 10,
+        quick: false,
+        peers: true,
+        limits: true,
+        out: peers::repo_root().join("docs"),
+        note: None,
+        peer_cfg: PeerConfig {
+            dir: env_path("MOROK_BENCH_PEERS").unwrap_or_else(peers::default_dir),
+            python: PathBuf::new(),
+            rust_bin: env_path("MOROK_BENCH_RUST_PEERS").unwrap_or_else(peers::default_rust_bin),
+            runs: 10,
+        },
+    };
+    let mut python = env_path("MOROK_BENCH_PYTHON");
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "--runs" => {
+                let v = value("--runs")?;
+                o.runs = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--runs needs a positive number, got `{v}`"))?;
+            }
+            "--quick" => o.quick = true,
+            "--no-peers" => o.peers = false,
+            "--no-limits" => o.limits = false,
+            "--out" => o.out = PathBuf::from(value("--out")?),
+            "--note" => o.note = Some(value("--note")?),
+            "--peers-dir" => o.peer_cfg.dir = PathBuf::from(value("--peers-dir")?),
+            "--python" => python = Some(PathBuf::from(value("--python")?)),
+            "--rust-peers" => o.peer_cfg.rust_bin = PathBuf::from(value("--rust-peers")?),
+            "-h" | "--help" => return Err(String::new()),
+            flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
+            list => o
+                .filters
+                .extend(list.split(',').filter(|s| !s.is_empty()).map(String::from)),
+        }
+    }
+    o.peer_cfg.python = python.unwrap_or_else(|| o.peer_cfg.dir.join("python/venv/bin/python"));
+    o.peer_cfg.runs = o.runs;
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(CHILD_FLAG) {
+        return first_call_child(&args[1..]);
+    }
+    let opts = match parse_args(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("morok-bench: {e}\n");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let selected = match workloads::select(&opts.filters) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("morok-bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts, &selected) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("morok-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs everything and writes the report; `Ok(false)` when a Morok
+/// workload failed or gave a wrong result.
+fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
+    let start = Instant::now();
+    let mut about = vec![format!(
+        "{}; {} ({} cores); load average at start {}",
+        utc_now(),
+        cpu_model(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        load_average()
+    )];
+    if opts.quick {
+        about.push("`--quick`: small sizes, a smoke test; the figures mean nothing".into());
+    }
+    if let Some(n) = &opts.note {
+        about.push(n.clone());
+    }
+    let limits = if opts.limits {
+        eprintln!("measuring the machine's bandwidth and FMA peak ...");
+        match limits::measure(opts.quick) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                eprintln!("machine limits not measured: {e}");
+                about.push(format!("machine limits not measured: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    for w in selected {
+        let row = bench_morok(w, opts);
+        match (&row.morok_ms, &row.error) {
+            (_, Some(e)) => eprintln!("{}: FAILED: {e}", row.label),
+            (Some(ms), None) => eprintln!(
+                "{}: {ms:.3} ms median of {}, first call {:.1} ms",
+                row.label,
+                row.runs,
+                row.first_ms.unwrap_or(f64::NAN)
+            ),
+            (None, None) => {}
+        }
+        rows.push(row);
+    }
+    let peer_run = if opts.quick {
+        PeerRun {
+            skipped: vec!["all peers: they run full sizes only, skipped with --quick".into()],
+            ..PeerRun::default()
+        }
+    } else if opts.peers {
+        peers::run_all(&opts.peer_cfg, selected)
+    } else {
+        PeerRun {
+            skipped: vec!["all peers: --no-peers".into()],
+            ..PeerRun::default()
+        }
+    };
+    for s in &peer_run.skipped {
+        eprintln!("skipped {s}");
+    }
+    let mut took = format!("this run took {:.0} s", start.elapsed().as_secs_f64());
+    for (p, s) in &peer_run.took {
+        took.push_str(&format!("; {p} {s:.0} s"));
+    }
+    let report = Report {
+        rows: &rows,
+        limits,
+        peers: &peer_run,
+        about,
+        took,
+    };
+    let md = report.markdown();
+    std::fs::create_dir_all(&opts.out)
+        .map_err(|e| format!("creating {}: {e}", opts.out.display()))?;
+    let md_path = opts.out.join("bench.md");
+    std::fs::write(&md_path, &md).map_err(|e| format!("writing {}: {e}", md_path.display()))?;
+    let svg_path = opts.out.join("bench.svg");
+    report.chart(&svg_path)?;
+    println!("{md}");
+    eprintln!("wrote {} and {}", md_path.display(), svg_path.display());
+    Ok(rows.iter().all(|r| r.error.is_none()))
+}
+
+/// Uploads the inputs of `w`, as a user would.
+fn upload(w: &Workload, quick: bool) -> Result<(Vec<HostInput>, Vec<Tensor>), String> {
+    let host = w.inputs(quick);
+    let tensors = host
+        .iter()
+        .map(|(shape, v)| Tensor::from_vec(v.clone(), shape))
+        .collect::<morok::Result<Vec<_>>>()
+        .map_err(|e| e.to_string())?;
+    Ok((host, tensors))
+}
+
+/// One call: build the lazy graph and realize it (compile on the first
+/// call, caches afterwards).
+fn call(w: &Workload, t: &[Tensor]) -> Result<Tensor, String> {
+    w.graph(t)
+        .and_then(|g| g.realize())
+        .map_err(|e| e.to_string())
+}
+
+/// Morok's row for one workload: a checked first call in this process,
+/// one more warm-up (when a call is short), then the timed warm calls; the first call in a fresh
+/// process comes from the child.
+fn bench_morok(w: &Workload, opts: &Options) -> Row {
+    let mut row = Row {
+        workload: *w,
+        label: w.label(opts.quick),
+        work: w.work(opts.quick),
+        morok_ms: None,
+        runs: 0,
+        first_ms: None,
+        error: None,
+    };
+    let result = (|| -> Result<(), String> {
+        let (host, t) = upload(w, opts.quick)?;
+        let t0 = Instant::now();
+        let out = call(w, &t)?;
+        let first = t0.elapsed();
+        let values = out.to_vec::<f32>().map_err(|e| e.to_string())?;
+        w.check(&host, &values)?;
+        // A second warm-up unless one call takes seconds (the naive W4b).
+        if first < Duration::from_secs(1) {
+            call(w, &t)?;
+        }
+        let budget = Duration::from_secs(3);
+        let min_runs = if first > budget { 1 } else { opts.runs.min(3) };
+        let mut times = Vec::with_capacity(opts.runs);
+        let begin = Instant::now();
+        while times.len() < opts.runs && (times.len() < min_runs || begin.elapsed() < budget) {
+            let t0 = Instant::now();
+            call(w, &t)?;
+            times.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        row.runs = times.len();
+        row.morok_ms = Some(median(&mut times));
+        Ok(())
+    })();
+    if let Err(e) = result {
+        row.error = Some(e);
+        return row;
+    }
+    match first_call(w, opts.quick) {
+        Ok(ms) => row.first_ms = Some(ms),
+        Err(e) => row.error = Some(format!("first call: {e}")),
+    }
+    row
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Runs this binary again with the hidden child flag and a new, empty
+/// kernel cache directory; returns the child's first-call time.
+fn first_call(w: &Workload, quick: bool) -> Result<f64, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
+    let cache = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(CHILD_FLAG)
+        .arg(w.id)
+        .env("MOROK_CACHE_DIR", cache.path());
+    if quick {
+        cmd.arg("--quick");
+    }
+    let out = cmd.output().map_err(|e| format!("spawning: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "child exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("FIRST_CALL_MS ")?.trim().parse().ok())
+        .ok_or_else(|| format!("no FIRST_CALL_MS line in {stdout:?}"))
+}
+
+/// The child: uploads the inputs, then times one graph build + realize
+/// (schedule, lowering, C compilation, run) and prints it.
+fn first_call_child(args: &[String]) -> ExitCode {
+    let quick = args.iter().any(|a| a == "--quick");
+    let Some(w) = args
+        .first()
+        .and_then(|id| workloads::ALL.iter().find(|w| w.id == id))
+    else {
+        eprintln!("{CHILD_FLAG}: unknown workload {:?}", args.first());
+        return ExitCode::from(2);
+    };
+    let result = upload(w, quick).and_then(|(_, t)| {
+        let t0 = Instant::now();
+        call(w, &t)?;
+        Ok(t0.elapsed().as_secs_f64() * 1e3)
+    });
+    match result {
+        Ok(ms) => {
+            println!("FIRST_CALL_MS {ms}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The CPU model from `/proc/cpuinfo` (Linux), else the architecture.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                Some(
+                    l.strip_prefix("model name")?
+                        .split(':')
+                        .nth(1)?
+                        .trim()
+                        .to_string(),
+                )
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// The 1-minute load average (Linux), to tell a busy machine.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The current UTC time as `YYYY-MM-DD HH:MM UTC`.
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rest / 3600,
+        (rest % 3600) / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse() {
+        let args: Vec<String> = ["W1,W4", "--runs", "5", "--no-peers", "W7"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let o = parse_args(&args).unwrap();
+        assert_eq!(o.filters, ["W1", "W4", "W7"]);
+        assert_eq!(o.runs, 5);
+        assert!(!o.peers && !o.quick);
+        assert!(parse_args(&["--runs".to_string(), "0".to_string()]).is_err());
+        assert!(parse_args(&["--bogus".to_string()]).is_err());
+    }
+
+    #[test]
+    fn median_of_even_and_odd() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

@@ -1,0 +1,370 @@
+//! The results as a Markdown table (`bench.md`) and a bar chart
+//! (`bench.svg`, plotters' SVG backend: no system libraries).
+
+use crate::limits::Limits;
+use crate::peers::{PeerResult, PeerRun, ORDER};
+use crate::workloads::{Bound, Work, Workload};
+use plotters::prelude::*;
+use std::fmt::Write;
+use std::path::Path;
+
+/// Morok's figures for one workload.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The workload.
+    pub workload: Workload,
+    /// Its label with the size that ran.
+    pub label: String,
+    /// Its work at the size that ran.
+    pub work: Work,
+    /// Median of the warm calls (none when it failed).
+    pub morok_ms: Option<f64>,
+    /// Timed warm calls.
+    pub runs: usize,
+    /// First call in a fresh process with an empty kernel cache.
+    pub first_ms: Option<f64>,
+    /// Why the workload or its check failed.
+    pub error: Option<String>,
+}
+
+/// Everything one invocation measured.
+pub struct Report<'a> {
+    /// Morok's rows, in table order.
+    pub rows: &'a [Row],
+    /// The machine's limits, when they could be measured.
+    pub limits: Option<Limits>,
+    /// What the peers gave.
+    pub peers: &'a PeerRun,
+    /// Lines about the run (date, CPU, load, note).
+    pub about: Vec<String>,
+    /// How long the run and each peer took.
+    pub took: String,
+}
+
+impl Report<'_> {
+    /// The limit a workload is compared with, with its name.
+    fn limit(&self, w: &Workload) -> Option<(f64, &'static str)> {
+        let l = self.limits?;
+        Some(match w.bound() {
+            Bound::Read => (l.read_gbs, "read"),
+            Bound::Copy => (l.copy_gbs, "copy"),
+            Bound::Triad => (l.triad_gbs, "triad"),
+            Bound::Fma => (l.fma_gflops, "FMA"),
+        })
+    }
+
+    /// The peers with at least one result, in table order.
+    fn peer_columns(&self) -> Vec<&'static str> {
+        ORDER
+            .iter()
+            .copied()
+            .filter(|p| self.peers.results.iter().any(|r| r.peer == *p))
+            .collect()
+    }
+
+    /// A peer's fastest variant on a workload.
+    fn best(&self, peer: &str, workload: &str) -> Option<&PeerResult> {
+        self.peers
+            .results
+            .iter()
+            .filter(|r| r.peer == peer && r.workload == workload)
+            .min_by(|a, b| a.median_ms.total_cmp(&b.median_ms))
+    }
+
+    /// The Markdown document.
+    pub fn markdown(&self) -> String {
+        let mut s = String::from("# Morok bench\n\n");
+        for line in &self.about {
+            let _ = writeln!(s, "- {line}");
+        }
+        if let Some(l) = self.limits {
+            let _ = writeln!(
+                s,
+                "- machine limits ({} threads): read {:.1} GB/s, copy {:.1} GB/s, triad {:.1} GB/s, \
+                 FMA peak {:.0} GFLOP/s ({}-bit vectors)",
+                l.threads, l.read_gbs, l.copy_gbs, l.triad_gbs, l.fma_gflops, l.vector_bits
+            );
+        }
+        let _ = writeln!(s, "- {}", self.took);
+        s.push_str(
+            "\nfloat32, median of warm calls. Rate: GB/s of compulsory traffic or GFLOP/s; \
+             % of limit: of the read, copy or triad bandwidth, or of the FMA peak. \
+             First call: a fresh process with an empty kernel cache. Peer cells: the peer's \
+             fastest variant in ms, and (Morok ms ÷ peer ms): below 1 means Morok is faster.\n\n",
+        );
+        let peers = self.peer_columns();
+        let mut head = String::from("| workload | Morok ms | rate | % of limit | first call ms |");
+        let mut rule = String::from("|---|---:|---:|---:|---:|");
+        for p in &peers {
+            let _ = write!(head, " {p} ms |");
+            rule.push_str("---:|");
+        }
+        head.push_str(" Morok ÷ fastest peer |");
+        rule.push_str("---:|");
+        let _ = writeln!(s, "{head}\n{rule}");
+        for row in self.rows {
+            let id = row.workload.id;
+            let (time, rate, pct) = match row.morok_ms {
+                Some(ms) => {
+                    let (r, unit) = row.work.rate(ms);
+                    let pct = self
+                        .limit(&row.workload)
+                        .map(|(l, name)| format!("{:.0}% {name}", 100.0 * r / l))
+                        .unwrap_or_else(|| "–".into());
+                    (fmt_ms(ms), format!("{r:.1} {unit}"), pct)
+                }
+                None => ("failed".into(), "–".into(), "–".into()),
+            };
+            let first = row.first_ms.map(fmt_ms).unwrap_or_else(|| "–".into());
+            let _ = write!(s, "| {} | {time} | {rate} | {pct} | {first} |", row.label);
+            let mut fastest: Option<f64> = None;
+            for p in &peers {
+                match self.best(p, id) {
+                    Some(r) => {
+                        fastest = Some(fastest.map_or(r.median_ms, |f| f.min(r.median_ms)));
+                        let ratio = row
+                            .morok_ms
+                            .map(|m| format!(" ({})", fmt_ratio(m / r.median_ms)))
+                            .unwrap_or_default();
+                        let _ = write!(s, " {}{ratio} |", fmt_ms(r.median_ms));
+                    }
+                    None => s.push_str(" – |"),
+                }
+            }
+            match (row.morok_ms, fastest) {
+                (Some(m), Some(f)) => {
+                    let _ = writeln!(s, " {} |", fmt_ratio(m / f));
+                }
+                _ => s.push_str(" – |\n"),
+            }
+        }
+        let errors: Vec<String> = self
+            .rows
+            .iter()
+            .filter_map(|r| Some(format!("{}: {}", r.workload.id, r.error.as_ref()?)))
+            .collect();
+        if !errors.is_empty() {
+            s.push_str("\nFailures:\n\n");
+            for e in errors {
+                let _ = writeln!(s, "- {e}");
+            }
+        }
+        if !self.peers.skipped.is_empty() {
+            s.push_str("\nPeers skipped or failed:\n\n");
+            for e in &self.peers.skipped {
+                let _ = writeln!(s, "- {e}");
+            }
+        }
+        if !self.peers.results.is_empty() {
+            s.push_str("\nEvery peer variant (median ms; ✗ marks a failed correctness check):\n\n");
+            s.push_str("| peer | variant | workload | ms |\n|---|---|---|---:|\n");
+            let mut all: Vec<&PeerResult> = self.peers.results.iter().collect();
+            all.sort_by(|a, b| (&a.workload, &a.peer).cmp(&(&b.workload, &b.peer)));
+            for r in all {
+                let bad = if r.correct == Some(false) { " ✗" } else { "" };
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {}{bad} |",
+                    r.peer,
+                    r.variant.replace('|', "\\|"),
+                    r.workload,
+                    fmt_ms(r.median_ms)
+                );
+            }
+        }
+        s
+    }
+
+    /// Writes the bar chart: per workload, Morok's and each peer's median
+    /// (log scale, ms).
+    pub fn chart(&self, path: &Path) -> Result<(), String> {
+        let series: Vec<&str> = std::iter::once("morok")
+            .chain(self.peer_columns())
+            .collect();
+        let value = |series: &str, row: &Row| -> Option<f64> {
+            if series == "morok" {
+                row.morok_ms
+            } else {
+                self.best(series, row.workload.id).map(|r| r.median_ms)
+            }
+        };
+        let values: Vec<f64> = self
+            .rows
+            .iter()
+            .flat_map(|row| series.iter().filter_map(move |s| value(s, row)))
+            .filter(|v| *v > 0.0)
+            .collect();
+        let lo = values.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().cloned().fold(0.0, f64::max);
+        let (lo, hi) = if values.is_empty() {
+            (0.01, 1.0)
+        } else {
+            (10f64.powf((lo / 2.0).log10().floor()), hi * 5.0)
+        };
+        let n = self.rows.len();
+        let height = 120 + 11 * n as u32 * (series.len() as u32 + 1);
+        let err = |e: &dyn std::fmt::Display| format!("chart {}: {e}", path.display());
+        let root = SVGBackend::new(path, (960, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let labels: Vec<String> = self.rows.iter().map(|r| r.label.clone()).collect();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "Morok and peers: median warm time per call, ms (log scale; shorter is faster)",
+                ("sans-serif", 18),
+            )
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(250)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..n as f64)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n * 2 + 1)
+            .y_label_formatter(&|y| {
+                let i = y.floor() as usize;
+                let centre = (y - y.floor() - 0.5).abs() < 1e-6;
+                match labels.get(n.wrapping_sub(i + 1)) {
+                    Some(l) if centre => l.clone(),
+                    _ => String::new(),
+                }
+            })
+            .x_label_formatter(&|v| {
+                if *v >= 1.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v}")
+                }
+            })
+            .x_desc("ms")
+            .draw()
+            .map_err(|e| err(&e))?;
+        let band = 0.8 / series.len() as f64;
+        for (k, s) in series.iter().enumerate() {
+            let colour = Palette99::pick(k).to_rgba();
+            let bars: Vec<Rectangle<(f64, f64)>> = self
+                .rows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, row)| {
+                    let v = value(s, row)?;
+                    // The first workload at the top.
+                    let top = (n - i) as f64 - 0.1 - band * k as f64;
+                    Some(Rectangle::new(
+                        [(lo, top - band), (v, top)],
+                        colour.filled(),
+                    ))
+                })
+                .collect();
+            chart
+                .draw_series(bars)
+                .map_err(|e| err(&e))?
+                .label(*s)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+        Ok(())
+    }
+}
+
+/// Milliseconds with three significant figures.
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 10.0 {
+        format!("{ms:.1}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+/// A time ratio with two significant figures.
+fn fmt_ratio(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}×")
+    } else {
+        format!("{r:.2}×")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::ALL;
+
+    fn sample() -> (Vec<Row>, PeerRun) {
+        let w = ALL[5];
+        let rows = vec![Row {
+            workload: w,
+            label: w.label(false),
+            work: w.work(false),
+            morok_ms: Some(20.0),
+            runs: 3,
+            first_ms: Some(100.0),
+            error: None,
+        }];
+        let peers = PeerRun {
+            results: vec![
+                PeerResult {
+                    peer: "numpy".into(),
+                    variant: "plain".into(),
+                    workload: "W4a".into(),
+                    median_ms: 10.0,
+                    correct: Some(true),
+                },
+                PeerResult {
+                    peer: "jax".into(),
+                    variant: "jit".into(),
+                    workload: "W4a".into(),
+                    median_ms: 40.0,
+                    correct: Some(true),
+                },
+            ],
+            ..PeerRun::default()
+        };
+        (rows, peers)
+    }
+
+    fn report<'a>(rows: &'a [Row], peers: &'a PeerRun) -> Report<'a> {
+        Report {
+            rows,
+            limits: None,
+            peers,
+            about: vec![],
+            took: String::new(),
+        }
+    }
+
+    #[test]
+    fn table_has_the_ratios() {
+        let (rows, peers) = sample();
+        let md = report(&rows, &peers).markdown();
+        let line = md.lines().find(|l| l.starts_with("| W4a")).unwrap();
+        assert!(line.contains("| 20.0 | 107.4 GFLOP/s |"), "{line}");
+        assert!(
+            line.contains("| 10.0 (2.00×) | 40.0 (0.50×) | 2.00× |"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn chart_is_an_svg() {
+        let (rows, peers) = sample();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.svg");
+        report(&rows, &peers).chart(&path).unwrap();
+        let svg = std::fs::read_to_string(path).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("numpy"));
+    }
+}
