@@ -106,14 +106,16 @@ fn device_of(sched: &Schedule) -> Result<Device, Error> {
             continue;
         };
         match &found {
-            Some(f) if *f != d => return Err(Error::runtime(
-                "realize",
-                format!(
+            Some(f) if *f != d => {
+                return Err(Error::runtime(
+                    "realize",
+                    format!(
                     "the inputs are on two devices, {} and {}: move them to one with `to_device`",
                     f.name(),
                     d.name()
                 ),
-            )),
+                ))
+            }
             Some(_) => {}
             None => found = Some(d),
         }

@@ -15,7 +15,7 @@
 
 use crate::device::Device;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
-use crate::opt::{optimize, OptError, OptMode, OptTarget};
+use crate::opt::{optimize, OptError, OptLimits, OptMode, OptTarget};
 use crate::program::{estimate_work, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
 use crate::uop::{Arg, AxisType, Op, UOp};
@@ -53,7 +53,15 @@ pub fn compile_program(
     opts: &CompileOptions,
 ) -> Result<Program, PipelineError> {
     let caps = renderer.caps();
-    let optimized = optimize(ast, opts.mode, &OptTarget { caps, device })?;
+    let optimized = optimize(
+        ast,
+        opts.mode,
+        &OptTarget {
+            caps,
+            limits: OptLimits::host_cpu(),
+            device,
+        },
+    )?;
     let name = kernel_name(&optimized);
     let mut lower_opts = LowerOptions::new(caps).with_name(name.clone());
     lower_opts.noopt = opts.mode == OptMode::None;

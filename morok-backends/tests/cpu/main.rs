@@ -4,6 +4,7 @@
 
 mod common;
 mod elementwise;
+mod opts;
 mod reduce;
 mod runtime;
 mod transcendental;
