@@ -65,6 +65,7 @@ pub fn compile_program(
     let name = kernel_name(&optimized);
     let mut lower_opts = LowerOptions::new(caps).with_name(name.clone());
     lower_opts.noopt = opts.mode == OptMode::None;
+    lower_opts.fma = !Arc::ptr_eq(&optimized, ast);
     let lowered = lower(&optimized, &lower_opts)?;
     Ok(render_program(&optimized, lowered, renderer)?)
 }
@@ -114,7 +115,7 @@ pub fn kernel_name(ast: &Arc<UOp>) -> String {
             },
         ) = (n.op(), n.arg())
         {
-            if let Some(end) = n.s(0).const_value().and_then(|c| c.as_i64()) {
+            if let Some(end) = n.range_size() {
                 name.push_str(&format!("_{end}"));
             }
         }

@@ -23,7 +23,7 @@ pub struct OptKernel {
 
 /// The constant trip count of a `RANGE`, if it has one.
 pub fn range_size(r: &UOp) -> Option<i64> {
-    r.s(0).const_value().and_then(|c| c.as_i64())
+    r.range_size()
 }
 
 fn axis_id(r: &UOp) -> usize {

@@ -5,12 +5,15 @@
 //! - [`actions`]: the [`Opt`] model and each opt's validity rules;
 //! - [`kernel`]: the kernel's ranges as opts address them, and the range
 //!   split (`shift_to`) every opt is built from;
-//! - [`apply_opts`]: a list of opts applied in order (deterministic).
+//! - [`apply_opts`]: a list of opts applied in order (deterministic);
+//! - [`heuristic`]: the opts chosen by hand-written rules.
 //!
-//! Today [`optimize`] is still the identity: the kernel is lowered as
-//! scheduled.
+//! [`optimize`] runs the heuristics (beam search is not built yet: a
+//! `Beam` mode runs the heuristics too); `OptMode::None` lowers the
+//! kernel as scheduled.
 
 pub mod actions;
+pub mod heuristic;
 pub mod kernel;
 
 pub use actions::{apply_opt, Opt, OptArg, OptOps};
@@ -105,15 +108,21 @@ pub fn apply_opts(ast: &Arc<UOp>, opts: &[Opt], limits: OptLimits) -> Result<Arc
     Ok(k.ast)
 }
 
-/// Optimizes one kernel AST for `target` (see the module docs: the
-/// identity for now, whatever the mode).
+/// Optimizes one kernel AST for `target` (see the module docs).
 pub fn optimize(
     ast: &Arc<UOp>,
-    _mode: OptMode,
-    _target: &OptTarget<'_>,
+    mode: OptMode,
+    target: &OptTarget<'_>,
 ) -> Result<Arc<UOp>, OptError> {
-    Ok(ast.clone())
+    match mode {
+        OptMode::None => Ok(ast.clone()),
+        OptMode::Heuristics | OptMode::Beam(_) => {
+            let mut k = OptKernel::new(ast, target.limits);
+            heuristic::hand_coded_optimizations(&mut k);
+            Ok(k.ast)
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -25,7 +25,7 @@ fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
 }
 
 /// C[i, j] = sum_k A[i*K + k] * B[k*N + j].
-pub(super) fn matmul(m: i64, k: i64, n: i64) -> Arc<UOp> {
+pub(crate) fn matmul(m: i64, k: i64, n: i64) -> Arc<UOp> {
     let i = range(m, 0, AxisType::Loop);
     let j = range(n, 1, AxisType::Loop);
     let r = range(k, 2, AxisType::Reduce);
@@ -331,4 +331,51 @@ fn apply_opts_is_deterministic() {
     let a = apply_opts(&matmul(8, 8, 8), &opts, cpu()).unwrap();
     let b = apply_opts(&matmul(8, 8, 8), &opts, cpu()).unwrap();
     assert!(Arc::ptr_eq(&a, &b), "hash-consed results are the same node");
+}
+
+fn heuristics(ast: &Arc<UOp>) -> OptKernel {
+    let mut k = OptKernel::new(ast, cpu());
+    heuristic::hand_coded_optimizations(&mut k);
+    k
+}
+
+#[test]
+fn heuristics_tile_a_matmul_and_keep_its_results() {
+    let mm = matmul(32, 64, 32);
+    let k = heuristics(&mm);
+    assert_eq!(
+        k.applied,
+        vec![
+            Opt::new(Upcast, 1, 4),
+            Opt::new(Upcast, 0, 4),
+            Opt::new(Unroll, 0, 4)
+        ]
+    );
+    let sizes = [32 * 32, 32 * 64, 64 * 32];
+    assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes));
+}
+
+#[test]
+fn heuristics_on_reductions_and_elementwise_kernels() {
+    // small output: no tile; the reduce is unrolled fully when short
+    let k = heuristics(&row_reduce(ReduceOp::Max, 8, 16));
+    assert_eq!(
+        k.applied,
+        vec![Opt::new(Unroll, 0, 0), Opt::new(Upcast, 0, 4)]
+    );
+    assert_eq!(
+        run(&row_reduce(ReduceOp::Max, 8, 16), &[8, 128]),
+        run(&k.ast, &[8, 128])
+    );
+    // elementwise: upcast the last axis by 4
+    let i = range(4096, 0, AxisType::Loop);
+    let e = UOp::sink(vec![
+        store(&i, &load(1, &i).mul(&load(2, &i))).end(std::slice::from_ref(&i))
+    ]);
+    let k = heuristics(&e);
+    assert_eq!(k.applied, vec![Opt::new(Upcast, 0, 4)]);
+    assert_eq!(run(&e, &[4096; 3]), run(&k.ast, &[4096; 3]));
+    // softmax keeps its results
+    let sm = softmax(4, 8);
+    assert_eq!(run(&sm, &[32, 32]), run(&heuristics(&sm).ast, &[32, 32]));
 }
