@@ -103,3 +103,23 @@ fn reductions_with_padding_and_unrolling() {
         );
     }
 }
+
+#[test]
+fn heuristic_matmul_is_tiled_and_fused() {
+    let (m, k, n) = (32usize, 64usize, 48usize);
+    let (a, b) = (data(m * k, 4), data(k * n, 5));
+    let (dev, _dir) = device(2);
+    let mut args = [
+        Arg::zeros(DType::F32, m * n),
+        Arg::new(DType::F32, &a),
+        Arg::new(DType::F32, &b),
+    ];
+    let kernel = exec(&dev, &matmul_ast(m as i64, k as i64, n as i64), &mut args);
+    assert_eq!(
+        args[0].get::<f32>(),
+        super::reduce::matmul_ref_fused(&a, &b, m, k, n)
+    );
+    let src = kernel.source();
+    assert!(src.contains("fmaf("), "{src}");
+    assert!(src.contains("acc15"), "a 4×4 tile of accumulators:\n{src}");
+}

@@ -206,4 +206,4 @@ pub fn indexes_global(index: &Arc<UOp>) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

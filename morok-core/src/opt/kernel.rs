@@ -1,5 +1,5 @@
 //! The optimizer's view of one kernel AST: its ranges in a fixed order
-//! (what an [`Opt`](super::Opt)'s `axis` indexes) and the one piece of
+//! (what an [`Opt`]'s `axis` indexes) and the one piece of
 //! range surgery every opt is built from, [`OptKernel::shift_to`].
 
 use super::{Opt, OptLimits};

@@ -4,36 +4,15 @@
 //! identities), and refused opts must say why.
 
 use super::*;
-use crate::dtype::DType;
 use crate::interp::run_kernel;
+pub(crate) use crate::lower::tests::matmul;
+use crate::lower::tests::{load, range};
 use crate::uop::{AxisType, Op, ReduceOp, UOp};
-
-fn range(n: i64, id: usize, t: AxisType) -> Arc<UOp> {
-    UOp::range(&UOp::index(n), id, t)
-}
-
-fn load(slot: i64, idx: &Arc<UOp>) -> Arc<UOp> {
-    UOp::define_global(slot, DType::F32)
-        .index_into(idx, None)
-        .load()
-}
 
 fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
     UOp::define_global(0, v.dtype())
         .index_into(idx, None)
         .store(v)
-}
-
-/// C[i, j] = sum_k A[i*K + k] * B[k*N + j].
-pub(crate) fn matmul(m: i64, k: i64, n: i64) -> Arc<UOp> {
-    let i = range(m, 0, AxisType::Loop);
-    let j = range(n, 1, AxisType::Loop);
-    let r = range(k, 2, AxisType::Reduce);
-    let a = load(1, &i.mul(&UOp::index(k)).add(&r));
-    let b = load(2, &r.mul(&UOp::index(n)).add(&j));
-    let v = a.mul(&b).reduce(ReduceOp::Add, std::slice::from_ref(&r));
-    let st = store(&i.mul(&UOp::index(n)).add(&j), &v);
-    UOp::sink(vec![st.end(&[i, j])])
 }
 
 /// out[i] = op_k x[i*K + k].
