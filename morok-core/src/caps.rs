@@ -43,7 +43,9 @@ impl OpSet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Caps {
     /// Transcendental ops with a native (correctly rounded or libm
-    /// quality) implementation on float types.
+    /// quality) implementation on float types; `MulAcc` when the target
+    /// renders a fused multiply-add (lowering then may form it in
+    /// optimized accumulations).
     pub native: OpSet,
 }
 

@@ -15,7 +15,7 @@
 
 use crate::device::Device;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
-use crate::opt::{optimize, OptError, OptMode, OptTarget};
+use crate::opt::{optimize, OptError, OptLimits, OptMode, OptTarget};
 use crate::program::{estimate_work, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
 use crate::uop::{Arg, AxisType, Op, UOp};
@@ -53,10 +53,19 @@ pub fn compile_program(
     opts: &CompileOptions,
 ) -> Result<Program, PipelineError> {
     let caps = renderer.caps();
-    let optimized = optimize(ast, opts.mode, &OptTarget { caps, device })?;
+    let optimized = optimize(
+        ast,
+        opts.mode,
+        &OptTarget {
+            caps,
+            limits: OptLimits::host_cpu(),
+            device,
+        },
+    )?;
     let name = kernel_name(&optimized);
     let mut lower_opts = LowerOptions::new(caps).with_name(name.clone());
     lower_opts.noopt = opts.mode == OptMode::None;
+    lower_opts.fma = !Arc::ptr_eq(&optimized, ast);
     let lowered = lower(&optimized, &lower_opts)?;
     Ok(render_program(&optimized, lowered, renderer)?)
 }
@@ -106,7 +115,7 @@ pub fn kernel_name(ast: &Arc<UOp>) -> String {
             },
         ) = (n.op(), n.arg())
         {
-            if let Some(end) = n.s(0).const_int() {
+            if let Some(end) = n.range_size() {
                 name.push_str(&format!("_{end}"));
             }
         }

@@ -6,6 +6,7 @@ mod common;
 mod elementwise;
 #[cfg(feature = "llvm")]
 mod llvm;
+mod opts;
 mod reduce;
 mod runtime;
 mod transcendental;

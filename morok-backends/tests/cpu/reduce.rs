@@ -181,6 +181,18 @@ pub fn matmul_ref(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32
     c
 }
 
+/// The matmul as the optimizer's kernel computes it: k ascending, each
+/// step one fused multiply-add (`MULACC`).
+pub fn matmul_ref_fused(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).fold(0.0, |acc, r| a[i * k + r].mul_add(b[r * n + j], acc));
+        }
+    }
+    c
+}
+
 #[test]
 fn matmul() {
     let (dev, _dir) = device(1);

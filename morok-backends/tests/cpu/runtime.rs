@@ -2,7 +2,7 @@
 //! argument checking.
 
 use super::common::*;
-use super::reduce::{matmul_ast, matmul_ref};
+use super::reduce::{matmul_ast, matmul_ref_fused};
 use morok_core::device::{Device, DeviceError};
 use morok_core::dtype::DType;
 use morok_core::lower::threefry2x32;
@@ -134,7 +134,8 @@ fn threading_gives_the_same_result() {
     let (m, k, n) = (64usize, 48usize, 40usize);
     let a: Vec<f32> = (0..m * k).map(|i| (i % 13) as f32 * 0.1 - 0.6).collect();
     let b: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 * 0.3 - 1.0).collect();
-    let want = matmul_ref(&a, &b, m, k, n);
+    // the heuristics tile this matmul and accumulate with fused mul-adds
+    let want = matmul_ref_fused(&a, &b, m, k, n);
     for threads in [1, 4] {
         let (dev, _dir) = device(threads);
         let mut args = [

@@ -5,23 +5,26 @@
 //!
 //! 1. [`validate`]: the AST follows the contract (checked once, so later
 //!    stages can rely on it);
-//! 2. `crate::symbolic::symbolic()` simplifies the whole graph (index
+//! 2. [`expand`]: `UPCAST` ranges (from the optimizer) become one store
+//!    per lane;
+//! 3. `crate::symbolic::symbolic()` simplifies the whole graph (index
 //!    expressions above all);
-//! 3. [`decompose`]: ops the target cannot express are rewritten into ops
+//! 4. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`]);
-//! 4. [`bounds`]: the element range each buffer slot may touch;
-//! 5. [`reduce`]: each `REDUCE` becomes an accumulator register updated
+//! 5. [`bounds`]: the element range each buffer slot may touch;
+//! 6. [`reduce`]: each `REDUCE` becomes an accumulator register updated
 //!    inside its loops;
-//! 6. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
+//! 7. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
 //!    index expression provably fits, `i64` otherwise;
-//! 7. [`linearize`]: the graph is scheduled into nested loop blocks and
+//! 8. [`linearize`]: the graph is scheduled into nested loop blocks and
 //!    flattened into a list with explicit `RANGE` … `END` pairs and
 //!    `IF` … `ENDIF` around gated stores.
 
 pub mod bounds;
 pub mod decompose;
 mod double_word;
+pub mod expand;
 pub mod index_dtype;
 pub mod linearize;
 pub mod live;
@@ -50,6 +53,11 @@ pub struct LowerOptions {
     pub caps: Caps,
     /// The kernel's name in the rendered source (a C identifier).
     pub name: String,
+    /// Accumulate float sums of products with `MULACC` (a fused
+    /// multiply-add): set when the optimizer changed the kernel and the
+    /// target renders `MULACC` (`caps.native`); off, every result is
+    /// rounded exactly as the unoptimized kernel rounds it.
+    pub fma: bool,
 }
 
 impl LowerOptions {
@@ -59,6 +67,7 @@ impl LowerOptions {
             noopt: false,
             caps,
             name: "kernel".to_string(),
+            fma: false,
         }
     }
 
@@ -160,13 +169,14 @@ pub struct LoweredKernel {
 /// Lowers a kernel AST to a linear program (the stages in the module docs).
 pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, LowerError> {
     validate::validate(ast)?;
-    let mut g = ast.clone();
+    let mut g = expand::expand_upcasts(ast);
     if !opts.noopt {
         g = graph_rewrite(&crate::symbolic::symbolic(), &g, &mut ())?;
     }
     g = decompose::decompose(&g, &opts.caps)?;
     let buffers = bounds::buffer_slots(&g)?;
-    let g = reduce::lower_reduces(&g)?;
+    let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);
+    let g = reduce::lower_reduces(&g, fma)?;
     let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);
     let program = linearize::linearize(&g)?;
     let guarded = program
@@ -197,4 +207,4 @@ pub fn indexes_global(index: &Arc<UOp>) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

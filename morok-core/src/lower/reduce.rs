@@ -1,14 +1,31 @@
 //! Reduce lowering: the declarative `REDUCE(value, ranges...)` becomes an
 //! accumulator register that is initialised, updated inside the reduce
 //! loops, and read after them.
+//!
+//! Two things come from the optimizer (`crate::opt`):
+//!
+//! - `UNROLL` ranges (constant size) get no loop: the update folds the
+//!   value of each lane into the accumulator in lane order, which is the
+//!   order the loop would have visited them;
+//! - independent reduces over the same ranges with the same outer ranges
+//!   (the lanes of an upcast output, see [`super::expand`]) share one
+//!   loop, so their accumulators form a register tile.
+//!
+//! With `fma`, a float sum of products accumulates through `MULACC`
+//! (rendered as a fused multiply-add, one rounding instead of two).
 
 use super::live::live_ranges;
 use super::LowerError;
 use crate::dtype::AddrSpace;
+use crate::dtype::DType;
 use crate::rewrite::{graph_rewrite_bottom_up, PatternMatcher};
-use crate::uop::{Arg, Op, Srcs, UOp};
+use crate::uop::{Arg, AxisType, Op, ReduceOp, Srcs, UOp};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+/// One loop shared by reduces: the outer range ids of the reduces updated
+/// in it, and their accumulators.
+type SharedLoop = (Vec<u64>, Vec<Arc<UOp>>);
 
 /// State of the pass: the next free register slot and the live-range
 /// memo shared across rule applications.
@@ -19,6 +36,11 @@ struct Ctx {
     claimed: HashSet<u64>,
     /// The next unused `axis_id` (for fresh copies of shared ranges).
     next_axis: usize,
+    /// Loops of lowered reduces, by their range ids (in order): the outer
+    /// range ids of the reduces updated in it, and their accumulators.
+    loops: HashMap<Vec<u64>, SharedLoop>,
+    /// Form `MULACC` for float sums of products.
+    fma: bool,
 }
 
 /// Gives `n` loops of its own: every reduce range that an already
@@ -101,17 +123,38 @@ fn after(x: &Arc<UOp>, deps: &[Arc<UOp>]) -> Arc<UOp> {
 /// does not use some of them (a sum of a constant counts iterations).
 /// The result depends only on `upd`, so it is placed after the loops.
 /// Correct because `e ⊕ v₁ ⊕ … ⊕ vₙ` is the reduction of the `vᵢ`.
+///
+/// `UNROLL` ranges among `r` are not looped: the update is
+/// `(…(LOAD(cur) ⊕ value[u:=0]) ⊕ value[u:=1]…)`, the same sequence of
+/// operations. (When a reduce already lowered inside `value` depends on
+/// an unrolled range, that range stays a loop: the inner accumulator
+/// needs one.)
 fn lower_reduce(n: &Arc<UOp>, ctx: &mut Ctx) -> Option<Arc<UOp>> {
     let Arg::Reduce(op) = *n.arg() else {
         return None;
     };
-    let n = &own_ranges(n, ctx);
-    let value = n.s(0);
-    let ranges: Vec<Arc<UOp>> = n.src()[1..].to_vec();
-    let outer: Vec<Arc<UOp>> = live_ranges(value, &mut ctx.live)
+    let (unrolled, looped) = split_unrolled(n, ctx);
+    let outer: Vec<Arc<UOp>> = live_ranges(n.s(0), &mut ctx.live)
         .into_iter()
-        .filter(|r| !ranges.iter().any(|x| Arc::ptr_eq(x, r)))
+        .filter(|r| !n.src()[1..].iter().any(|x| Arc::ptr_eq(x, r)))
         .collect();
+    let outer_ids: Vec<u64> = outer.iter().map(|r| r.id()).collect();
+    let key: Vec<u64> = looped.iter().map(|r| r.id()).collect();
+    let shared = !key.is_empty()
+        && ctx.loops.get(&key).is_some_and(|(o, accs)| {
+            *o == outer_ids
+                && !n
+                    .s(0)
+                    .toposort()
+                    .iter()
+                    .any(|m| accs.iter().any(|a| Arc::ptr_eq(a, m)))
+        });
+    let (value, ranges) = if shared {
+        (n.s(0).clone(), looped)
+    } else {
+        let renamed = own_ranges(&n.s(0).reduce(op, &looped), ctx);
+        (renamed.s(0).clone(), renamed.src()[1..].to_vec())
+    };
     let dtype = n.dtype();
     let zero = UOp::index(0);
     let acc = UOp::new(
@@ -121,13 +164,60 @@ fn lower_reduce(n: &Arc<UOp>, ctx: &mut Ctx) -> Option<Arc<UOp>> {
         Arg::Int(ctx.next_reg),
     );
     ctx.next_reg += 1;
+    if !ranges.is_empty() {
+        let key: Vec<u64> = ranges.iter().map(|r| r.id()).collect();
+        ctx.loops
+            .entry(key)
+            .or_insert_with(|| (outer_ids, Vec::new()))
+            .1
+            .push(acc.clone());
+    }
     let identity = UOp::const_(dtype, op.identity(dtype.scalar_type()));
     let init = reg_index(&after(&acc, &outer), &zero).store(&identity);
     let mut deps = vec![init];
     deps.extend(ranges.iter().cloned());
     let cur = reg_index(&after(&acc, &deps), &zero);
-    let upd = cur.store(&cur.load().bin(op.alu(), value)).end(&ranges);
+    let fma = ctx.fma && op == ReduceOp::Add && matches!(dtype, DType::F32 | DType::F64);
+    let mut folded = cur.load();
+    for lane in super::expand::lane_maps(&unrolled) {
+        let v = value.substitute(&lane);
+        folded = if fma && v.op() == Op::Mul {
+            UOp::alu(Op::MulAcc, vec![v.s(0).clone(), v.s(1).clone(), folded])
+        } else {
+            folded.bin(op.alu(), &v)
+        };
+    }
+    let upd = cur.store(&folded).end(&ranges);
     Some(reg_index(&after(&acc, &[upd]), &zero).load())
+}
+
+/// Splits the ranges of a reduce into those unrolled into the update (the
+/// `UNROLL` ranges of constant size no lowered reduce inside the value
+/// depends on) and those that stay loops, each in list order.
+fn split_unrolled(n: &Arc<UOp>, ctx: &mut Ctx) -> (Vec<Arc<UOp>>, Vec<Arc<UOp>>) {
+    let inner_regs: Vec<Arc<UOp>> = n
+        .s(0)
+        .toposort()
+        .into_iter()
+        .filter(|m| m.op() == Op::After && m.s(0).op() == Op::DefineReg)
+        .collect();
+    let mut unrolled = Vec::new();
+    let mut looped = Vec::new();
+    for r in &n.src()[1..] {
+        let unroll = r.axis_type() == Some(AxisType::Unroll)
+            && r.range_size().is_some()
+            && !inner_regs.iter().any(|a| {
+                live_ranges(a, &mut ctx.live)
+                    .iter()
+                    .any(|x| Arc::ptr_eq(x, r))
+            });
+        if unroll {
+            unrolled.push(r.clone());
+        } else {
+            looped.push(r.clone());
+        }
+    }
+    (unrolled, looped)
 }
 
 /// `INDEX(reg, i)` on a register (possibly behind `AFTER`).
@@ -138,8 +228,8 @@ fn reg_index(reg: &Arc<UOp>, i: &Arc<UOp>) -> Arc<UOp> {
 
 /// Lowers every `REDUCE` of the graph, innermost first (bottom-up), so a
 /// reduce nested in another's value is already an accumulator read when
-/// the outer one is lowered.
-pub fn lower_reduces(g: &Arc<UOp>) -> Result<Arc<UOp>, LowerError> {
+/// the outer one is lowered. `fma`: see the module docs.
+pub fn lower_reduces(g: &Arc<UOp>, fma: bool) -> Result<Arc<UOp>, LowerError> {
     let mut pm: PatternMatcher<Ctx> = PatternMatcher::new("lower_reduce");
     pm.rule(&[Op::Reduce], lower_reduce);
     let next_axis = g
@@ -156,6 +246,8 @@ pub fn lower_reduces(g: &Arc<UOp>) -> Result<Arc<UOp>, LowerError> {
         live: HashMap::new(),
         claimed: HashSet::new(),
         next_axis,
+        loops: HashMap::new(),
+        fma,
     };
     Ok(graph_rewrite_bottom_up(&pm, g, &mut ctx)?)
 }

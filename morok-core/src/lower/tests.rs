@@ -9,11 +9,11 @@ fn opts() -> LowerOptions {
     LowerOptions::new(Caps::all_native())
 }
 
-fn range(n: i64, id: usize, t: AxisType) -> Arc<UOp> {
+pub(crate) fn range(n: i64, id: usize, t: AxisType) -> Arc<UOp> {
     UOp::range(&UOp::index(n), id, t)
 }
 
-fn load(slot: i64, idx: &Arc<UOp>) -> Arc<UOp> {
+pub(crate) fn load(slot: i64, idx: &Arc<UOp>) -> Arc<UOp> {
     UOp::define_global(slot, DType::F32)
         .index_into(idx, None)
         .load()
@@ -26,7 +26,7 @@ fn store(slot: i64, idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
 }
 
 /// C[i, j] = sum_k A[i*K + k] * B[k*N + j].
-fn matmul(m: i64, k: i64, n: i64) -> Arc<UOp> {
+pub(crate) fn matmul(m: i64, k: i64, n: i64) -> Arc<UOp> {
     let i = range(m, 0, AxisType::Loop);
     let j = range(n, 1, AxisType::Loop);
     let r = range(k, 2, AxisType::Reduce);

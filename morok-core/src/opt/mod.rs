@@ -2,10 +2,22 @@
 //! ([`crate::pipeline::compile_program`]) that rewrites a kernel AST's
 //! ranges (upcast, unroll, threads, ...) before lowering.
 //!
-//! Today it is the identity: the kernel is lowered as scheduled. Its
-//! inputs are already what the optimizer needs: the kernel AST, the
-//! target's capabilities and, for beam search, a device that can compile
-//! and time candidate programs ([`crate::device::Device`]).
+//! - [`actions`]: the [`Opt`] model and each opt's validity rules;
+//! - [`kernel`]: the kernel's ranges as opts address them, and the range
+//!   split (`shift_to`) every opt is built from;
+//! - [`apply_opts`]: a list of opts applied in order (deterministic);
+//! - [`heuristic`]: the opts chosen by hand-written rules.
+//!
+//! [`optimize`] runs the heuristics (beam search is not built yet: a
+//! `Beam` mode runs the heuristics too); `OptMode::None` lowers the
+//! kernel as scheduled.
+
+pub mod actions;
+pub mod heuristic;
+pub mod kernel;
+
+pub use actions::{apply_opt, Opt, OptArg, OptOps};
+pub use kernel::OptKernel;
 
 use crate::caps::Caps;
 use crate::device::Device;
@@ -24,10 +36,41 @@ pub enum OptMode {
     Beam(usize),
 }
 
+/// The target's limits that decide which opts are valid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OptLimits {
+    /// Workgroups with local memory exist (GPUs): LOCAL, GROUP, GROUPTOP.
+    pub has_local: bool,
+    /// Bytes of shared memory per workgroup (GROUP's budget).
+    pub shared_max: usize,
+    /// Tensor cores exist (TC).
+    pub tensor_cores: bool,
+    /// Most threads a THREAD axis may use (1: none).
+    pub max_threads: usize,
+    /// Largest UPCAST amount.
+    pub max_upcast: i64,
+}
+
+impl OptLimits {
+    /// The host CPU: no locals, no tensor cores, one THREAD lane per
+    /// available core.
+    pub fn host_cpu() -> OptLimits {
+        OptLimits {
+            has_local: false,
+            shared_max: 0,
+            tensor_cores: false,
+            max_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            max_upcast: 16,
+        }
+    }
+}
+
 /// What the optimizer knows about the target of one kernel.
 pub struct OptTarget<'a> {
     /// What the target's renderer evaluates natively.
     pub caps: Caps,
+    /// Which opts the target allows.
+    pub limits: OptLimits,
     /// The device that will run the kernel (beam search compiles and times
     /// candidates on it).
     pub device: Option<&'a dyn Device>,
@@ -43,12 +86,43 @@ pub struct OptError {
     pub what: String,
 }
 
-/// Optimizes one kernel AST for `target` (see the module docs: the
-/// identity for now, whatever the mode).
+impl OptError {
+    fn new(ast: &Arc<UOp>, what: String) -> OptError {
+        OptError {
+            kernel: crate::pipeline::kernel_name(ast),
+            what,
+        }
+    }
+}
+
+/// Applies `opts` in order to the kernel `ast` for a target with
+/// `limits`; the first refused opt fails the whole list (its error names
+/// the opt, its position and the reason). Deterministic: the same AST and
+/// list give the same result.
+pub fn apply_opts(ast: &Arc<UOp>, opts: &[Opt], limits: OptLimits) -> Result<Arc<UOp>, OptError> {
+    let mut k = OptKernel::new(ast, limits);
+    for (i, opt) in opts.iter().enumerate() {
+        apply_opt(&mut k, opt).map_err(|e| OptError::new(ast, format!("opt {i} {opt}: {e}")))?;
+        k.applied.push(*opt);
+    }
+    Ok(k.ast)
+}
+
+/// Optimizes one kernel AST for `target` (see the module docs).
 pub fn optimize(
     ast: &Arc<UOp>,
-    _mode: OptMode,
-    _target: &OptTarget<'_>,
+    mode: OptMode,
+    target: &OptTarget<'_>,
 ) -> Result<Arc<UOp>, OptError> {
-    Ok(ast.clone())
+    match mode {
+        OptMode::None => Ok(ast.clone()),
+        OptMode::Heuristics | OptMode::Beam(_) => {
+            let mut k = OptKernel::new(ast, target.limits);
+            heuristic::hand_coded_optimizations(&mut k);
+            Ok(k.ast)
+        }
+    }
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -227,6 +227,15 @@ impl UOp {
         self.const_value().is_some_and(|c| c.is_one())
     }
 
+    /// The constant trip count of a RANGE (`None` for a symbolic end or a
+    /// non-RANGE).
+    pub fn range_size(&self) -> Option<i64> {
+        if self.op() != Op::Range {
+            return None;
+        }
+        self.s(0).const_value().and_then(|c| c.as_i64())
+    }
+
     /// The range's scheduling type, if this is a RANGE.
     pub fn axis_type(&self) -> Option<AxisType> {
         match self.arg() {

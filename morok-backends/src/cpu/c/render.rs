@@ -706,9 +706,13 @@ impl Renderer for CRenderer {
         "c"
     }
 
-    /// libm provides every transcendental function.
+    /// libm provides every transcendental function, and `fma`/`fmaf`
+    /// render `MULACC` (`-march=native` makes them one instruction where
+    /// the CPU has FMA).
     fn caps(&self) -> Caps {
-        Caps::all_native()
+        let mut caps = Caps::all_native();
+        caps.native = caps.native.with(Op::MulAcc);
+        caps
     }
 
     fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {

@@ -1,0 +1,125 @@
+//! Kernel opts through the whole CPU path: each opt list is applied to a
+//! kernel AST, lowered, rendered to C, compiled and run, and must store
+//! what the unoptimized kernel stores.
+
+use super::common::*;
+use super::reduce::matmul_ast;
+use morok_core::device::Device;
+use morok_core::dtype::DType;
+use morok_core::lower::{lower, LowerOptions};
+use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps::*};
+use morok_core::uop::{AxisType, Op, ReduceOp, UOp};
+use std::sync::Arc;
+
+fn data(n: usize, seed: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| (((i * 7 + seed * 13) % 23) as f32 - 11.0) * 0.37)
+        .collect()
+}
+
+/// Lowers `ast` as is (no heuristics) and runs it on `inputs`.
+fn run_as_is(
+    dev: &morok_backends::CpuDevice,
+    ast: &Arc<UOp>,
+    out: usize,
+    inputs: &[Vec<f32>],
+) -> Vec<f32> {
+    let lowered = lower(ast, &LowerOptions::new(dev.renderer().caps())).expect("lower");
+    let k = compile_lowered(dev, ast, lowered);
+    let mut args = vec![Arg::zeros(DType::F32, out)];
+    args.extend(inputs.iter().map(|v| Arg::new(DType::F32, v)));
+    run(dev, &k, &mut args);
+    args[0].get::<f32>()
+}
+
+fn limits() -> OptLimits {
+    OptLimits {
+        max_threads: 8,
+        ..OptLimits::host_cpu()
+    }
+}
+
+/// Every opt list gives the unoptimized kernel's results.
+fn check(ast: &Arc<UOp>, out: usize, inputs: &[Vec<f32>], lists: &[&[Opt]]) {
+    let (dev, _dir) = device(2);
+    let want = run_as_is(&dev, ast, out, inputs);
+    for opts in lists {
+        let optimized = apply_opts(ast, opts, limits()).unwrap_or_else(|e| panic!("{e}"));
+        let got = run_as_is(&dev, &optimized, out, inputs);
+        assert_eq!(got, want, "opts {opts:?}");
+    }
+}
+
+#[test]
+fn matmul_under_opt_lists() {
+    let (m, k, n) = (12usize, 10usize, 16usize);
+    check(
+        &matmul_ast(m as i64, k as i64, n as i64),
+        m * n,
+        &[data(m * k, 1), data(k * n, 2)],
+        &[
+            &[
+                Opt::new(Upcast, 1, 4),
+                Opt::new(Upcast, 0, 4),
+                Opt::new(Unroll, 0, 2),
+            ],
+            &[
+                Opt::new(Upcast, 1, 8),
+                Opt::new(Upcast, 0, 3),
+                Opt::new(Unroll, 0, 0),
+            ],
+            &[Opt::new(Thread, 0, 2), Opt::new(Upcast, 1, 4)],
+            &[Opt::new(Swap, 0, 1), Opt::new(Thread, 0, 4)],
+            &[
+                Opt::new(PadTo, 0, 8),
+                Opt::new(PadTo, 2, 4),
+                Opt::new(Upcast, 1, 16),
+            ],
+        ],
+    );
+}
+
+#[test]
+fn reductions_with_padding_and_unrolling() {
+    for op in [ReduceOp::Add, ReduceOp::Max] {
+        let (rows, k) = (7usize, 13usize);
+        let i = range(rows as i64, 0, AxisType::Loop);
+        let r = range(k as i64, 1, AxisType::Reduce);
+        let v = load(1, DType::F32, &i.mul(&UOp::index(k as i64)).add(&r)).reduce(op, &[r]);
+        let ast = store_kernel(0, &i, &v.un(Op::Neg), std::slice::from_ref(&i));
+        check(
+            &ast,
+            rows,
+            &[data(rows * k, 3)],
+            &[
+                &[Opt::new(PadTo, 1, 4), Opt::new(Unroll, 0, 4)],
+                &[
+                    Opt::new(PadTo, 0, 4),
+                    Opt::new(Upcast, 0, 4),
+                    Opt::new(Unroll, 0, 0),
+                ],
+                &[Opt::new(Thread, 0, 7)],
+            ],
+        );
+    }
+}
+
+#[test]
+fn heuristic_matmul_is_tiled_and_fused() {
+    let (m, k, n) = (32usize, 64usize, 48usize);
+    let (a, b) = (data(m * k, 4), data(k * n, 5));
+    let (dev, _dir) = device(2);
+    let mut args = [
+        Arg::zeros(DType::F32, m * n),
+        Arg::new(DType::F32, &a),
+        Arg::new(DType::F32, &b),
+    ];
+    let kernel = exec(&dev, &matmul_ast(m as i64, k as i64, n as i64), &mut args);
+    assert_eq!(
+        args[0].get::<f32>(),
+        super::reduce::matmul_ref_fused(&a, &b, m, k, n)
+    );
+    let src = kernel.source();
+    assert!(src.contains("fmaf("), "{src}");
+    assert!(src.contains("acc15"), "a 4×4 tile of accumulators:\n{src}");
+}

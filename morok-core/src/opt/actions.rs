@@ -1,0 +1,326 @@
+//! Opt actions (seed Stage 7): what each one does to a kernel's ranges
+//! and when it is refused.
+//!
+//! An [`Opt`]'s `axis` indexes [`OptKernel::ranges`], except `UNROLL`
+//! (the reduce axes), `GROUP`/`GROUPTOP` (the reduce axes) and `TC`.
+//! `arg = 0` means the whole axis. A refused opt leaves the kernel as it
+//! was and returns a message naming the opt and the reason.
+
+use super::kernel::{range_size, replace_range, uses_range, OptKernel};
+use crate::uop::{AxisType, Op, UOp};
+use std::fmt;
+use std::sync::Arc;
+
+/// The kinds of opt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OptOps {
+    /// Tensor cores (GPUs; refused on targets without them).
+    Tc,
+    /// Split an output axis; the inner part becomes vector lanes.
+    Upcast,
+    /// Split a reduce axis; the inner part is unrolled into the update.
+    Unroll,
+    /// Split an output axis into a workgroup dimension (GPUs).
+    Local,
+    /// Split a reduce axis into a grouped (shared-memory) reduce (GPUs).
+    Group,
+    /// `GROUP` with the group as the outer part of the axis (GPUs).
+    GroupTop,
+    /// Split an output axis across CPU threads (outer part).
+    Thread,
+    /// Forbid `LOCAL` from now on.
+    NoLocals,
+    /// Round an axis up to a multiple of the amount, gating the extra
+    /// iterations.
+    PadTo,
+    /// Exchange the loop order of two output axes.
+    Swap,
+}
+
+/// The argument of an [`Opt`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OptArg {
+    /// No argument (`NOLOCALS`).
+    None,
+    /// An amount (`0` = the whole axis) or, for `SWAP`, the other axis.
+    Int(i64),
+    /// `TC`: which tensor core, the TC opt level (0..=2), and use_tc
+    /// (1..=2).
+    Tc(i64, i64, i64),
+}
+
+/// One optimization action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Opt {
+    /// What to do.
+    pub op: OptOps,
+    /// Which axis (see the module docs); `None` for `NOLOCALS`.
+    pub axis: Option<usize>,
+    /// The amount or other argument.
+    pub arg: OptArg,
+}
+
+impl Opt {
+    /// `op` on `axis` by `amt`.
+    pub fn new(op: OptOps, axis: usize, amt: i64) -> Opt {
+        Opt {
+            op,
+            axis: Some(axis),
+            arg: OptArg::Int(amt),
+        }
+    }
+
+    /// `NOLOCALS`.
+    pub fn no_locals() -> Opt {
+        Opt {
+            op: OptOps::NoLocals,
+            axis: None,
+            arg: OptArg::None,
+        }
+    }
+}
+
+impl fmt::Display for Opt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.op)?;
+        if let Some(a) = self.axis {
+            write!(f, "(axis {a}")?;
+            match self.arg {
+                OptArg::None => {}
+                OptArg::Int(n) => write!(f, ", {n}")?,
+                OptArg::Tc(s, o, u) => write!(f, ", ({s}, {o}, {u})")?,
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
+fn check(cond: bool, what: &str) -> Result<(), String> {
+    if cond {
+        Ok(())
+    } else {
+        Err(what.to_string())
+    }
+}
+
+/// The range an opt's axis names in `list`.
+fn pick(list: &[Arc<UOp>], axis: Option<usize>, what: &str) -> Result<Arc<UOp>, String> {
+    let a = axis.ok_or_else(|| format!("{what} needs an axis"))?;
+    list.get(a)
+        .cloned()
+        .ok_or_else(|| format!("axis {a} does not exist ({} {what} axes)", list.len()))
+}
+
+/// The amount of an opt on `rng` (`0` = the whole axis).
+fn amount(opt: &Opt, rng: &UOp) -> Result<i64, String> {
+    let OptArg::Int(amt) = opt.arg else {
+        return Err("needs an integer amount".into());
+    };
+    let size = range_size(rng).ok_or("the axis size is not a constant")?;
+    let amt = if amt == 0 { size } else { amt };
+    check(amt > 1, "the amount must be above 1")?;
+    check(
+        size % amt == 0,
+        &format!("{amt} does not divide the axis size {size}"),
+    )?;
+    Ok(amt)
+}
+
+/// True if some `REDUCE` over `rng` has in its value another `REDUCE`
+/// that uses `rng` (unrolled lanes cannot each own a loop of the inner
+/// reduce).
+fn reduces_over_nest(k: &OptKernel, rng: &Arc<UOp>) -> bool {
+    k.ast.toposort().iter().any(|n| {
+        n.op() == Op::Reduce
+            && n.src()[1..].iter().any(|r| Arc::ptr_eq(r, rng))
+            && n.s(0)
+                .toposort()
+                .iter()
+                .any(|m| m.op() == Op::Reduce && uses_range(m, rng))
+    })
+}
+
+/// True if `rng` is a reduce range of a `REDUCE` nested in another one.
+fn nested_reduce_axis(k: &OptKernel, rng: &Arc<UOp>) -> bool {
+    k.ast.toposort().iter().any(|n| {
+        n.op() == Op::Reduce
+            && n.s(0)
+                .toposort()
+                .iter()
+                .any(|m| m.op() == Op::Reduce && m.src()[1..].iter().any(|r| Arc::ptr_eq(r, rng)))
+    })
+}
+
+/// Applies one opt to `k` (checking its validity rules first), or says
+/// why it is refused; `k` is unchanged on refusal.
+pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
+    let lim = k.limits;
+    match opt.op {
+        OptOps::Tc => {
+            check(lim.tensor_cores, "the target has no tensor cores")?;
+            check(k.applied.is_empty(), "TC must be the first opt")?;
+            let OptArg::Tc(_, tc_opt, use_tc) = opt.arg else {
+                return Err("TC needs (select, opt, use_tc)".into());
+            };
+            check((0..=2).contains(&tc_opt), "tc_opt must be 0..=2")?;
+            check((1..=2).contains(&use_tc), "use_tc must be 1..=2")?;
+            return Err("no tensor-core lowering exists for this target yet".into());
+        }
+        OptOps::Upcast => {
+            let rng = pick(&k.ranges(), opt.axis, "")?;
+            check(
+                matches!(
+                    rng.axis_type(),
+                    Some(AxisType::Global | AxisType::Local | AxisType::Loop)
+                ),
+                "UPCAST needs a GLOBAL, LOCAL or LOOP axis",
+            )?;
+            let amt = amount(opt, &rng)?;
+            check(amt <= lim.max_upcast, "UPCAST amount too large")?;
+            k.shift_to(&rng, amt, AxisType::Upcast, false)?;
+        }
+        OptOps::Unroll => {
+            let list = k.ranges_of(&[AxisType::Reduce, AxisType::GroupReduce]);
+            let rng = pick(&list, opt.axis, "reduce")?;
+            let amt = amount(opt, &rng)?;
+            check(amt <= 32, "UNROLL amount above 32")?;
+            check(
+                !reduces_over_nest(k, &rng),
+                "UNROLL of a reduce whose value holds another reduce over the axis",
+            )?;
+            k.shift_to(&rng, amt, AxisType::Unroll, false)?;
+        }
+        OptOps::Local => {
+            check(lim.has_local, "the target has no local memory")?;
+            check(!k.dont_use_locals, "NOLOCALS was applied")?;
+            let rng = pick(&k.ranges(), opt.axis, "")?;
+            check(
+                matches!(rng.axis_type(), Some(AxisType::Global | AxisType::Loop)),
+                "LOCAL needs a GLOBAL or LOOP axis",
+            )?;
+            let amt = amount(opt, &rng)?;
+            k.shift_to(&rng, amt, AxisType::Local, false)?;
+        }
+        OptOps::Group | OptOps::GroupTop => {
+            check(lim.has_local, "the target has no local memory")?;
+            check(
+                !k.applied.iter().any(|o| o.op == OptOps::Tc),
+                "GROUP after TC",
+            )?;
+            let rng = pick(&k.ranges_of(&[AxisType::Reduce]), opt.axis, "reduce")?;
+            check(!nested_reduce_axis(k, &rng), "GROUP of a nested reduce")?;
+            let amt = amount(opt, &rng)?;
+            let grouped: i64 = k
+                .ranges_of(&[AxisType::Upcast, AxisType::Local, AxisType::GroupReduce])
+                .iter()
+                .filter_map(|r| range_size(r))
+                .product();
+            check(
+                amt * grouped * 4 <= lim.shared_max as i64,
+                "GROUP exceeds the shared memory",
+            )?;
+            k.shift_to(&rng, amt, AxisType::GroupReduce, opt.op == OptOps::GroupTop)?;
+        }
+        OptOps::Thread => {
+            check(lim.max_threads > 1, "the target has no threads")?;
+            check(
+                k.ranges_of(&[AxisType::Thread]).is_empty(),
+                "only one THREAD axis",
+            )?;
+            let rng = pick(&k.ranges(), opt.axis, "")?;
+            check(
+                rng.axis_type() == Some(AxisType::Loop),
+                "THREAD needs a LOOP axis",
+            )?;
+            let amt = amount(opt, &rng)?;
+            check(
+                amt as usize <= lim.max_threads,
+                "THREAD amount above the thread count",
+            )?;
+            k.shift_to(&rng, amt, AxisType::Thread, true)?;
+        }
+        OptOps::NoLocals => {
+            check(
+                k.ranges_of(&[AxisType::Local, AxisType::Warp, AxisType::GroupReduce])
+                    .is_empty(),
+                "NOLOCALS with local axes present",
+            )?;
+            k.dont_use_locals = true;
+        }
+        OptOps::PadTo => pad_to(k, opt)?,
+        OptOps::Swap => {
+            let list = k.ranges();
+            let a = pick(&list, opt.axis, "")?;
+            let OptArg::Int(other) = opt.arg else {
+                return Err("SWAP needs the other axis".into());
+            };
+            let b = pick(&list, usize::try_from(other).ok(), "")?;
+            check(!Arc::ptr_eq(&a, &b), "SWAP of an axis with itself")?;
+            let out = |r: &UOp| matches!(r.axis_type(), Some(AxisType::Global | AxisType::Loop));
+            check(out(&a) && out(&b), "SWAP needs two GLOBAL or LOOP axes")?;
+            check(
+                a.axis_type() == b.axis_type(),
+                "SWAP of axes of different types",
+            )?;
+            k.swap_ranges(&a, &b);
+        }
+    }
+    Ok(())
+}
+
+/// `PADTO`: the range grows to the next multiple of the amount (at most
+/// 4× the work); every buffer access that uses it is gated by
+/// `range < old size` (loads read 0, stores are skipped), and every
+/// `REDUCE` over it folds the identity for the extra iterations, so every
+/// stored element and every reduction result is unchanged.
+fn pad_to(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
+    let rng = pick(&k.ranges(), opt.axis, "")?;
+    check(
+        !matches!(
+            rng.axis_type(),
+            Some(AxisType::Upcast | AxisType::Unroll | AxisType::Thread)
+        ),
+        "PADTO of an UPCAST, UNROLL or THREAD axis",
+    )?;
+    let size = range_size(&rng).ok_or("the axis size is not a constant")?;
+    let OptArg::Int(amt) = opt.arg else {
+        return Err("PADTO needs an amount".into());
+    };
+    check(amt > 1, "the amount must be above 1")?;
+    check(size % amt != 0, "no padding needed")?;
+    let padded = (size + amt - 1) / amt * amt;
+    check(padded <= size * 4, "PADTO more than 4× the work")?;
+    let Some(axis_type) = rng.axis_type() else {
+        return Err("not a range".into());
+    };
+    let crate::uop::Arg::Range { axis_id, .. } = *rng.arg() else {
+        return Err("not a range".into());
+    };
+    let new = UOp::range(&UOp::index(padded), axis_id, axis_type);
+    let inside = new.bin(Op::CmpLt, &UOp::index(size));
+    let gate_index = |n: Arc<UOp>| -> Arc<UOp> {
+        match n.op() {
+            Op::Index if n.s(0).op() == Op::DefineGlobal && uses_range(n.s(1), &new) => {
+                let gate = match n.src().get(2) {
+                    Some(g) => g.bin(Op::And, &inside),
+                    None => inside.clone(),
+                };
+                n.s(0).index_into(n.s(1), Some(&gate))
+            }
+            Op::Reduce if n.src()[1..].iter().any(|r| Arc::ptr_eq(r, &new)) => {
+                let crate::uop::Arg::Reduce(op) = *n.arg() else {
+                    return n;
+                };
+                let dt = n.dtype();
+                let identity = UOp::const_(dt, op.identity(dt.scalar_type()));
+                let mut src: crate::uop::Srcs = n.src().iter().cloned().collect();
+                src[0] = inside.where_(n.s(0), &identity);
+                n.with_sources(src)
+            }
+            _ => n,
+        }
+    };
+    k.ast = replace_range(&k.ast, &rng, &new, std::slice::from_ref(&new), gate_index);
+    Ok(())
+}

@@ -1,0 +1,360 @@
+//! Every opt on small kernels, checked against the kernel-AST interpreter:
+//! the optimized AST must store exactly what the original stores (range
+//! splits keep the iteration and accumulation order, padding folds
+//! identities), and refused opts must say why.
+
+use super::*;
+use crate::interp::run_kernel;
+pub(crate) use crate::lower::tests::matmul;
+use crate::lower::tests::{load, range};
+use crate::uop::{AxisType, Op, ReduceOp, UOp};
+
+fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
+    UOp::define_global(0, v.dtype())
+        .index_into(idx, None)
+        .store(v)
+}
+
+/// out[i] = op_k x[i*K + k].
+fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
+    let i = range(rows, 0, AxisType::Loop);
+    let r = range(k, 1, AxisType::Reduce);
+    let v = load(1, &i.mul(&UOp::index(k)).add(&r)).reduce(op, std::slice::from_ref(&r));
+    UOp::sink(vec![store(&i, &v).end(&[i])])
+}
+
+/// out[i, j] = exp(x[i, j] - max_k x[i, k]) / sum_k exp(x[i, k] - max):
+/// a reduce nested in another one's value.
+fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
+    let i = range(rows, 0, AxisType::Loop);
+    let j = range(cols, 1, AxisType::Loop);
+    let r = range(cols, 2, AxisType::Reduce);
+    let x = |c: &Arc<UOp>| load(1, &i.mul(&UOp::index(cols)).add(c));
+    let mx = x(&r).reduce(ReduceOp::Max, std::slice::from_ref(&r));
+    let r2 = range(cols, 3, AxisType::Reduce);
+    let sum = x(&r2)
+        .sub(&mx)
+        .un(Op::Exp)
+        .reduce(ReduceOp::Add, std::slice::from_ref(&r2));
+    let v = x(&j).sub(&mx).un(Op::Exp).bin(Op::Fdiv, &sum);
+    UOp::sink(vec![
+        store(&i.mul(&UOp::index(cols)).add(&j), &v).end(&[i, j])
+    ])
+}
+
+/// Runs `ast` on the interpreter with input buffers of `sizes` (slot 0 is
+/// the output, `sizes[0]` elements) filled from a fixed seed.
+fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
+    let mut seed = 7u64;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 40) as f64 / (1u64 << 24) as f64
+    };
+    let mut bufs: Vec<Vec<f64>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(s, &n)| {
+            (0..n)
+                .map(|_| {
+                    if s == 0 {
+                        -1.0
+                    } else {
+                        (next() * 8.0 - 4.0) as f32 as f64
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    run_kernel(ast, &mut bufs).expect("interpreter run");
+    bufs.swap_remove(0)
+}
+
+fn cpu() -> OptLimits {
+    OptLimits {
+        max_threads: 4,
+        ..OptLimits::host_cpu()
+    }
+}
+
+/// Applies `opts` and checks the result stores exactly what `ast` does.
+fn same(ast: &Arc<UOp>, sizes: &[usize], opts: &[Opt]) -> Arc<UOp> {
+    let out = apply_opts(ast, opts, cpu()).unwrap_or_else(|e| panic!("{e}"));
+    crate::lower::validate::validate(&out).expect("a valid kernel AST");
+    assert_eq!(run(ast, sizes), run(&out, sizes), "opts {opts:?}");
+    out
+}
+
+fn refused(ast: &Arc<UOp>, opts: &[Opt], why: &str) {
+    let e = apply_opts(ast, opts, cpu())
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains(why), "{e}");
+}
+
+fn types(ast: &Arc<UOp>) -> Vec<(AxisType, i64)> {
+    OptKernel::new(ast, cpu())
+        .ranges()
+        .iter()
+        .map(|r| (r.axis_type().unwrap(), kernel::range_size(r).unwrap()))
+        .collect()
+}
+
+use OptOps::*;
+
+#[test]
+fn upcast_and_unroll_split_ranges_and_keep_results() {
+    let mm = matmul(8, 12, 8);
+    let sizes = [64, 96, 96];
+    let out = same(
+        &mm,
+        &sizes,
+        &[
+            Opt::new(Upcast, 1, 4),
+            Opt::new(Upcast, 0, 4),
+            Opt::new(Unroll, 0, 4),
+        ],
+    );
+    use AxisType as T;
+    assert_eq!(
+        types(&out),
+        vec![
+            (T::Loop, 2),
+            (T::Loop, 2),
+            (T::Upcast, 4),
+            (T::Upcast, 4),
+            (T::Reduce, 3),
+            (T::Unroll, 4)
+        ]
+    );
+    // arg 0 = the whole axis
+    let out = same(&mm, &sizes, &[Opt::new(Unroll, 0, 0)]);
+    assert_eq!(
+        types(&out),
+        vec![(T::Loop, 8), (T::Loop, 8), (T::Unroll, 12)]
+    );
+    same(
+        &mm,
+        &sizes,
+        &[
+            Opt::new(Upcast, 0, 2),
+            Opt::new(Upcast, 0, 2),
+            Opt::new(Upcast, 0, 2),
+        ],
+    );
+}
+
+#[test]
+fn thread_is_a_top_split_placed_outermost() {
+    let mm = matmul(8, 4, 6);
+    let out = same(&mm, &[48, 32, 24], &[Opt::new(Thread, 1, 3)]);
+    // The END lists start with the thread range.
+    let end = out.s(0);
+    assert_eq!(end.s(1).axis_type(), Some(AxisType::Thread));
+    refused(
+        &mm,
+        &[Opt::new(Thread, 0, 2), Opt::new(Thread, 0, 2)],
+        "only one THREAD",
+    );
+    refused(&mm, &[Opt::new(Thread, 0, 8)], "above the thread count");
+    refused(&mm, &[Opt::new(Thread, 2, 2)], "needs a LOOP axis");
+}
+
+#[test]
+fn reductions_of_every_kind_survive_every_split() {
+    for op in [ReduceOp::Add, ReduceOp::Max, ReduceOp::Min, ReduceOp::Mul] {
+        let k = row_reduce(op, 6, 16);
+        let sizes = [6, 96];
+        same(
+            &k,
+            &sizes,
+            &[Opt::new(Unroll, 0, 4), Opt::new(Upcast, 0, 3)],
+        );
+        same(
+            &k,
+            &sizes,
+            &[Opt::new(Thread, 0, 2), Opt::new(Unroll, 0, 0)],
+        );
+        same(&k, &sizes, &[Opt::new(Upcast, 0, 0)]);
+    }
+}
+
+#[test]
+fn padto_gates_accesses_and_folds_identities() {
+    for op in [ReduceOp::Add, ReduceOp::Max, ReduceOp::Min] {
+        // prime sizes: padding must not change sums or maxima
+        let k = row_reduce(op, 7, 13);
+        let sizes = [7, 91];
+        same(&k, &sizes, &[Opt::new(PadTo, 1, 4)]);
+        same(&k, &sizes, &[Opt::new(PadTo, 0, 4), Opt::new(Upcast, 0, 4)]);
+        same(&k, &sizes, &[Opt::new(PadTo, 1, 8), Opt::new(Unroll, 0, 8)]);
+    }
+    let sm = softmax(5, 7);
+    same(
+        &sm,
+        &[35, 35],
+        &[Opt::new(PadTo, 1, 4), Opt::new(PadTo, 2, 4)],
+    );
+    let mm = matmul(5, 7, 3);
+    same(
+        &mm,
+        &[15, 35, 21],
+        &[Opt::new(PadTo, 0, 2), Opt::new(PadTo, 2, 4)],
+    );
+    refused(&mm, &[Opt::new(PadTo, 0, 32)], "more than 4");
+    refused(
+        &mm,
+        &[Opt::new(Upcast, 1, 3), Opt::new(PadTo, 1, 4)],
+        "UPCAST, UNROLL or THREAD",
+    );
+    refused(
+        &row_reduce(ReduceOp::Add, 8, 8),
+        &[Opt::new(PadTo, 0, 4)],
+        "no padding needed",
+    );
+}
+
+#[test]
+fn swap_reorders_output_loops() {
+    let mm = matmul(4, 3, 5);
+    let out = same(&mm, &[20, 12, 15], &[Opt::new(Swap, 0, 1)]);
+    let end = out.s(0);
+    assert_eq!(kernel::range_size(end.s(1)), Some(5));
+    refused(&mm, &[Opt::new(Swap, 0, 2)], "two GLOBAL or LOOP");
+}
+
+#[test]
+fn nested_reduces_split_correctly() {
+    let sm = softmax(4, 8);
+    let sizes = [32, 32];
+    same(
+        &sm,
+        &sizes,
+        &[Opt::new(Upcast, 1, 4), Opt::new(Unroll, 0, 2)],
+    );
+    same(
+        &sm,
+        &sizes,
+        &[Opt::new(Thread, 0, 2), Opt::new(Unroll, 1, 4)],
+    );
+}
+
+#[test]
+fn cpu_refuses_gpu_opts_and_bad_arguments() {
+    let mm = matmul(8, 8, 8);
+    refused(&mm, &[Opt::new(Local, 0, 2)], "no local memory");
+    refused(&mm, &[Opt::new(Group, 0, 2)], "no local memory");
+    refused(&mm, &[Opt::new(GroupTop, 0, 2)], "no local memory");
+    let tc = Opt {
+        op: Tc,
+        axis: Some(0),
+        arg: OptArg::Tc(0, 0, 1),
+    };
+    refused(&mm, &[tc], "no tensor cores");
+    refused(
+        &mm,
+        &[Opt::new(Upcast, 0, 3)],
+        "3 does not divide the axis size 8",
+    );
+    refused(&mm, &[Opt::new(Upcast, 5, 2)], "axis 5 does not exist");
+    refused(
+        &mm,
+        &[Opt::new(Upcast, 2, 2)],
+        "UPCAST needs a GLOBAL, LOCAL or LOOP",
+    );
+    refused(&mm, &[Opt::new(Unroll, 1, 2)], "axis 1 does not exist");
+    refused(&mm, &[Opt::new(Upcast, 0, 1)], "above 1");
+    // the sum's value holds the max, which does not use the sum's axis
+    same(&softmax(4, 8), &[32, 32], &[Opt::new(Unroll, 1, 2)]);
+    // error names the kernel and the opt's position
+    let e = apply_opts(&mm, &[Opt::new(Upcast, 0, 2), Opt::new(Local, 0, 2)], cpu()).unwrap_err();
+    assert!(
+        e.to_string().contains("r_8_8") && e.to_string().contains("opt 1 Local(axis 0, 2)"),
+        "{e}"
+    );
+    // NOLOCALS is accepted on the CPU (there are no local axes)
+    same(&mm, &[64, 64, 64], &[Opt::no_locals()]);
+}
+
+#[test]
+fn gpu_limits_allow_locals_and_groups() {
+    let gpu = OptLimits {
+        has_local: true,
+        shared_max: 1 << 15,
+        tensor_cores: false,
+        max_threads: 1,
+        max_upcast: 16,
+    };
+    let mm = matmul(8, 8, 8);
+    let out = apply_opts(&mm, &[Opt::new(Local, 0, 4), Opt::new(GroupTop, 0, 2)], gpu).unwrap();
+    let ts: Vec<AxisType> = OptKernel::new(&out, gpu)
+        .ranges()
+        .iter()
+        .filter_map(|r| r.axis_type())
+        .collect();
+    assert!(ts.contains(&AxisType::Local) && ts.contains(&AxisType::GroupReduce));
+    let e = apply_opts(&mm, &[Opt::no_locals(), Opt::new(Local, 0, 4)], gpu).unwrap_err();
+    assert!(e.to_string().contains("NOLOCALS"));
+    let e = apply_opts(&mm, &[Opt::new(Local, 0, 4), Opt::no_locals()], gpu).unwrap_err();
+    assert!(e.to_string().contains("local axes present"));
+}
+
+#[test]
+fn apply_opts_is_deterministic() {
+    let opts = [
+        Opt::new(Upcast, 1, 4),
+        Opt::new(Unroll, 0, 2),
+        Opt::new(Thread, 0, 2),
+    ];
+    let a = apply_opts(&matmul(8, 8, 8), &opts, cpu()).unwrap();
+    let b = apply_opts(&matmul(8, 8, 8), &opts, cpu()).unwrap();
+    assert!(Arc::ptr_eq(&a, &b), "hash-consed results are the same node");
+}
+
+fn heuristics(ast: &Arc<UOp>) -> OptKernel {
+    let mut k = OptKernel::new(ast, cpu());
+    heuristic::hand_coded_optimizations(&mut k);
+    k
+}
+
+#[test]
+fn heuristics_tile_a_matmul_and_keep_its_results() {
+    let mm = matmul(32, 64, 32);
+    let k = heuristics(&mm);
+    assert_eq!(
+        k.applied,
+        vec![
+            Opt::new(Upcast, 1, 4),
+            Opt::new(Upcast, 0, 4),
+            Opt::new(Unroll, 0, 4)
+        ]
+    );
+    let sizes = [32 * 32, 32 * 64, 64 * 32];
+    assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes));
+}
+
+#[test]
+fn heuristics_on_reductions_and_elementwise_kernels() {
+    // small output: no tile; the reduce is unrolled fully when short
+    let k = heuristics(&row_reduce(ReduceOp::Max, 8, 16));
+    assert_eq!(
+        k.applied,
+        vec![Opt::new(Unroll, 0, 0), Opt::new(Upcast, 0, 4)]
+    );
+    assert_eq!(
+        run(&row_reduce(ReduceOp::Max, 8, 16), &[8, 128]),
+        run(&k.ast, &[8, 128])
+    );
+    // elementwise: upcast the last axis by 4
+    let i = range(4096, 0, AxisType::Loop);
+    let e = UOp::sink(vec![
+        store(&i, &load(1, &i).mul(&load(2, &i))).end(std::slice::from_ref(&i))
+    ]);
+    let k = heuristics(&e);
+    assert_eq!(k.applied, vec![Opt::new(Upcast, 0, 4)]);
+    assert_eq!(run(&e, &[4096; 3]), run(&k.ast, &[4096; 3]));
+    // softmax keeps its results
+    let sm = softmax(4, 8);
+    assert_eq!(run(&sm, &[32, 32]), run(&heuristics(&sm).ast, &[32, 32]));
+}
