@@ -58,10 +58,11 @@ impl Renderer for LlvmRenderer {
     /// the core into polynomial code: LLVM 19 has no intrinsic for `TAN`,
     /// `TANH` or `ERF`, and its `llvm.exp`/`llvm.sin`/... become scalar
     /// libm calls that block vectorization; the decompositions are
-    /// accuracy-tested against the reference and vectorize.
+    /// accuracy-tested against the reference and vectorize. `MULACC`
+    /// (formed by the optimizer in accumulations) is `llvm.fma`.
     fn caps(&self) -> Caps {
         Caps {
-            native: OpSet::of(&[Op::Sqrt, Op::Rsqrt]),
+            native: OpSet::of(&[Op::Sqrt, Op::Rsqrt, Op::MulAcc]),
         }
     }
 
