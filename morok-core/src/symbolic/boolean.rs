@@ -76,5 +76,8 @@ pub fn boolean() -> PatternMatcher {
         // type: a NaN x makes every side false).
         And(l @ CmpLt(x, @const(c1)), r @ CmpLt(x, @const(c2))) => tighter(l, r, c1, c2, true),
         Or(l @ CmpLt(x, @const(c1)), r @ CmpLt(x, @const(c2))) => tighter(l, r, c1, c2, false),
+        // c | !c → true and c & !c → false (a bool is true or false).
+        n @ Or[c, Not(c)] if n.dtype().is_bool() ~> UOp::bool_(true),
+        n @ And[c, Not(c)] if n.dtype().is_bool() ~> UOp::bool_(false),
     }
 }

@@ -56,5 +56,9 @@ pub fn cast() -> PatternMatcher {
         n @ Bitcast(Bitcast(x)) ~> {
             if x.dtype() == n.dtype() { x.clone() } else { x.bitcast(n.dtype()) }
         },
+        // A bool cast to an integer is 0 or 1: cast(b) != 0 → b and
+        // 0 < cast(b) → b.
+        CmpNe(Cast(b), @zero) if b.dtype().is_bool() ~> b,
+        CmpLt(@zero, Cast(b)) if b.dtype().is_bool() ~> b,
     }
 }

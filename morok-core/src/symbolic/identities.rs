@@ -98,5 +98,7 @@ pub fn identities() -> PatternMatcher {
         // pow(x, 1) → x and pow(x, ±0) → 1 (C's pow: also for NaN x).
         Pow(x, @one) ~> x,
         n @ Pow(_, @zero) if n.dtype().is_float() ~> UOp::one(n.dtype()),
+        // (x ^ y) ^ y → x (xor is its own inverse, any integer or bool type).
+        Xor[Xor[x, y], y] ~> x,
     }
 }

@@ -8,13 +8,14 @@ use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, Op, OpGroup, UOp};
 use std::sync::Arc;
 
-/// The single value of an integer or bool ALU op or cast whose bounds are
-/// one point (this decides comparisons, quotients of bounded values, ...).
+/// The single value of an integer or bool ALU op, cast or variable whose
+/// bounds are one point (this decides comparisons, quotients of bounded
+/// values, variables declared over a single value, ...).
 fn pinned(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     let computes = matches!(
         n.op().group(),
         OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary
-    ) || n.op() == Op::Cast;
+    ) || matches!(n.op(), Op::Cast | Op::DefineVar);
     if !computes || !is_int_or_bool(n) || n.dtype().is_vector() {
         return None;
     }

@@ -10,7 +10,11 @@
 //!   [`compare`](compare::compare), [`select`](select::select) (WHERE),
 //!   [`cast`](cast::cast), [`vector`](vector::vector) (GEP and vectors),
 //!   [`reassoc`](reassoc::reassoc) (constant reassociation and term
-//!   collection) and [`divmod`](divmod::divmod) (division and modulo);
+//!   collection), [`divmod`](divmod::divmod) (division and modulo) and
+//!   [`congruence`](congruence::congruence) (division and modulo by
+//!   congruence: affine quotients, factor splits, symbolic divisors),
+//!   [`terms`](terms::terms) (like terms, recombination inside sums,
+//!   comparisons of sums);
 //! - [`symbolic`]: all of them, in that order, and [`simplify`].
 //!
 //! Integer rules respect wrap-around: a rule that only holds without
@@ -30,12 +34,14 @@ pub mod linear;
 pub mod boolean;
 pub mod cast;
 pub mod compare;
+pub mod congruence;
 pub mod divmod;
 pub mod fold;
 pub mod identities;
 pub mod known;
 pub mod reassoc;
 pub mod select;
+pub mod terms;
 pub mod vector;
 
 #[cfg(feature = "z3")]
@@ -62,6 +68,8 @@ pub fn categories() -> Vec<PatternMatcher> {
         vector::vector(),
         reassoc::reassoc(),
         divmod::divmod(),
+        congruence::congruence(),
+        terms::terms(),
     ]
 }
 

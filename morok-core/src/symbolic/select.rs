@@ -36,6 +36,74 @@ fn into_branches(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     None
 }
 
+/// Binary ops defined on every pair of operands (no division by zero, no
+/// oversized shift): a select may evaluate them on its unselected side.
+fn total(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Max
+            | Op::Min
+            | Op::And
+            | Op::Or
+            | Op::Xor
+            | Op::CmpLt
+            | Op::CmpLe
+            | Op::CmpEq
+            | Op::CmpNe
+    )
+}
+
+/// `op(where(c, a, b), where(c, d, e)) → where(c, op(a, d), op(b, e))`
+/// for a binary op defined everywhere ([`total`]): both selects pick the
+/// same side, and the side not picked computes nothing undefined.
+fn merge_selects(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let (l, r) = (n.src().first()?, n.src().get(1)?);
+    if !total(n.op()) || l.op() != Op::Where || r.op() != Op::Where || !Arc::ptr_eq(l.s(0), r.s(0))
+    {
+        return None;
+    }
+    let op = |a: &Arc<UOp>, b: &Arc<UOp>| a.bin(n.op(), b);
+    Some(l.s(0).where_(&op(l.s(1), r.s(1)), &op(l.s(2), r.s(2))))
+}
+
+/// `where(c, x, y)` where an operand of `x` (or `y`) is itself
+/// `where(c, p, q)`: inside the true branch that select is `p`, inside the
+/// false branch `q` (one level of operands of a [`total`] op, so the
+/// branch not picked stays defined; repeated rewrites reach deeper ones
+/// as the branches simplify).
+fn same_condition_inside(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let c = n.s(0);
+    let pick = |branch: &Arc<UOp>, lane: usize| -> Option<Arc<UOp>> {
+        if !total(branch.op()) {
+            return None;
+        }
+        let mut changed = false;
+        let src: Vec<Arc<UOp>> = branch
+            .src()
+            .iter()
+            .map(|s| {
+                if s.op() == Op::Where && Arc::ptr_eq(s.s(0), c) {
+                    changed = true;
+                    s.s(lane).clone()
+                } else {
+                    s.clone()
+                }
+            })
+            .collect();
+        changed.then(|| branch.with_sources(src.into()))
+    };
+    let (x, y) = (pick(n.s(1), 1), pick(n.s(2), 2));
+    if x.is_none() && y.is_none() {
+        return None;
+    }
+    let x = x.unwrap_or_else(|| n.s(1).clone());
+    let y = y.unwrap_or_else(|| n.s(2).clone());
+    Some(c.where_(&x, &y))
+}
+
 /// WHERE rules.
 pub fn select() -> PatternMatcher {
     patterns! {
@@ -73,5 +141,10 @@ pub fn select() -> PatternMatcher {
         // binary ALU op and constants, when both folds are defined: the
         // select then usually folds away (one rule for every binary op).
         n => into_branches(n),
+        // Two selects on one condition combine (see `merge_selects`).
+        n => merge_selects(n),
+        // A select inside a branch of a select on the same condition
+        // (see `same_condition_inside`).
+        n @ Where(_, _, _) => same_condition_inside(n),
     }
 }

@@ -348,6 +348,7 @@ pub(super) fn corpus() -> (Vars, Vec<Arc<UOp>>) {
     let idx = r0.mul_const(3).add(&r1);
     out.extend([
         r0.bin(Op::Mod, &UOp::index(8)),
+        r0.bin(Op::Idiv, &UOp::index(8)),
         idx.bin(Op::Idiv, &UOp::index(3)),
         idx.bin(Op::Mod, &UOp::index(3)),
         idx.bin(Op::CmpLt, &UOp::index(24)),
@@ -568,6 +569,53 @@ fn int_templates(out: &mut Vec<Arc<UOp>>, k: &Kit) {
         b(&b(x, Mul, &c(4)), Mod, &c(2)),
         b(&b(w, Mul, &c(4)), Idiv, &c(4)),
         b(&b(&b(y, Mul, &c(16)), Add, z), Idiv, &c(16)),
+        // congruence: affine quotients, factor splits, symbolic divisors
+        b(&b(&b(z, Mul, &c(3)), Add, &c(3)), Idiv, &c(4)),
+        b(&b(&b(z, Mul, &c(3)), Add, &c(3)), Mod, &c(4)),
+        b(&b(&b(z, Mul, &c(4)), Add, &c(1)), Idiv, &c(4)),
+        b(
+            &b(&b(y, Mul, &c(4)), Add, &b(&b(z, Mod, &c(2)), Add, &c(1))),
+            Mod,
+            &c(8),
+        ),
+        b(
+            &b(&b(y, Mul, &c(4)), Add, &b(&b(z, Mod, &c(2)), Add, &c(1))),
+            Idiv,
+            &c(8),
+        ),
+        b(&b(&b(y, Mul, &c(4)), Add, &b(y, Mul, &c(2))), Idiv, &c(10)),
+        b(&b(&b(z, Mul, y), Add, y), Idiv, z),
+        b(&b(&b(z, Mul, y), Add, y), Mod, z),
+        // terms: like terms, recombination, comparisons of sums
+        b(&b(&b(y, Mul, &c(2)), Add, x), Add, &b(y, Mul, &c(3))),
+        b(
+            &b(x, Add, &b(y, Mod, &c(4))),
+            Add,
+            &b(&b(y, Idiv, &c(4)), Mul, &c(4)),
+        ),
+        b(
+            &b(&b(y, Mod, &c(4)), Mul, &c(3)),
+            Add,
+            &b(&b(&b(y, Idiv, &c(4)), Mod, &c(2)), Mul, &c(12)),
+        ),
+        b(&b(&b(y, Mul, &c(4)), Add, &b(z, Mod, &c(2))), CmpLt, &c(12)),
+        b(&b(&b(y, Mul, &c(6)), Add, &b(z, Mul, &c(6))), CmpLt, &c(8)),
+        b(&c(11), CmpLt, &b(&b(y, Mul, &c(4)), Add, &b(z, Mod, &c(2)))),
+        b(&b(y, Mul, &c(4)), CmpLt, &c(13)),
+        b(&c(11), CmpLt, &b(y, Mul, &c(4))),
+        b(&b(y, Mul, &c(4)), CmpLe, &c(13)),
+        b(&c(12), CmpLe, &b(y, Mul, &c(4))),
+        b(&b(&b(y, Mul, &c(4)), Add, &c(1)), CmpLe, &c(13)),
+        b(&c(12), CmpLe, &b(&b(y, Mul, &c(4)), Add, &c(1))),
+        // bool casts, xor, selects on one condition
+        b(&p.cast(dt), CmpNe, &c(0)),
+        b(&c(0), CmpLt, &p.cast(dt)),
+        b(&b(x, Xor, y), Xor, y),
+        b(&p.where_(x, &c(0)), Add, &p.where_(y, &c(1))),
+        p.where_(
+            &b(&p.where_(x, y), Mul, &c(2)),
+            &b(&p.where_(x, y), Add, &c(1)),
+        ),
     ];
     if dt.is_unsigned() {
         // Constant-sign assumptions above are meaningless for unsigned
@@ -606,6 +654,8 @@ fn bool_templates(out: &mut Vec<Arc<UOp>>, p: &Arc<UOp>, q: &Arc<UOp>) {
         p.bin(Idiv, &t),
         p.bin(Sub, p),
         p.bin(Mod, &t),
+        p.bin(Or, &p.un(Not)),
+        p.bin(And, &p.un(Not)),
     ]);
 }
 
