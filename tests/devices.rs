@@ -29,14 +29,14 @@ fn an_unknown_morok_device_is_an_error_not_a_panic() {
     if std::env::var("MOROK_DEVICE").as_deref() == Ok("NOPE") {
         let t = Tensor::from_slice(&[1.0f32, 2.0]);
         let e = t.realize().unwrap_err().to_string();
-        assert!(e.contains("unknown device `NOPE`; the devices are CPU"), "{e}");
+        assert!(
+            e.contains("unknown device `NOPE`; the devices are CPU"),
+            "{e}"
+        );
         return;
     }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "an_unknown_morok_device_is_an_error_not_a_panic",
-            "--exact",
-        ])
+        .args(["an_unknown_morok_device_is_an_error_not_a_panic", "--exact"])
         .env("MOROK_DEVICE", "NOPE")
         .output()
         .unwrap();
@@ -79,13 +79,26 @@ fn mixing_devices_in_one_graph_is_an_error() {
 fn the_kernel_cache_is_keyed_by_ast_and_device() {
     let dev = interp();
     let x = Tensor::from_slice(&[1.5f32, -2.0, 4.25, 7.0]);
-    let square = |t: &Tensor| (t * t).try_reshape(&[2, 2]).unwrap().sum(Some(&[1]), false).unwrap();
+    let square = |t: &Tensor| {
+        (t * t)
+            .try_reshape(&[2, 2])
+            .unwrap()
+            .sum(Some(&[1]), false)
+            .unwrap()
+    };
     square(&x).realize().unwrap();
     let before = morok::stats::kernel_compiles();
     let again = square(&x).realize().unwrap();
-    assert_eq!(morok::stats::kernel_compiles(), before, "a hit compiles nothing");
+    assert_eq!(
+        morok::stats::kernel_compiles(),
+        before,
+        "a hit compiles nothing"
+    );
     assert_eq!(again.to_vec::<f32>().unwrap(), vec![6.25, 67.0625]);
     let there = square(&x.to_device(&dev).unwrap()).realize().unwrap();
-    assert!(morok::stats::kernel_compiles() > before, "a new device compiles");
+    assert!(
+        morok::stats::kernel_compiles() > before,
+        "a new device compiles"
+    );
     assert_eq!(there.to_vec::<f32>().unwrap(), vec![6.25, 67.0625]);
 }

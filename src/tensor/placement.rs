@@ -55,8 +55,7 @@ impl Tensor {
                 format!("buffer {id} is not in storage"),
             ));
         };
-        let handle =
-            storage::upload_to(device, host.dtype, host.len, host.bytes.to_vec())?;
+        let handle = storage::upload_to(device, host.dtype, host.len, host.bytes.to_vec())?;
         Tensor::view_buffer(handle, host.dtype, host.len, self.shape())
     }
 }
