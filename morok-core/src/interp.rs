@@ -14,8 +14,9 @@
 //!   types;
 //! - floats are computed in `f64` and rounded to their type after every op;
 //!   `Max`/`Min` propagate NaN; `Erf` is libm's;
-//! - `CAST` rounds to the target (float → int truncates toward zero, NaN
-//!   gives 0, then wraps), `BITCAST` reinterprets the bits (equal widths);
+//! - `CAST` rounds to the target (float → int truncates toward zero and
+//!   saturates, NaN gives 0: `eval::cast_with`, the semantics the CPU
+//!   backends render), `BITCAST` reinterprets the bits (equal widths);
 //! - a gated `LOAD` reads 0 where its gate is false and never touches
 //!   memory there; a gated `STORE` is skipped; any other access outside a
 //!   buffer is an error;
@@ -28,8 +29,7 @@
 
 use crate::dtype::{DType, ScalarType};
 use crate::schedule::{BufferKind, Schedule};
-use crate::symbolic::eval::{bits_of, exec_alu_with, value_of_bits, Undefined};
-use crate::uop::op::{round_to_float, wrap_i, wrap_u};
+use crate::symbolic::eval::{bits_of, cast_with, exec_alu_with, value_of_bits, Undefined};
 use crate::uop::{Arg, ConstValue, Op, OpGroup, ReduceOp, UOp};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -115,18 +115,17 @@ impl V {
     }
 }
 
-/// Converts a value to `dt` (C conversion semantics, see the module docs).
+/// Converts a value to `dt` (the one cast semantics, `eval::cast_with`:
+/// float → integer truncates and saturates, NaN gives 0; integers wrap).
 fn convert(v: V, dt: DType) -> V {
-    let t = dt.scalar_type();
-    if t.is_float() {
-        V::F(round_to_float(v.f(), t))
-    } else if t.is_bool() {
-        V::I((v.f() != 0.0 || matches!(v, V::I(i) if i != 0)) as i128)
-    } else if t.is_unsigned() {
-        V::I(wrap_u(v.i(), t) as i128)
-    } else {
-        V::I(wrap_i(v.i(), t) as i128)
-    }
+    let c = match v {
+        V::F(f) => ConstValue::Float(f),
+        V::I(i) => match i64::try_from(i) {
+            Ok(i) => ConstValue::Int(i),
+            Err(_) => ConstValue::UInt(i as u64),
+        },
+    };
+    cast_with(c, dt, Undefined::Define).map_or(V::I(0), V::of_const)
 }
 
 /// The bits of `v` stored as `t` (the one bit layout, `eval::bits_of`).
@@ -466,7 +465,11 @@ mod tests {
     #[test]
     fn casts_round_and_bitcasts_reinterpret() {
         assert_eq!(convert(V::F(-2.7), DType::I32).i(), -2);
-        assert_eq!(convert(V::F(300.0), DType::U8).i(), 44);
+        // Floats saturate (as compiled code and Rust's `as`), integers wrap.
+        assert_eq!(convert(V::F(300.0), DType::U8).i(), 255);
+        assert_eq!(convert(V::F(f64::NAN), DType::I32).i(), 0);
+        assert_eq!(convert(V::F(-1e10), DType::I32).i(), i32::MIN as i128);
+        assert_eq!(convert(V::I(300), DType::U8).i(), 44);
         let one = to_bits(V::F(1.0), ScalarType::F32);
         assert_eq!(from_bits(one, ScalarType::U32).i(), 0x3f80_0000);
         let third = alu(Op::Fdiv, DType::F32, DType::F32, &[V::F(1.0), V::F(3.0)]);

@@ -2,7 +2,7 @@
 
 use super::{int_from_f64, wrap, Arr, EvalError, Vals};
 use crate::dtype::{DType, ScalarType};
-use crate::symbolic::eval::{bits_of, exec_alu_with, value_of_bits, Undefined};
+use crate::symbolic::eval::{bits_of, cast_with, exec_alu_with, value_of_bits, Undefined};
 use crate::uop::op::round_to_float;
 use crate::uop::{ConstValue, Op, UOp};
 use smallvec::SmallVec;
@@ -90,12 +90,17 @@ fn elementwise(node: &UOp, srcs: &[&Arr], out: ScalarType) -> Result<Vals, EvalE
 /// Value conversion to `t`: integers wrap to a narrower type (C); floats
 /// to integers truncate and saturate, NaN to 0 (Rust `as`).
 pub(super) fn cast(x: &Arr, t: ScalarType) -> Arr {
+    // The one cast semantics (`eval::cast_with`, saturating float → int).
+    let to = DType::scalar(t);
+    let one = |v: ConstValue| cast_with(v, to, Undefined::Define).unwrap_or(ConstValue::Int(0));
     let vals = match &x.vals {
         Vals::F(v) if t.is_float() => Vals::F(v.iter().map(|&a| round_to_float(a, t)).collect()),
         Vals::F(v) => Vals::I(v.iter().map(|&a| int_from_f64(a, t)).collect()),
-        Vals::I(v) if t.is_float() => {
-            Vals::F(v.iter().map(|&a| round_to_float(a as f64, t)).collect())
-        }
+        Vals::I(v) if t.is_float() => Vals::F(
+            v.iter()
+                .map(|&a| one(ConstValue::from_i128(a, x.dtype)).as_f64())
+                .collect(),
+        ),
         Vals::I(v) => Vals::I(v.iter().map(|&a| wrap(a, t)).collect()),
     };
     Arr {

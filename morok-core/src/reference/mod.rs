@@ -21,6 +21,7 @@ mod movement;
 
 use crate::dtype::{DType, ScalarType};
 use crate::shape::numel;
+use crate::symbolic::eval::{cast_with, Undefined};
 use crate::uop::op::{round_to_float, wrap_i, wrap_u};
 use crate::uop::shape_of;
 use crate::uop::{Arg, ConstValue, Op, OpGroup, UOp};
@@ -113,15 +114,15 @@ pub(crate) fn vals_from_f64(t: ScalarType, data: impl IntoIterator<Item = f64>) 
 
 /// Float to integer conversion as Rust's `as` and the compiled code do it:
 /// truncation toward zero, saturating at the type's range, NaN gives 0.
+/// (The one cast semantics: `eval::cast_with` in its defined mode.)
 pub(crate) fn int_from_f64(v: f64, t: ScalarType) -> i128 {
-    if t.is_bool() {
-        return (v != 0.0) as i128;
-    }
-    if v.is_nan() {
-        return 0;
-    }
-    // `as i128` truncates and saturates at i128's range, far beyond `t`'s.
-    (v as i128).clamp(t.min_int(), t.max_int())
+    cast_with(
+        ConstValue::Float(v),
+        crate::dtype::DType::scalar(t),
+        Undefined::Define,
+    )
+    .and_then(ConstValue::as_i128)
+    .unwrap_or(0)
 }
 
 /// The most elements a node may have for [`evaluate`] (each is held as an

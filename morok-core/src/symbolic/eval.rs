@@ -340,6 +340,15 @@ float_exec!(exec_f64, f64, erf);
 /// - to float: rounds to nearest-even once, directly from the exact
 ///   source value (no double rounding through f64 for f16/bf16).
 pub fn cast_const(v: ConstValue, to: DType) -> Option<ConstValue> {
+    cast_with(v, to, Undefined::Decline)
+}
+
+/// `CAST` of `v` to `to` with the given treatment of C's undefined case, a
+/// float → integer conversion out of the target's range or of NaN:
+/// [`Undefined::Decline`] gives `None`, [`Undefined::Define`] saturates to
+/// the type's range with NaN → 0 (Rust's `as`, what the CPU backends
+/// render). The one cast semantics of constant folding and the oracles.
+pub fn cast_with(v: ConstValue, to: DType, undefined: Undefined) -> Option<ConstValue> {
     let t = to.scalar_type();
     match (v, t) {
         (_, ScalarType::Void) => None,
@@ -349,7 +358,14 @@ pub fn cast_const(v: ConstValue, to: DType) -> Option<ConstValue> {
             // `max_f64() + 1` is exact below 64 bits; for 64-bit types
             // `max_f64()` is already the exclusive bound 2^63 or 2^64.
             if f.is_nan() || tr < t.min_f64() || tr >= t.max_f64() + 1.0 {
-                return None;
+                return match undefined {
+                    Undefined::Decline => None,
+                    Undefined::Define if f.is_nan() => Some(ConstValue::from_i128(0, t)),
+                    Undefined::Define => Some(ConstValue::from_i128(
+                        (tr as i128).clamp(t.min_int(), t.max_int()),
+                        t,
+                    )),
+                };
             }
             Some(ConstValue::from_i128(tr as i128, t))
         }
