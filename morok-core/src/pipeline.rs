@@ -16,9 +16,9 @@
 use crate::device::Device;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
 use crate::opt::{optimize, OptError, OptLimits, OptMode, OptTarget};
-use crate::program::{estimate_work, variables, Launch, Program};
+use crate::program::{estimate_work, kernel_name, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
-use crate::uop::{Arg, AxisType, Op, UOp};
+use crate::uop::UOp;
 use std::sync::Arc;
 
 /// Options of the per-kernel pipeline (part of every kernel cache key).
@@ -94,31 +94,4 @@ pub fn render_program(
         entry: rendered.entry,
         launch,
     })
-}
-
-/// A readable, stable kernel name: `r` for kernels with a reduction, `E`
-/// for elementwise ones, then the extents of the output loops.
-pub fn kernel_name(ast: &Arc<UOp>) -> String {
-    let nodes = ast.toposort();
-    let prefix = if nodes.iter().any(|n| n.op() == Op::Reduce) {
-        "r"
-    } else {
-        "E"
-    };
-    let mut name = prefix.to_string();
-    for n in &nodes {
-        if let (
-            Op::Range,
-            Arg::Range {
-                axis_type: AxisType::Loop,
-                ..
-            },
-        ) = (n.op(), n.arg())
-        {
-            if let Some(end) = n.range_size() {
-                name.push_str(&format!("_{end}"));
-            }
-        }
-    }
-    name
 }

@@ -7,7 +7,7 @@
 //! re-derives a safety fact from the source.
 
 use crate::lower::{BufferSlot, LoweredKernel};
-use crate::uop::{Arg, Op, UOp};
+use crate::uop::{Arg, AxisType, Op, UOp};
 use std::sync::Arc;
 
 /// A scalar variable of the kernel (`DEFINE_VAR`), passed at launch in
@@ -107,4 +107,31 @@ pub fn variables(k: &LoweredKernel) -> Vec<VarSlot> {
         }
     }
     vars
+}
+
+/// A readable, stable kernel name: `r` for kernels with a reduction, `E`
+/// for elementwise ones, then the extents of the output loops.
+pub fn kernel_name(ast: &Arc<UOp>) -> String {
+    let nodes = ast.toposort();
+    let prefix = if nodes.iter().any(|n| n.op() == Op::Reduce) {
+        "r"
+    } else {
+        "E"
+    };
+    let mut name = prefix.to_string();
+    for n in &nodes {
+        if let (
+            Op::Range,
+            Arg::Range {
+                axis_type: AxisType::Loop,
+                ..
+            },
+        ) = (n.op(), n.arg())
+        {
+            if let Some(end) = n.range_size() {
+                name.push_str(&format!("_{end}"));
+            }
+        }
+    }
+    name
 }

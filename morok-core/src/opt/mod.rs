@@ -89,7 +89,7 @@ pub struct OptError {
 impl OptError {
     fn new(ast: &Arc<UOp>, what: String) -> OptError {
         OptError {
-            kernel: crate::pipeline::kernel_name(ast),
+            kernel: crate::program::kernel_name(ast),
             what,
         }
     }
