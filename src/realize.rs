@@ -101,29 +101,14 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
 /// them must be on one device), or the default device when it reads none.
 #[track_caller]
 fn device_of(sched: &Schedule) -> Result<Device, Error> {
-    let mut found: Option<Device> = None;
-    for b in sched.buffers.iter().filter(|b| b.kind == BufferKind::Input) {
-        let Some(d) = storage::device_of(b.id) else {
-            continue;
-        };
-        match &found {
-            Some(f) if *f != d => {
-                return Err(Error::runtime(
-                    "realize",
-                    format!(
-                    "the inputs are on two devices, {} and {}: move them to one with `to_device`",
-                    f.name(),
-                    d.name()
-                ),
-                ))
-            }
-            Some(_) => {}
-            None => found = Some(d),
-        }
-    }
-    match found {
-        Some(d) => Ok(d),
-        None => Device::default_device(),
+    let inputs = sched.buffers.iter().filter(|b| b.kind == BufferKind::Input);
+    match storage::common_device(inputs.map(|b| b.id)) {
+        Ok(Some(d)) => Ok(d),
+        Ok(None) => Device::default_device(),
+        Err(two) => Err(Error::runtime(
+            "realize",
+            format!("the inputs are on two devices, {two}: move them to one with `to_device`"),
+        )),
     }
 }
 

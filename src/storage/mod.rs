@@ -159,6 +159,23 @@ pub fn device_of(id: u64) -> Option<Device> {
     registry().get(&id).map(|e| e.device.clone())
 }
 
+/// The one device holding every registered buffer among `ids` (`None`
+/// when none is registered); two devices are an error naming both.
+pub(crate) fn common_device(ids: impl IntoIterator<Item = u64>) -> Result<Option<Device>, String> {
+    let mut found: Option<Device> = None;
+    for id in ids {
+        let Some(d) = device_of(id) else {
+            continue;
+        };
+        match &found {
+            Some(f) if *f != d => return Err(format!("{} and {}", f.name(), d.name())),
+            Some(_) => {}
+            None => found = Some(d),
+        }
+    }
+    Ok(found)
+}
+
 /// A copy of the contents of buffer `id`, if it is registered.
 pub fn read(id: u64) -> Option<HostBuffer> {
     let (buffer, len) = {

@@ -12,25 +12,14 @@ impl Tensor {
     /// buffers of two devices is an error.
     #[track_caller]
     pub fn device(&self) -> Result<Device> {
-        let mut found: Option<Device> = None;
-        for b in &self.graph()?.buffers {
-            let Some(d) = storage::device_of(b.id()) else {
-                continue;
-            };
-            match &found {
-                Some(f) if *f != d => {
-                    return Err(Error::runtime(
-                        "device",
-                        format!("the tensor reads buffers of {} and {}", f.name(), d.name()),
-                    ))
-                }
-                Some(_) => {}
-                None => found = Some(d),
-            }
-        }
-        match found {
-            Some(d) => Ok(d),
-            None => Device::default_device(),
+        let ids = self.graph()?.buffers.iter().map(|b| b.id());
+        match storage::common_device(ids) {
+            Ok(Some(d)) => Ok(d),
+            Ok(None) => Device::default_device(),
+            Err(two) => Err(Error::runtime(
+                "device",
+                format!("the tensor reads buffers of {two}"),
+            )),
         }
     }
 
