@@ -12,15 +12,9 @@ use std::time::{Duration, Instant};
 
 const RUNS: usize = 2001;
 
-#[morok::kernel]
-fn mlp(
-    x: Tensor<f32, B, 64>,
-    w1: Tensor<f32, 64, 128>,
-    w2: Tensor<f32, 128, 10>,
-) -> Tensor<f32, B, 10> {
-    let h = x.dot(w1).relu();
-    h.dot(w2).softmax(-1)
-}
+#[path = "../examples/common/mlp.rs"]
+mod shared_mlp;
+use shared_mlp::mlp;
 
 /// The median time of `f` over `RUNS` warm calls (after one warm-up).
 fn warm(mut f: impl FnMut()) -> Duration {

@@ -3,16 +3,9 @@
 
 use morok::{DType, Tensor};
 
-/// A two-layer perceptron: `B` is any batch size, the other dims are fixed.
-#[morok::kernel]
-fn mlp(
-    x: Tensor<f32, B, 64>,
-    w1: Tensor<f32, 64, 128>,
-    w2: Tensor<f32, 128, 10>,
-) -> Tensor<f32, B, 10> {
-    let h = x.dot(w1).relu();
-    h.dot(w2).softmax(-1)
-}
+#[path = "common/mlp.rs"]
+mod shared_mlp;
+use shared_mlp::mlp;
 
 fn main() -> morok::Result<()> {
     let w1 = Tensor::rand_seeded(&[64, 128], DType::F32, 1);

@@ -8,15 +8,9 @@ mod common;
 use morok::dsl::{kernel, model};
 use morok::{DType, Error, Tensor};
 
-#[morok::kernel]
-fn mlp(
-    x: Tensor<f32, B, 64>,
-    w1: Tensor<f32, 64, 128>,
-    w2: Tensor<f32, 128, 10>,
-) -> Tensor<f32, B, 10> {
-    let h = x.dot(w1).relu();
-    h.dot(w2).softmax(-1)
-}
+#[path = "../examples/common/mlp.rs"]
+mod shared_mlp;
+use shared_mlp::mlp;
 
 model! {
     /// A two-layer perceptron over 8×8 digits.

@@ -4,6 +4,8 @@
 //! interned node, and the result is no larger than the stated form), with
 //! the stated or tighter bounds.
 
+mod common;
+
 use morok_core::symbolic::bounds::int_bounds;
 use morok_core::symbolic::simplify;
 use morok_core::{Arg, ConstValue, DType, Op, UOp};
@@ -12,18 +14,7 @@ use std::sync::Arc;
 
 type U = Arc<UOp>;
 
-fn var(name: &str, min: i64, max: i64) -> U {
-    UOp::new(
-        Op::DefineVar,
-        DType::INDEX,
-        Vec::new(),
-        Arg::Var {
-            name: name.into(),
-            min,
-            max,
-        },
-    )
-}
+use common::index_var as var;
 
 fn c(v: i64) -> U {
     UOp::index(v)

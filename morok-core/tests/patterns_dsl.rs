@@ -1,21 +1,15 @@
 //! Behaviour of the `patterns!` DSL: every pattern form, both arrows,
 //! guards, templates, context, and rule order.
 
+mod common;
+
 use morok_core::rewrite::graph_rewrite;
 use morok_core::{patterns, Arg, AxisType, ConstValue, DType, Op, PatternMatcher, UOp};
 use std::sync::Arc;
 
+/// An `index` variable over `[0, 100]`.
 fn var(name: &str) -> Arc<UOp> {
-    UOp::new(
-        Op::DefineVar,
-        DType::INDEX,
-        Vec::new(),
-        Arg::Var {
-            name: name.into(),
-            min: 0,
-            max: 100,
-        },
-    )
+    common::index_var(name, 0, 100)
 }
 
 fn rewrite<C>(pm: &PatternMatcher<C>, node: &Arc<UOp>, ctx: &mut C) -> Option<Arc<UOp>> {

@@ -1,22 +1,13 @@
 //! End-to-end behaviour of `symbolic::simplify` on index expressions of the
 //! kind rangeify and lowering produce.
 
+mod common;
+
 use morok_core::symbolic::{rule_count, simplify, symbolic};
 use morok_core::{Arg, AxisType, ConstValue, DType, Op, UOp};
 use std::sync::Arc;
 
-fn var(name: &str, min: i64, max: i64) -> Arc<UOp> {
-    UOp::new(
-        Op::DefineVar,
-        DType::INDEX,
-        Vec::new(),
-        Arg::Var {
-            name: name.into(),
-            min,
-            max,
-        },
-    )
-}
+use common::index_var as var;
 
 fn idx(v: i64) -> Arc<UOp> {
     UOp::index(v)
