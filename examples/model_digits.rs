@@ -5,19 +5,11 @@
 #[path = "common/digits.rs"]
 mod digits;
 
-use morok::dsl::model;
 use morok::Tensor;
 
-model! {
-    /// A two-layer perceptron over 8×8 digits.
-    pub struct DigitsMlp {
-        fc1: Linear(64 -> 128),
-        fc2: Linear(128 -> 10),
-    }
-    fn forward(x: f32[B, 64]) -> f32[B, 10] {
-        fc2(fc1(x).relu()).softmax(-1)
-    }
-}
+#[path = "common/mlp.rs"]
+mod shared_mlp;
+use shared_mlp::DigitsMlp;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (pixels, labels) = digits::load()?;

@@ -10,18 +10,7 @@ use morok::{DType, Error, Tensor};
 
 #[path = "../examples/common/mlp.rs"]
 mod shared_mlp;
-use shared_mlp::mlp;
-
-model! {
-    /// A two-layer perceptron over 8×8 digits.
-    pub struct DigitsMlp {
-        fc1: Linear(64 -> 128),
-        fc2: Linear(128 -> 10),
-    }
-    fn forward(x: f32[B, 64]) -> f32[B, 10] {
-        fc2(fc1(x).relu()).softmax(-1)
-    }
-}
+use shared_mlp::{mlp, DigitsMlp};
 
 /// Uniform data in `[-1, 1)` as a plain buffer (so the reference
 /// evaluator reads data, not a random-number graph).
