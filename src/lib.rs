@@ -58,7 +58,8 @@
 //! - **Creation**: `from_vec`, `from_slice`, `full`, `zeros`, `ones`,
 //!   `empty`, `arange`, `arange_dtype`, `linspace`, `linspace_dtype`,
 //!   `eye`, `eye_rect`, `rand_seeded`, `randn_seeded`; initializers
-//!   `kaiming_uniform`, `kaiming_normal`, `xavier_uniform`,
+//!   `kaiming_uniform`, `kaiming_normal` (and `_with`, [`KaimingOptions`]:
+//!   [`FanMode`], [`Nonlinearity`] gains), `xavier_uniform`,
 //!   `xavier_normal`.
 //! - **Elementwise**: arithmetic and comparisons with broadcasting,
 //!   `exp`, `log`, `sqrt`, `sin`, `tanh`, `sinh`, `cosh`, `asinh`, `acosh`,
@@ -78,17 +79,25 @@
 //!   `try_cat`, `try_stack`, `try_split`, `try_chunk`, `pad_mode`
 //!   ([`PadMode`]: constant, reflect, replicate, circular).
 //! - **Indexing**: `index` ([`Index`]: integers, slices, new axes,
-//!   ellipsis, integer tensors), `index_select`, `gather`, `scatter`,
-//!   `scatter_add`, `scatter_reduce` ([`ScatterReduce`]), `masked_fill`,
-//!   `masked_select`, `nonzero`, `one_hot`, `tril`, `triu`, `diag`,
-//!   `diagonal`, `roll`, `meshgrid`, `repeat_interleave`, `unfold`. An
-//!   index held in a tensor is never used as an address: out of range it
-//!   reads 0 and its writes are dropped.
+//!   ellipsis, integer tensors, bool masks), `index_select`, `gather`,
+//!   `scatter`, `scatter_add`, `scatter_reduce` ([`ScatterReduce`]),
+//!   `masked_fill`, `masked_select`, `nonzero`, `one_hot`, `tril`, `triu`,
+//!   `diag`, `diagonal`, `roll`, `meshgrid`, `repeat_interleave`,
+//!   `repeat_interleave_counts`, `unfold`. An index held in a tensor is
+//!   never used as an address: out of range it reads 0 and its writes are
+//!   dropped. Ops whose output shape depends on the data (`nonzero`,
+//!   `masked_select`, a bool mask in `index`, `repeat_interleave_counts`)
+//!   realize that count (one kernel) when called; their values stay lazy.
 //! - **Linear algebra and nn**: `matmul`, `dot`, `linear`, `einsum`,
-//!   `scaled_dot_product_attention` ([`AttentionOptions`]), `conv1d`,
-//!   `conv2d`, `conv_transpose1d`, `conv_transpose2d`, `max_pool1d`,
-//!   `max_pool2d`, `avg_pool1d`, `avg_pool2d` ([`PoolOptions`]: stride,
-//!   padding, dilation, `ceil_mode`, `count_include_pad`), `interpolate`
+//!   `scaled_dot_product_attention` ([`AttentionOptions`]: mask, causal,
+//!   grouped-query heads, seeded dropout), `conv1d`, `conv2d`, `conv3d`
+//!   ([`Conv1dOptions`], [`ConvOptions`], [`Conv3dOptions`]),
+//!   `conv_transpose1d`, `conv_transpose2d`, `conv_transpose3d`
+//!   ([`ConvTransposeOptions`], [`ConvTranspose3dOptions`]),
+//!   `max_pool1d`/`2d`/`3d` (and `_with_indices`), `avg_pool1d`/`2d`/`3d`,
+//!   `max_unpool1d`/`2d`/`3d` ([`PoolOptions`], [`Pool3dOptions`]: stride,
+//!   padding, dilation, `ceil_mode`, `count_include_pad`,
+//!   `divisor_override`), `interpolate` and `interpolate_scale`
 //!   ([`InterpolateMode`]), `layernorm`, `normalize`, `softmax`,
 //!   `log_softmax`, `softmin`.
 //! - **Activations**: `relu`, `leaky_relu`, `sigmoid`, `gelu`,
@@ -193,7 +202,8 @@ pub use kernel::KernelInfo;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
 pub use tensor::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, Index,
-    InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions, Reduction,
-    RoundingMode, ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
+    ConvTranspose3dOptions, ConvTransposeOptions, FanMode, Index, InterpolateMode, IntoOperand,
+    KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pool3dOptions, PoolOptions,
+    Reduction, RoundingMode, ScatterReduce, Slice, Tensor,
 };

@@ -7,9 +7,10 @@ mod common;
 
 use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
 use morok::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, DType,
-    Index, InterpolateMode, MeshIndexing, PadMode, PoolOptions, Reduction, Result, RoundingMode,
-    ScalarType, ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
+    ConvTranspose3dOptions, ConvTransposeOptions, DType, FanMode, Index, InterpolateMode,
+    KaimingOptions, MeshIndexing, Nonlinearity, PadMode, Pool3dOptions, PoolOptions, Reduction,
+    Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
@@ -549,6 +550,27 @@ impl Suite {
             format!("repeat_interleave {tag}"),
             x.repeat_interleave(2, Some(-1)),
         );
+        let counts = self.positions(&shape[..1], 0, 2);
+        self.add(
+            format!("repeat_interleave counts {tag}"),
+            x.repeat_interleave_counts(&counts, Some(0)),
+        );
+        let one = self.positions(&[1], 0, 2);
+        self.add(
+            format!("repeat_interleave one count {tag}"),
+            x.repeat_interleave_counts(&one, None),
+        );
+        let mask2 = self.input(DType::BOOL, &shape[..2], Layout::Permuted, Domain::Any);
+        self.add(
+            format!("index bool mask {tag}"),
+            x.index(&[Index::Tensor(mask2)]),
+        );
+        let mask1 = self.input(DType::BOOL, &shape[1..2], Layout::Contiguous, Domain::Any);
+        let row = self.positions(&[1], -1, n0 - 1);
+        self.add(
+            format!("index bool mask and tensor {tag}"),
+            x.index(&[Index::Tensor(row), Index::Tensor(mask1)]),
+        );
         if shape[0] >= 1 {
             self.add(format!("unfold {tag}"), x.unfold(0, 1, 2));
         }
@@ -776,6 +798,18 @@ impl Suite {
             "attention gqa".into(),
             q.scaled_dot_product_attention(&k2, &v2, &gqa),
         );
+        for p in [0.25, 1.0] {
+            let dropped = AttentionOptions {
+                dropout_p: p,
+                dropout_seed: 7,
+                is_causal: true,
+                ..Default::default()
+            };
+            self.add(
+                format!("attention dropout {p}"),
+                q.scaled_dot_product_attention(&k, &v, &dropped),
+            );
+        }
         let h = self.input(DType::F16, &[3, 4], Layout::Contiguous, Domain::Any);
         self.add(
             "attention f16 2-D".into(),
@@ -1074,6 +1108,180 @@ impl Suite {
     }
 }
 
+impl Suite {
+    /// 3-D convolutions and pools, pooling indices and unpooling,
+    /// `divisor_override`, `interpolate` with `scale_factor` and the
+    /// Kaiming options (small shapes: the suite runs three times in CI).
+    fn volumes_and_pool_options(&mut self) {
+        let vol = self.input(DType::F32, &[2, 4, 3, 4, 3], Layout::Permuted, Domain::Any);
+        let thin = self.input(
+            DType::F32,
+            &[0, 2, 1, 3, 2],
+            Layout::Contiguous,
+            Domain::Any,
+        );
+        let conv3 = [
+            ([3, 4, 2, 2, 2], Conv3dOptions::default()),
+            (
+                [4, 2, 1, 2, 3],
+                Conv3dOptions {
+                    stride: (1, 2, 1),
+                    padding: (1, 0, 1),
+                    dilation: (2, 1, 1),
+                    groups: 2,
+                },
+            ),
+        ];
+        for (ws, opts) in conv3 {
+            let w = self.input(DType::F32, &ws, Layout::Flipped, Domain::Any);
+            let b = self.input(DType::F32, &[ws[0]], Layout::Contiguous, Domain::Any);
+            self.add(
+                format!("conv3d {ws:?} {opts:?}"),
+                vol.conv3d(&w, Some(&b), opts),
+            );
+        }
+        let w = self.input(
+            DType::F32,
+            &[5, 2, 1, 1, 1],
+            Layout::Contiguous,
+            Domain::Any,
+        );
+        self.add(
+            "conv3d zero-size batch".into(),
+            thin.conv3d(&w, None, Conv3dOptions::default()),
+        );
+        let src = self.input(DType::F32, &[1, 4, 2, 3, 2], Layout::Sliced, Domain::Any);
+        for (ws, opts) in [
+            ([4, 3, 2, 2, 2], ConvTranspose3dOptions::default()),
+            (
+                [4, 1, 2, 1, 2],
+                ConvTranspose3dOptions {
+                    stride: (2, 1, 2),
+                    padding: (1, 0, 0),
+                    output_padding: (1, 0, 1),
+                    dilation: (1, 2, 1),
+                    groups: 2,
+                },
+            ),
+        ] {
+            let w = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
+            let b = self.input(
+                DType::F32,
+                &[ws[1] * opts.groups],
+                Layout::Contiguous,
+                Domain::Any,
+            );
+            self.add(
+                format!("conv_transpose3d {ws:?} {opts:?}"),
+                src.conv_transpose3d(&w, Some(&b), opts),
+            );
+        }
+        let cube = self.input(DType::F32, &[2, 2, 4, 5, 3], Layout::Strided, Domain::Any);
+        for opts in [
+            Pool3dOptions::new((2, 2, 2)),
+            Pool3dOptions::new((3, 2, 2))
+                .stride((2, 1, 2))
+                .padding((1, 0, 1))
+                .ceil_mode(true)
+                .count_include_pad(false),
+            Pool3dOptions::new((2, 3, 1)).dilation((1, 2, 1)),
+            Pool3dOptions::new((2, 2, 2))
+                .padding((1, 1, 0))
+                .divisor_override(5),
+        ] {
+            self.add(format!("max_pool3d {opts:?}"), cube.max_pool3d(opts));
+            self.add(format!("avg_pool3d {opts:?}"), cube.avg_pool3d(opts));
+        }
+        // Integers in [-1, 1]: windows with ties pick the first maximum.
+        let ties = self
+            .input(DType::I32, &[2, 3, 5, 4], Layout::Flipped, Domain::Any)
+            .clamp(-1, 1)
+            .unwrap();
+        let pic = self.input(DType::F32, &[1, 2, 5, 7], Layout::Permuted, Domain::Any);
+        for (i, opts) in [
+            PoolOptions::new((2, 2)),
+            PoolOptions::new((3, 2)).stride((2, 1)).padding((1, 1)),
+            PoolOptions::new((2, 3)).stride((2, 2)).ceil_mode(true),
+            PoolOptions::new((2, 2)).stride((1, 2)).dilation((2, 1)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let x = if i % 2 == 0 { &ties } else { &pic };
+            let (v, ix) = x.max_pool2d_with_indices(opts).unwrap();
+            self.add(format!("max_pool2d values {opts:?}"), Ok(v.clone()));
+            self.add(format!("max_pool2d indices {opts:?}"), Ok(ix.clone()));
+            self.add(
+                format!("max_unpool2d {opts:?}"),
+                v.max_unpool2d(&ix, opts, None),
+            );
+            self.add(
+                format!("avg_pool2d divisor_override {opts:?}"),
+                x.avg_pool2d(opts.divisor_override(3)),
+            );
+        }
+        let seq = self.input(DType::F32, &[2, 1, 9], Layout::Sliced, Domain::Any);
+        let o1 = PoolOptions::new((1, 3)).stride((1, 2)).padding((0, 1));
+        let (v, ix) = seq.max_pool1d_with_indices(o1).unwrap();
+        self.add("max_pool1d indices".into(), Ok(ix.clone()));
+        self.add("max_unpool1d".into(), v.max_unpool1d(&ix, o1, Some(10)));
+        self.add(
+            "avg_pool1d divisor_override".into(),
+            seq.avg_pool1d(o1.divisor_override(2)),
+        );
+        let o3 = Pool3dOptions::new((2, 2, 2)).stride((1, 2, 1));
+        let (v, ix) = cube.max_pool3d_with_indices(o3).unwrap();
+        self.add("max_pool3d indices".into(), Ok(ix.clone()));
+        self.add("max_unpool3d".into(), v.max_unpool3d(&ix, o3, None));
+        let img = self.input(DType::F32, &[2, 3, 4, 3], Layout::Expanded, Domain::Any);
+        let line = self.input(DType::F32, &[2, 1, 5], Layout::Flipped, Domain::Any);
+        let box3 = self.input(
+            DType::F32,
+            &[1, 2, 2, 3, 2],
+            Layout::Contiguous,
+            Domain::Any,
+        );
+        for (mode, ac, f) in [
+            (InterpolateMode::Nearest, false, [1.7, 2.0]),
+            (InterpolateMode::Nearest, false, [0.5, 1.0]),
+            (InterpolateMode::NearestExact, false, [0.6, 1.5]),
+            (InterpolateMode::Bilinear, false, [1.3, 0.5]),
+            (InterpolateMode::Bilinear, true, [2.5, 1.2]),
+        ] {
+            self.add(
+                format!("interpolate_scale {mode:?} {ac} {f:?}"),
+                img.interpolate_scale(&f, mode, ac),
+            );
+        }
+        self.add(
+            "interpolate_scale linear".into(),
+            line.interpolate_scale(&[1.7], InterpolateMode::Linear, false),
+        );
+        self.add(
+            "interpolate_scale trilinear".into(),
+            box3.interpolate_scale(&[1.5, 0.7, 2.0], InterpolateMode::Trilinear, false),
+        );
+        for (mode, nl) in [
+            (FanMode::FanOut, Nonlinearity::Relu),
+            (FanMode::FanIn, Nonlinearity::Tanh),
+            (FanMode::FanOut, Nonlinearity::LeakyRelu(0.2)),
+        ] {
+            let opts = KaimingOptions {
+                mode,
+                nonlinearity: nl,
+            };
+            self.add(
+                format!("kaiming_uniform {opts:?}"),
+                Tensor::kaiming_uniform_with(&[4, 3, 2], DType::F32, opts, 5),
+            );
+            self.add(
+                format!("kaiming_normal {opts:?}"),
+                Tensor::kaiming_normal_with(&[4, 3], DType::F64, opts, 5),
+            );
+        }
+    }
+}
+
 fn suite() -> Vec<(String, Tensor)> {
     let mut s = Suite {
         rng: Rng::new(0x5eed),
@@ -1087,6 +1295,7 @@ fn suite() -> Vec<(String, Tensor)> {
     s.indexing();
     s.math_and_nn();
     s.ordering_padding_and_creation();
+    s.volumes_and_pool_options();
     s.cases
 }
 

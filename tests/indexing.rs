@@ -200,3 +200,62 @@ fn out_of_range_tensor_indices_are_defined() {
         .unwrap();
     assert_eq!(s.realize().unwrap().to_vec::<f32>().unwrap(), [0.0, 2.0]);
 }
+
+#[test]
+fn bool_masks_and_repeat_counts() {
+    let x = m34();
+    let mask = Tensor::from_vec(
+        vec![
+            true, false, false, true, false, false, false, false, false, true, true, false,
+        ],
+        &[3, 4],
+    )
+    .unwrap();
+    // A mask over every axis indexes like its nonzero() coordinates.
+    let picked = x.index(&[Index::Tensor(mask)]).unwrap();
+    assert_eq!(vals(&picked), [0.0, 3.0, 9.0, 10.0]);
+    let cols = Tensor::from_vec(vec![false, true, true, false], &[4]).unwrap();
+    let c = x
+        .index(&[Index::Slice(Slice::all()), Index::Tensor(cols.clone())])
+        .unwrap();
+    assert_eq!(c.shape(), &[3, 2]);
+    assert_eq!(vals(&c), [1.0, 2.0, 5.0, 6.0, 9.0, 10.0]);
+    // Broadcast with an integer index: rows [2, 0] paired with columns [1, 2].
+    let rows = i64s(&[2, 0], &[2]);
+    let rc = x
+        .index(&[Index::Tensor(rows), Index::Tensor(cols.clone())])
+        .unwrap();
+    assert_eq!(vals(&rc), [9.0, 2.0]);
+    // A 0-d mask adds an axis of size 1 (true) or 0 (false).
+    let yes = Tensor::from_vec(vec![true], &[]).unwrap();
+    assert_eq!(x.index(&[Index::Tensor(yes)]).unwrap().shape(), &[1, 3, 4]);
+    let line = line!() + 1;
+    let e = x.index(&[Index::Tensor(cols.clone()), Index::Ellipsis]);
+    let e = e.unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("index", line));
+    assert!(e.to_string().contains("[3, 4] and [4]"), "{e}");
+    // repeat_interleave with a tensor of counts.
+    let v = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let r = v
+        .repeat_interleave_counts(&i64s(&[2, 0, 1], &[3]), None)
+        .unwrap();
+    assert_eq!(vals(&r), [1.0, 1.0, 3.0]);
+    let rows = x
+        .repeat_interleave_counts(&i64s(&[1, 0, 2], &[3]), Some(0))
+        .unwrap();
+    assert_eq!(rows.shape(), &[3, 4]);
+    assert_eq!(
+        vals(&rows)[4..],
+        [8.0, 9.0, 10.0, 11.0, 8.0, 9.0, 10.0, 11.0]
+    );
+    let line = line!() + 1;
+    let e = v.repeat_interleave_counts(&i64s(&[1, -1, 0], &[3]), None);
+    let e = e.unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("repeat_interleave", line));
+    assert!(v
+        .repeat_interleave_counts(&i64s(&[1, 2], &[2]), None)
+        .is_err());
+    assert!(v
+        .repeat_interleave_counts(&Tensor::from_slice(&[1.0f32]), None)
+        .is_err());
+}

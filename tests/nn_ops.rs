@@ -493,3 +493,239 @@ fn pooling_options() {
     let r4 = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 4]);
     close(&vals(&r4.max_pool1d(p).unwrap()), &[1.0, 3.0, 4.0]);
 }
+
+#[test]
+fn attention_dropout() {
+    let q = f32s(&[1.0, 0.5, -1.0, 2.0], &[2, 2]);
+    let kv = f32s(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[3, 2]);
+    let plain = q
+        .scaled_dot_product_attention(&kv, &kv, &AttentionOptions::default())
+        .unwrap();
+    // p = 0 is exact: no dropout is built, whatever the seed.
+    let zero = AttentionOptions {
+        dropout_p: 0.0,
+        dropout_seed: 3,
+        ..AttentionOptions::default()
+    };
+    let same = q.scaled_dot_product_attention(&kv, &kv, &zero).unwrap();
+    assert_eq!(vals(&same), vals(&plain));
+    // p = 1 drops every weight.
+    let all = AttentionOptions {
+        dropout_p: 1.0,
+        ..AttentionOptions::default()
+    };
+    close(
+        &vals(&q.scaled_dot_product_attention(&kv, &kv, &all).unwrap()),
+        &[0.0; 4],
+    );
+    // A seed fixes the mask; kept weights are scaled by 1 / (1 - p), so
+    // with value rows of ones every output is (kept weight sum) · 2.
+    let ones = Tensor::full(&[3, 2], 1.0f32);
+    let half = AttentionOptions {
+        dropout_p: 0.5,
+        dropout_seed: 11,
+        ..AttentionOptions::default()
+    };
+    let a = vals(&q.scaled_dot_product_attention(&kv, &ones, &half).unwrap());
+    let b = vals(&q.scaled_dot_product_attention(&kv, &ones, &half).unwrap());
+    assert_eq!(a, b);
+    assert!(
+        a.iter().all(|&v| (-1e-6..=2.0 + 1e-5).contains(&v)),
+        "{a:?}"
+    );
+    let line = line!() + 1;
+    let e = q.scaled_dot_product_attention(
+        &kv,
+        &kv,
+        &AttentionOptions {
+            dropout_p: 1.5,
+            ..half
+        },
+    );
+    let e = e.unwrap_err();
+    assert_eq!(
+        (e.op(), e.location().line()),
+        ("scaled_dot_product_attention", line)
+    );
+    assert!(e.to_string().contains("dropout_p 1.5"), "{e}");
+}
+
+#[test]
+fn pooling_indices_unpool_and_divisor() {
+    use morok::PoolOptions;
+    let x = Tensor::from_vec((0..16).map(|v| v as f32).collect(), &[1, 1, 4, 4]).unwrap();
+    let o = PoolOptions::new((2, 2));
+    let (v, i) = x.max_pool2d_with_indices(o).unwrap();
+    close(&vals(&v), &[5.0, 7.0, 13.0, 15.0]);
+    close(&vals(&i), &[5.0, 7.0, 13.0, 15.0]);
+    let back = v.max_unpool2d(&i, o, None).unwrap();
+    assert_eq!(back.shape(), &[1, 1, 4, 4]);
+    let mut want = [0.0; 16];
+    for p in [5, 7, 13, 15] {
+        want[p] = p as f64;
+    }
+    close(&vals(&back), &want);
+    // Ties pick the first maximum of the window; padding never wins.
+    let flat = Tensor::full(&[1, 1, 3, 3], -7.0f32);
+    let padded = PoolOptions::new((2, 2)).padding((1, 1));
+    let (v, i) = flat.max_pool2d_with_indices(padded).unwrap();
+    close(&vals(&v), &[-7.0; 4]);
+    close(&vals(&i), &[0.0, 1.0, 3.0, 4.0]);
+    // output_size larger than the default.
+    let big = v.max_unpool2d(&i, padded, Some((3, 4))).unwrap();
+    assert_eq!(big.shape(), &[1, 1, 3, 4]);
+    close(
+        &vals(&big),
+        &[
+            -7.0, -7.0, 0.0, -7.0, -7.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        ],
+    );
+    let line = line!() + 1;
+    let e = v.max_unpool2d(&v, padded, None).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("max_unpool2d", line));
+    // divisor_override replaces the window counts.
+    let ones = Tensor::full(&[1, 1, 4, 4], 1.0f32);
+    let d = PoolOptions::new((2, 2)).padding((1, 1)).divisor_override(3);
+    close(
+        &vals(&ones.avg_pool2d(d).unwrap()),
+        &[
+            1.0 / 3.0,
+            2.0 / 3.0,
+            1.0 / 3.0,
+            2.0 / 3.0,
+            4.0 / 3.0,
+            2.0 / 3.0,
+            1.0 / 3.0,
+            2.0 / 3.0,
+            1.0 / 3.0,
+        ],
+    );
+    assert!(ones.avg_pool2d(o.divisor_override(0)).is_err());
+}
+
+#[test]
+fn volumes_match_their_planar_forms() {
+    use morok::{
+        Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
+        Pool3dOptions, PoolOptions,
+    };
+    // A depth-1 volume with depth-1 kernels is the 2-D op.
+    let img = Tensor::randn_seeded(&[2, 4, 5, 6], DType::F32, 1);
+    let vol = img.try_unsqueeze(2).unwrap();
+    let w = Tensor::randn_seeded(&[6, 2, 2, 3], DType::F32, 2);
+    let w3 = w.try_unsqueeze(2).unwrap();
+    let o2 = ConvOptions {
+        stride: (2, 1),
+        padding: (1, 2),
+        dilation: (1, 2),
+        groups: 2,
+    };
+    let o3 = Conv3dOptions {
+        stride: (1, 2, 1),
+        padding: (0, 1, 2),
+        dilation: (1, 1, 2),
+        groups: 2,
+    };
+    let a = vals(&img.conv2d(&w, None, o2).unwrap());
+    let b = vals(&vol.conv3d(&w3, None, o3).unwrap());
+    close(&b, &a);
+    let wt = Tensor::randn_seeded(&[4, 3, 2, 2], DType::F32, 3);
+    let t2 = ConvTransposeOptions {
+        stride: (2, 3),
+        padding: (1, 0),
+        output_padding: (1, 2),
+        dilation: (1, 1),
+        groups: 2,
+    };
+    let t3 = ConvTranspose3dOptions {
+        stride: (1, 2, 3),
+        padding: (0, 1, 0),
+        output_padding: (0, 1, 2),
+        dilation: (1, 1, 1),
+        groups: 2,
+    };
+    let a = vals(&img.conv_transpose2d(&wt, None, t2).unwrap());
+    let b = vals(
+        &vol.conv_transpose3d(&wt.try_unsqueeze(2).unwrap(), None, t3)
+            .unwrap(),
+    );
+    close(&b, &a);
+    let p2 = PoolOptions::new((3, 2))
+        .stride((2, 2))
+        .padding((1, 1))
+        .ceil_mode(true);
+    let p3 = Pool3dOptions::new((1, 3, 2))
+        .stride((1, 2, 2))
+        .padding((0, 1, 1))
+        .ceil_mode(true);
+    close(
+        &vals(&vol.max_pool3d(p3).unwrap()),
+        &vals(&img.max_pool2d(p2).unwrap()),
+    );
+    close(
+        &vals(&vol.avg_pool3d(p3.count_include_pad(false)).unwrap()),
+        &vals(&img.avg_pool2d(p2.count_include_pad(false)).unwrap()),
+    );
+    let line = line!() + 1;
+    let e = img.conv3d(&w3, None, o3).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("conv3d", line));
+    assert!(e.to_string().contains("[2, 4, 5, 6]"), "{e}");
+}
+
+#[test]
+fn interpolate_scale_factor() {
+    use morok::InterpolateMode as M;
+    // scale 1.7 on 2 samples: 3 outputs, sources (o + 0.5) / 1.7 - 0.5.
+    let x = f32s(&[0.0, 1.0], &[1, 1, 2]);
+    let y = x.interpolate_scale(&[1.7], M::Linear, false).unwrap();
+    let src = |o: f64| ((o + 0.5) / 1.7 - 0.5).clamp(0.0, 1.0);
+    close(&vals(&y), &[src(0.0), src(1.0), src(2.0)]);
+    // With `size` the ratio is in / out instead.
+    let z = x.interpolate(&[3], M::Linear, false).unwrap();
+    close(&vals(&z), &[0.0, 0.5, 1.0]);
+    // Nearest: floor(o / scale).
+    let r = f32s(&[0.0, 1.0, 2.0, 3.0, 4.0], &[1, 1, 5]);
+    let n = r.interpolate_scale(&[0.6], M::Nearest, false).unwrap();
+    close(&vals(&n), &[0.0, 1.0, 3.0]);
+    assert_eq!(
+        r.interpolate_scale(&[2.0], M::Nearest, false)
+            .unwrap()
+            .shape(),
+        &[1, 1, 10]
+    );
+    let line = line!() + 1;
+    let e = r.interpolate_scale(&[0.0], M::Nearest, false).unwrap_err();
+    assert_eq!((e.op(), e.location().line()), ("interpolate", line));
+}
+
+#[test]
+fn kaiming_modes_and_gains() {
+    use morok::{DType, FanMode, KaimingOptions, Nonlinearity};
+    assert_eq!(Nonlinearity::Tanh.gain(), 5.0 / 3.0);
+    assert_eq!(Nonlinearity::Relu.gain(), 2f64.sqrt());
+    assert_eq!(Nonlinearity::LeakyRelu(1.0).gain(), 1.0);
+    // [40, 10]: fan_in 10, fan_out 40.
+    let out_relu = KaimingOptions {
+        mode: FanMode::FanOut,
+        nonlinearity: Nonlinearity::Relu,
+    };
+    let u = vals(&Tensor::kaiming_uniform_with(&[40, 10], DType::F32, out_relu, 4).unwrap());
+    let bound = 2f64.sqrt() * (3.0f64 / 40.0).sqrt();
+    let top = u.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(top <= bound && top > 0.9 * bound, "{top} vs {bound}");
+    let lin = KaimingOptions {
+        nonlinearity: Nonlinearity::Linear,
+        ..KaimingOptions::default()
+    };
+    let n = vals(&Tensor::kaiming_normal_with(&[40, 10], DType::F32, lin, 4).unwrap());
+    let var = n.iter().map(|v| v * v).sum::<f64>() / n.len() as f64;
+    assert!((var - 0.1).abs() < 0.03, "{var}");
+    // The default is PyTorch's: fan_in, leaky_relu with a = 0.
+    assert_eq!(
+        vals(&Tensor::kaiming_uniform(&[4, 3], DType::F32, 0.0, 1).unwrap()),
+        vals(
+            &Tensor::kaiming_uniform_with(&[4, 3], DType::F32, KaimingOptions::default(), 1)
+                .unwrap()
+        )
+    );
+}

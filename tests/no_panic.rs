@@ -17,9 +17,11 @@ use common::{compiled, tensor, Rng};
 use morok::core::uop::shape_of;
 use morok::core::AddrSpace;
 use morok::{
-    AttentionOptions, ClassLossOptions, Conv1dOptions, ConvOptions, ConvTransposeOptions, DType,
-    Error, Index, InterpolateMode, IntoOperand, MeshIndexing, Operand, PadMode, PoolOptions,
-    Reduction as LossReduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
+    ConvTranspose3dOptions, ConvTransposeOptions, DType, Error, FanMode, Index, InterpolateMode,
+    IntoOperand, KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pool3dOptions,
+    PoolOptions, Reduction as LossReduction, Result, RoundingMode, ScalarType, ScatterReduce,
+    Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
@@ -28,6 +30,8 @@ use std::time::Instant;
 
 /// Number of generated calls.
 const CALLS: usize = 480;
+/// Number of further calls of the ops of issue 10 alone.
+const SURFACE_CALLS: usize = 240;
 /// Seed of the generator.
 const SEED: u64 = 0x6e6f_5f70_616e_6963;
 /// Largest element count of any node in a graph that gets realized.
@@ -435,6 +439,7 @@ impl Gen {
             ScalarType::I32,
             ScalarType::U8,
             ScalarType::F32,
+            ScalarType::Bool,
         ]);
         let shape = self.pick(&SHAPES).to_vec();
         self.shaped(dtype, shape)
@@ -498,6 +503,8 @@ impl Gen {
                     idx.push(e);
                     text.push(t);
                 }
+                // A bool mask realizes its `nonzero` coordinates.
+                ops.push("nonzero");
                 call!(
                     ops,
                     "index",
@@ -628,6 +635,16 @@ impl Gen {
                     Tensor::meshgrid(&[&x.t, &y.t], how)
                 )
             }
+            14 if self.chance(40) => {
+                let r = self.index_tensor();
+                let dim = if self.chance(30) { None } else { Some(d) };
+                call!(
+                    ops,
+                    "repeat_interleave",
+                    format!("{}.repeat_interleave_counts({}, {dim:?})", x.text, r.text),
+                    Ok(vec![x.t.repeat_interleave_counts(&r.t, dim)?])
+                )
+            }
             14 => {
                 let r = self.dim();
                 let dim = if self.chance(30) { None } else { Some(d) };
@@ -680,6 +697,8 @@ impl Gen {
                         None
                     },
                     scale: None,
+                    dropout_p: self.pick(&[0.0, 0.0, 0.5, 1.0, -0.1, f64::NAN, 2.0]),
+                    dropout_seed: self.below(100) as u64,
                 };
                 call!(
                     ops,
@@ -846,7 +865,12 @@ impl Gen {
         ]);
         let name = names[which];
         if which == 9 {
-            ops.extend(["conv_transpose1d", "conv_transpose2d"]);
+            ops.extend([
+                "conv_transpose1d",
+                "conv_transpose2d",
+                "conv3d",
+                "conv_transpose3d",
+            ]);
         }
         call!(
             ops,
@@ -878,6 +902,27 @@ impl Gen {
                     }
                     7 => vec![x.t.pad_mode(&pads, mode)?],
                     8 => vec![x.t.normalize(2.0, d, 1e-12)?],
+                    9 if flag && k.is_multiple_of(3) => {
+                        let t = |v: usize| (v, v / 2 + 1, v % 3);
+                        let o3 = Conv3dOptions {
+                            stride: t(opts.stride),
+                            padding: t(opts.padding),
+                            dilation: t(opts.dilation),
+                            groups: opts.groups,
+                        };
+                        vec![x.t.conv3d(&w.t, None, o3)?]
+                    }
+                    9 if k.is_multiple_of(3) => {
+                        let t = |v: usize| (v, v / 2 + 1, v % 3);
+                        let o3 = ConvTranspose3dOptions {
+                            stride: t(opts.stride),
+                            padding: t(opts.padding),
+                            output_padding: t(k / 3),
+                            dilation: t(opts.dilation),
+                            groups: opts.groups,
+                        };
+                        vec![x.t.conv_transpose3d(&w.t, None, o3)?]
+                    }
                     9 if flag => vec![x.t.conv1d(&w.t, None, opts)?],
                     9 => {
                         let t = ConvTransposeOptions {
@@ -893,9 +938,116 @@ impl Gen {
                             x.t.conv_transpose1d(&w.t, None, t)?
                         }]
                     }
+                    _ if k.is_multiple_of(2) => {
+                        let factors: Vec<f64> = pads
+                            .iter()
+                            .map(|&p| [0.5, 1.7, 2.0, 0.0, -1.0, f64::INFINITY, 1e30][p % 7])
+                            .collect();
+                        vec![x.t.interpolate_scale(&factors, imode, flag)?]
+                    }
                     _ => vec![x.t.interpolate(&pads, imode, flag)?],
                 })
             }
+        )
+    }
+
+    /// Hostile pooling options.
+    fn pool_options(&mut self) -> PoolOptions {
+        let o = |g: &mut Gen| g.pick(&[0, 1, 2, 2, 3, 5, usize::MAX]);
+        let opts = PoolOptions::new((o(self), o(self)))
+            .stride((o(self), o(self)))
+            .padding((o(self) % 4, o(self)))
+            .dilation((1 + o(self) % 3, 1 + o(self) % 2))
+            .ceil_mode(self.chance(40))
+            .count_include_pad(self.chance(60));
+        if self.chance(20) {
+            opts.divisor_override(self.pick(&[0, 1, 3]))
+        } else {
+            opts
+        }
+    }
+
+    /// One call of the ops of issue 10 only (the second pass, which
+    /// reaches each of them more often than the mixed calls do); a third
+    /// of the operands are small volumes `[N, C, D, H, W]`.
+    fn surface_call(&mut self) -> Call {
+        self.carried.clear();
+        let x = if self.chance(30) {
+            let shape = vec![1, 2, 1 + self.below(3), 3, 2 + self.below(2)];
+            self.shaped(ScalarType::F32, shape)
+        } else {
+            self.operand()
+        };
+        let mut ops: Vec<&str> = Vec::new();
+        let (text, run) = if self.chance(40) {
+            let opts = self.pool_options();
+            self.pool_extra_call(x, opts, &mut ops)
+        } else {
+            self.new_op_call(x, &mut ops)
+        };
+        let mut ops: Vec<String> = ops.into_iter().map(String::from).collect();
+        ops.append(&mut self.carried);
+        Call { text, ops, run }
+    }
+
+    /// A call of a 3-D pool, a pool with indices or an unpool.
+    fn pool_extra_call(
+        &mut self,
+        x: Arg,
+        opts: PoolOptions,
+        ops: &mut Vec<&'static str>,
+    ) -> (String, Box<dyn FnOnce() -> Outcome>) {
+        let o3 = Pool3dOptions {
+            kernel: (opts.kernel.0, opts.kernel.1, opts.kernel.1),
+            stride: (opts.stride.1, opts.stride.0, opts.stride.1),
+            padding: (opts.padding.0, opts.padding.1, opts.padding.0),
+            dilation: (opts.dilation.1, opts.dilation.0, 1),
+            ..Pool3dOptions::new((1, 1, 1))
+        };
+        let o3 = o3
+            .ceil_mode(opts.ceil_mode)
+            .count_include_pad(opts.count_include_pad);
+        let size = (self.dim(), self.dim());
+        let idx = self.index_tensor();
+        let which = self.below(6);
+        let name = [
+            "max_pool3d",
+            "avg_pool3d",
+            "max_pool2d_with_indices",
+            "max_pool1d_with_indices",
+            "max_pool3d_with_indices",
+            "max_unpool2d",
+        ][which];
+        // Unpooling writes with `scatter`.
+        ops.extend(["scatter", "max_unpool1d", "max_unpool2d", "max_unpool3d"]);
+        call!(
+            ops,
+            name,
+            format!(
+                "{}.{name}({opts:?}, {o3:?}, {size:?}, {})",
+                x.text, idx.text
+            ),
+            Ok(match which {
+                0 => vec![x.t.max_pool3d(o3)?],
+                1 => vec![x.t.avg_pool3d(o3)?],
+                2 => {
+                    let (v, i) = x.t.max_pool2d_with_indices(opts)?;
+                    vec![v.clone(), i.clone(), v.max_unpool2d(&i, opts, None)?]
+                }
+                3 => {
+                    let (v, i) = x.t.max_pool1d_with_indices(opts)?;
+                    vec![
+                        v.clone(),
+                        i.clone(),
+                        v.max_unpool1d(&i, opts, Some(size.0))?,
+                    ]
+                }
+                4 => {
+                    let (v, i) = x.t.max_pool3d_with_indices(o3)?;
+                    vec![v.clone(), i.clone(), v.max_unpool3d(&i, o3, None)?]
+                }
+                _ => vec![x.t.max_unpool2d(&idx.t, opts, Some(size))?],
+            })
         )
     }
 
@@ -904,8 +1056,24 @@ impl Gen {
         &mut self,
         ops: &mut Vec<&'static str>,
     ) -> (String, Box<dyn FnOnce() -> Outcome>) {
-        let which = self.below(7);
+        let which = self.below(9);
         let shape = self.shape();
+        let kaiming = KaimingOptions {
+            mode: if self.chance(50) {
+                FanMode::FanIn
+            } else {
+                FanMode::FanOut
+            },
+            nonlinearity: self.pick(&[
+                Nonlinearity::Linear,
+                Nonlinearity::Sigmoid,
+                Nonlinearity::Tanh,
+                Nonlinearity::Relu,
+                Nonlinearity::LeakyRelu(0.2),
+                Nonlinearity::LeakyRelu(f64::NAN),
+                Nonlinearity::Selu,
+            ]),
+        };
         let dt = self.any_dtype();
         let (a, b) = (self.signed() as f64, self.signed() as f64);
         let (n, m) = (self.dim(), self.dim());
@@ -917,12 +1085,14 @@ impl Gen {
             "kaiming_normal",
             "xavier_uniform",
             "xavier_normal",
+            "kaiming_uniform",
+            "kaiming_normal",
         ];
         let name = names[which];
         call!(
             ops,
             name,
-            format!("{name}({shape:?}, {dt}, {a}, {b}, {n}, {m})"),
+            format!("{name}({shape:?}, {dt}, {a}, {b}, {n}, {m}, {kaiming:?})"),
             {
                 Ok(vec![match which {
                     0 => Tensor::arange_dtype(a, b, 0.5 * b, dt)?,
@@ -931,7 +1101,9 @@ impl Gen {
                     3 => Tensor::kaiming_uniform(&shape, dt, 0.0, 1)?,
                     4 => Tensor::kaiming_normal(&shape, dt, 0.0, 1)?,
                     5 => Tensor::xavier_uniform(&shape, dt, 1.0, 1)?,
-                    _ => Tensor::xavier_normal(&shape, dt, 1.0, 1)?,
+                    6 => Tensor::xavier_normal(&shape, dt, 1.0, 1)?,
+                    7 => Tensor::kaiming_uniform_with(&shape, dt, kaiming, 1)?,
+                    _ => Tensor::kaiming_normal_with(&shape, dt, kaiming, 1)?,
                 }])
             }
         )
@@ -1456,14 +1628,10 @@ impl Gen {
                 )
             }
             33 => {
-                let o = |g: &mut Gen| g.pick(&[0, 1, 2, 2, 3, 5, usize::MAX]);
-                let opts = PoolOptions::new((o(self), o(self)))
-                    .stride((o(self), o(self)))
-                    .padding((o(self) % 4, o(self)))
-                    .dilation((1 + o(self) % 3, 1 + o(self) % 2))
-                    .ceil_mode(self.chance(40))
-                    .count_include_pad(self.chance(60));
-                if self.chance(15) {
+                let opts = self.pool_options();
+                if self.chance(25) {
+                    self.pool_extra_call(x, opts, &mut ops)
+                } else if self.chance(15) {
                     let max = self.chance(50);
                     let name = if max { "max_pool1d" } else { "avg_pool1d" };
                     call!(
@@ -1832,8 +2000,14 @@ fn hostile_calls_return_errors_and_never_panic() {
     };
     let mut problems = Vec::new();
     let (mut oks, mut errs, mut realized) = (0, 0, 0);
-    for i in 0..CALLS {
-        let call = match guarded(|| gen.call()) {
+    for i in 0..CALLS + SURFACE_CALLS {
+        let call = match guarded(|| {
+            if i < CALLS {
+                gen.call()
+            } else {
+                gen.surface_call()
+            }
+        }) {
             Ok(c) => c,
             Err(p) => {
                 problems.push(format!("#{i}: building the operands panicked: {p}"));
@@ -1879,13 +2053,15 @@ fn hostile_calls_return_errors_and_never_panic() {
         }
     }
     eprintln!(
-        "no_panic: {CALLS} calls, {oks} Ok ({realized} tensors realized), {errs} Err, in {:.2?}",
+        "no_panic: {} calls, {oks} Ok ({realized} tensors realized), {errs} Err, in {:.2?}",
+        CALLS + SURFACE_CALLS,
         start.elapsed()
     );
     assert!(
         problems.is_empty(),
-        "{} of {CALLS} calls failed:\n{}",
+        "{} of {} calls failed:\n{}",
         problems.len(),
+        CALLS + SURFACE_CALLS,
         problems.join("\n")
     );
     assert!(

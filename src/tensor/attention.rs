@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use morok_core::shape::{broadcast_shapes, ShapeError};
 
 /// Options of [`Tensor::scaled_dot_product_attention`] (PyTorch's keyword
-/// arguments; dropout is not supported, as with `dropout_p = 0`).
+/// arguments; dropout is off by default).
 #[derive(Clone, Debug, Default)]
 pub struct AttentionOptions {
     /// `attn_mask`: a bool mask (true: attend) or a float bias added to
@@ -20,6 +20,13 @@ pub struct AttentionOptions {
     /// (axis -3) are a multiple of the key/value heads, each of which
     /// serves consecutive query heads.
     pub enable_gqa: bool,
+    /// `dropout_p`: each attention weight is zeroed with this probability
+    /// and the kept ones are scaled by `1 / (1 - p)`; 0 (the default) is
+    /// exact (no dropout is built), 1 zeroes every weight.
+    pub dropout_p: f64,
+    /// The seed of the dropout mask (see [`Tensor::rand_seeded`]): the
+    /// same seed drops the same weights.
+    pub dropout_seed: u64,
 }
 
 impl Tensor {
@@ -112,6 +119,24 @@ impl Tensor {
                 }
             }
         };
-        scores.softmax(-1)?.matmul(&value)
+        let p = opts.dropout_p;
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::Argument {
+                op: op.into(),
+                message: format!("dropout_p {p} is not in [0, 1] (query {q:?}, key {k:?})"),
+                location,
+            });
+        }
+        let weights = scores.softmax(-1)?;
+        let weights = if p > 0.0 {
+            let dtype = weights.dtype();
+            let draw = Tensor::rand_seeded(weights.shape(), crate::DType::F32, opts.dropout_seed);
+            let kept = weights.mul(1.0 / (1.0 - p))?;
+            let zero = Tensor::zeros(&[], dtype);
+            draw.ge(p)?.where_(&kept, &zero)?
+        } else {
+            weights
+        };
+        weights.matmul(&value)
     }
 }

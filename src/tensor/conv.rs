@@ -1,9 +1,21 @@
-//! `conv1d`: a 1-D convolution as a [`Tensor::conv2d`] over a height-1
-//! image (the arguments are checked here, so errors name `conv1d`).
+//! Convolutions over 1, 2 or 3 spatial axes and their transposes.
+//!
+//! One geometry, [`ConvGeom`], serves every rank. `conv_nd` cuts the
+//! padded input into windows with the movement-only `pool` view
+//! (`[N, C, o.., k..]`), lines the windows up with the weights per group,
+//! multiplies and sums over `(C, k..)`. `conv_transpose_nd` is a stride-1
+//! `conv_nd` of the input with `s - 1` zeros between elements, padded by
+//! `d·(k - 1) - p` (cropped where negative, plus the output padding at
+//! the end), with the kernel flipped and its channel axes swapped per
+//! group.
 
-use super::{ConvOptions, Tensor};
-use crate::error::{Error, Result};
-use morok_core::shape::ShapeError;
+use super::Tensor;
+use crate::error::{Error, Located, Result};
+use morok_core::shape::{conv2d_shape, ShapeError};
+
+/// Options of [`Tensor::conv2d`] (PyTorch's defaults: stride 1, no
+/// padding, no dilation, one group): the core shape rules' geometry.
+pub use morok_core::shape::ConvGeometry as ConvOptions;
 
 /// Options of [`Tensor::conv1d`] (PyTorch's keyword arguments).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,72 +41,28 @@ impl Default for Conv1dOptions {
     }
 }
 
-impl Tensor {
-    /// PyTorch's `conv1d(input [N, C, L], weight [O, C/groups, K], bias
-    /// [O])`, giving `[N, O, (L + 2p - d(K-1) - 1) / s + 1]`.
-    #[track_caller]
-    pub fn conv1d(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        opts: Conv1dOptions,
-    ) -> Result<Tensor> {
-        let op = "conv1d";
-        let (xs, ws) = (self.graph()?.shape.clone(), weight.graph()?.shape.clone());
-        let bs = match bias {
-            Some(b) => Some(b.graph()?.shape.clone()),
-            None => None,
-        };
-        let g = opts.groups;
-        let fits = xs.len() == 3
-            && ws.len() == 3
-            && g > 0
-            && ws[1].checked_mul(g) == Some(xs[1])
-            && ws[0] % g == 0
-            && bs.as_ref().is_none_or(|b| b.as_slice() == [ws[0]]);
-        if !fits {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&xs, &ws],
-                format!(
-                    "input [N, C, L], weight [O, C/{g}, K] and bias [O] do not fit \
-                     {g} group(s)"
-                ),
-            )));
+/// Options of [`Tensor::conv3d`] (PyTorch's keyword arguments, `(depth,
+/// height, width)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv3dOptions {
+    /// Distance between windows.
+    pub stride: (usize, usize, usize),
+    /// Zeros added on both sides.
+    pub padding: (usize, usize, usize),
+    /// Distance between window taps.
+    pub dilation: (usize, usize, usize),
+    /// Channel groups.
+    pub groups: usize,
+}
+
+impl Default for Conv3dOptions {
+    fn default() -> Self {
+        Conv3dOptions {
+            stride: (1, 1, 1),
+            padding: (0, 0, 0),
+            dilation: (1, 1, 1),
+            groups: 1,
         }
-        let reach = opts
-            .dilation
-            .checked_mul(ws[2].saturating_sub(1))
-            .and_then(|r| r.checked_add(1));
-        let len = opts
-            .padding
-            .checked_mul(2)
-            .and_then(|p| p.checked_add(xs[2]));
-        let ok = matches!((reach, len), (Some(r), Some(l)) if l >= r)
-            && ws[2] > 0
-            && opts.stride > 0
-            && opts.dilation > 0;
-        if !ok {
-            return Err(Error::argument(
-                op,
-                format!("window {} ({opts:?}) does not fit input {xs:?}", ws[2]),
-            ));
-        }
-        let x = self.unsqueeze_at(2)?;
-        let w = weight.unsqueeze_at(2)?;
-        let y = x.conv2d(
-            &w,
-            bias,
-            ConvOptions {
-                stride: (1, opts.stride),
-                padding: (0, opts.padding),
-                dilation: (1, opts.dilation),
-                groups: g,
-            },
-        )?;
-        let mut out = y.shape().to_vec();
-        out.remove(2);
-        y.reshape_to(&out)
     }
 }
 
@@ -127,13 +95,317 @@ impl Default for ConvTransposeOptions {
     }
 }
 
+/// Options of [`Tensor::conv_transpose3d`] (`(depth, height, width)`; the
+/// fields mean what [`ConvTransposeOptions`]' do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvTranspose3dOptions {
+    /// The stride of the convolution this transposes.
+    pub stride: (usize, usize, usize),
+    /// Its padding (removed from the output's borders).
+    pub padding: (usize, usize, usize),
+    /// Extra cells at the output's end (less than the stride or the
+    /// dilation).
+    pub output_padding: (usize, usize, usize),
+    /// Distance between kernel taps.
+    pub dilation: (usize, usize, usize),
+    /// Channel groups.
+    pub groups: usize,
+}
+
+impl Default for ConvTranspose3dOptions {
+    fn default() -> Self {
+        ConvTranspose3dOptions {
+            stride: (1, 1, 1),
+            padding: (0, 0, 0),
+            output_padding: (0, 0, 0),
+            dilation: (1, 1, 1),
+            groups: 1,
+        }
+    }
+}
+
+/// A convolution over `stride.len()` spatial axes (all vectors have that
+/// length; `output_padding` is used by the transposes only).
+struct ConvGeom {
+    stride: Vec<usize>,
+    padding: Vec<usize>,
+    output_padding: Vec<usize>,
+    dilation: Vec<usize>,
+    groups: usize,
+}
+
+/// The shapes of a convolution's input, weight and optional bias.
+type ConvShapes = (Vec<usize>, Vec<usize>, Option<Vec<usize>>);
+
+/// A triple as a vector.
+fn v3(t: (usize, usize, usize)) -> Vec<usize> {
+    vec![t.0, t.1, t.2]
+}
+
 impl Tensor {
+    /// The shapes of input, weight and bias.
+    #[track_caller]
+    fn conv_shapes(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+    ) -> Result<ConvShapes> {
+        let (xs, ws) = (self.graph()?.shape.to_vec(), weight.graph()?.shape.to_vec());
+        let bs = match bias {
+            Some(b) => Some(b.graph()?.shape.to_vec()),
+            None => None,
+        };
+        Ok((xs, ws, bs))
+    }
+
+    /// The convolution of `self` (`[N, C, spatial..]`) with `weight`
+    /// (`[O, C/groups, k..]`) and `bias` (`[O]`); errors name `op`.
+    #[track_caller]
+    fn conv_nd(
+        &self,
+        op: &str,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        g: &ConvGeom,
+    ) -> Result<Tensor> {
+        let (xs, ws, bs) = self.conv_shapes(weight, bias)?;
+        let n = g.stride.len();
+        let groups = g.groups;
+        let fits = xs.len() == n + 2
+            && ws.len() == n + 2
+            && groups > 0
+            && ws[1].checked_mul(groups) == Some(xs[1])
+            && ws[0] % groups == 0
+            && bs.as_ref().is_none_or(|b| b.as_slice() == [ws[0]]);
+        if !fits {
+            return Err(Error::shape(ShapeError::new(
+                op,
+                &[&xs, &ws],
+                format!(
+                    "input [N, C, {n} spatial axes], weight [O, C/{groups}, {n} kernel axes] \
+                     and bias [O] do not fit {groups} group(s)"
+                ),
+            )));
+        }
+        let dtype = self.graph()?.dtype.promote(weight.graph()?.dtype);
+        let mut pads = vec![(0, 0), (0, 0)];
+        pads.extend(g.padding.iter().map(|&p| (p, p)));
+        let kernel = &ws[2..];
+        let win =
+            self.cast_to(dtype)?
+                .pad_to(op, &pads)?
+                .pool(op, kernel, &g.stride, &g.dilation)?;
+        let outs = win.shape()[2..2 + n].to_vec();
+        let (batch, cin_g, cout) = (xs[0], ws[1], ws[0]);
+        let rcout = cout / groups;
+        // The windows lined up with every output channel's weights:
+        // [N, G, Cin/G, 1, o.., k..] -> [N, G, Cout/G, o.., Cin/G, k..].
+        let mut grouped = vec![batch, groups, cin_g, 1];
+        grouped.extend(&outs);
+        grouped.extend(kernel);
+        let mut lined = grouped.clone();
+        lined[3] = rcout;
+        super::checked_numel(op, &lined)?;
+        let mut perm = vec![0, 1, 3];
+        perm.extend(4..4 + n);
+        perm.push(2);
+        perm.extend(4 + n..4 + 2 * n);
+        let win = win
+            .reshape_to(&grouped)?
+            .expand_to(&lined)?
+            .permute_to(&perm)?;
+        let mut wshape = vec![1, groups, rcout];
+        wshape.extend(std::iter::repeat_n(1, n));
+        wshape.push(cin_g);
+        wshape.extend(kernel);
+        let w = weight.cast_to(dtype)?.reshape_to(&wshape)?;
+        let summed: Vec<isize> = (-(n as isize) - 1..0).collect();
+        let y = win.mul(&w)?.sum(Some(&summed), false)?;
+        let mut out = vec![batch, cout];
+        out.extend(&outs);
+        let y = y.reshape_to(&out)?;
+        match bias {
+            Some(b) => {
+                let mut at = vec![1; n + 2];
+                at[1] = cout;
+                y.add(&b.reshape_to(&at)?)
+            }
+            None => Ok(y),
+        }
+    }
+
+    /// The transposed convolution of `self` (`[N, Cin, spatial..]`) with
+    /// `weight` (`[Cin, Cout/groups, k..]`) and `bias` (`[Cout]`): each
+    /// output axis is `(i - 1)·s - 2p + d·(k - 1) + output_padding + 1`
+    /// long. Errors name `op`.
+    #[track_caller]
+    fn conv_transpose_nd(
+        &self,
+        op: &str,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        g: &ConvGeom,
+    ) -> Result<Tensor> {
+        let (xs, ws, bs) = self.conv_shapes(weight, bias)?;
+        let n = g.stride.len();
+        let groups = g.groups;
+        let fits = xs.len() == n + 2
+            && ws.len() == n + 2
+            && groups > 0
+            && ws[0] == xs[1]
+            && xs[1] % groups == 0
+            && bs.as_ref().is_none_or(|b| {
+                ws[1]
+                    .checked_mul(groups)
+                    .is_some_and(|c| b.as_slice() == [c])
+            });
+        if !fits {
+            return Err(Error::shape(ShapeError::new(
+                op,
+                &[&xs, &ws],
+                format!(
+                    "input [N, Cin, {n} spatial axes], weight [Cin, Cout/{groups}, {n} kernel \
+                     axes] and bias [Cout] do not fit {groups} group(s)"
+                ),
+            )));
+        }
+        let (s, p, op_, d) = (&g.stride, &g.padding, &g.output_padding, &g.dilation);
+        let k = &ws[2..];
+        let mut pads = vec![(0isize, 0isize); 2];
+        let mut out = vec![xs[0], ws[1].saturating_mul(groups)];
+        for j in 0..n {
+            let i = xs[2 + j];
+            // (i - 1)·s + d·(k - 1) + op + 1 - 2p, checked.
+            let span = i
+                .checked_sub(1)
+                .and_then(|v| v.checked_mul(s[j]))
+                .zip(d[j].checked_mul(k[j].saturating_sub(1)))
+                .and_then(|(a, b)| a.checked_add(b)?.checked_add(op_[j])?.checked_add(1));
+            let ok = s[j] > 0
+                && d[j] > 0
+                && k[j] > 0
+                && i > 0
+                && op_[j] < s[j].max(d[j])
+                && p[j] < isize::MAX as usize / 4
+                && span.is_some_and(|v| v > 2 * p[j] && v < isize::MAX as usize / 4);
+            if !ok {
+                return Err(Error::argument(
+                    op,
+                    format!(
+                        "stride {s:?}, padding {p:?}, output_padding {op_:?}, dilation {d:?} \
+                         with kernel {k:?} do not fit input {xs:?}"
+                    ),
+                ));
+            }
+            out.push(span.unwrap_or(0) - 2 * p[j]);
+            let edge = (d[j] * (k[j] - 1)) as isize - p[j] as isize;
+            pads.push((edge, edge + op_[j] as isize));
+        }
+        super::checked_numel(op, &out)?;
+        // Zeros between the input's elements: [N, C, i, 1, ..] padded to
+        // [N, C, i, s, ..], merged and cut to (i - 1)·s + 1.
+        let (batch, c) = (xs[0], xs[1]);
+        let mut split = vec![batch, c];
+        let mut spread_pads = vec![(0, 0), (0, 0)];
+        let mut merged = vec![batch, c];
+        let mut cut = vec![(0, batch), (0, c)];
+        for j in 0..n {
+            split.extend([xs[2 + j], 1]);
+            spread_pads.extend([(0, 0), (0, s[j] - 1)]);
+            merged.push(xs[2 + j] * s[j]);
+            cut.push((0, (xs[2 + j] - 1) * s[j] + 1));
+        }
+        let spread = self
+            .reshape_to(&split)?
+            .pad_to(op, &spread_pads)?
+            .reshape_to(&merged)?
+            .shrink_to(&cut)?;
+        let padded = spread.try_pad(&pads, 0u8)?;
+        let (cin_g, cout_g) = (c / groups, ws[1]);
+        let mut by_group = vec![groups, cin_g, cout_g];
+        by_group.extend(k);
+        let mut perm = vec![0, 2, 1];
+        perm.extend(3..3 + n);
+        let mut flipped = vec![groups * cout_g, cin_g];
+        flipped.extend(k);
+        let kernel = weight
+            .reshape_to(&by_group)?
+            .permute_to(&perm)?
+            .reshape_to(&flipped)?
+            .flip_axes(&(2..2 + n).collect::<Vec<_>>())?;
+        let unit = ConvGeom {
+            stride: vec![1; n],
+            padding: vec![0; n],
+            output_padding: vec![0; n],
+            dilation: d.clone(),
+            groups,
+        };
+        padded.conv_nd(op, &kernel, bias, &unit)
+    }
+
+    /// 2-D convolution (cross-correlation, as in PyTorch) of an NCHW input
+    /// with OIHW weights `[C_out, C_in / groups, KH, KW]` and an optional
+    /// bias of shape `[C_out]`.
+    #[track_caller]
+    pub fn conv2d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        opts: ConvOptions,
+    ) -> Result<Tensor> {
+        let (xs, ws, bs) = self.conv_shapes(weight, bias)?;
+        conv2d_shape(&xs, &ws, bs.as_deref(), opts).located()?;
+        let g = ConvGeom {
+            stride: vec![opts.stride.0, opts.stride.1],
+            padding: vec![opts.padding.0, opts.padding.1],
+            output_padding: vec![0, 0],
+            dilation: vec![opts.dilation.0, opts.dilation.1],
+            groups: opts.groups,
+        };
+        self.conv_nd("conv2d", weight, bias, &g)
+    }
+
+    /// PyTorch's `conv1d(input [N, C, L], weight [O, C/groups, K], bias
+    /// [O])`, giving `[N, O, (L + 2p - d(K-1) - 1) / s + 1]`.
+    #[track_caller]
+    pub fn conv1d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        opts: Conv1dOptions,
+    ) -> Result<Tensor> {
+        let g = ConvGeom {
+            stride: vec![opts.stride],
+            padding: vec![opts.padding],
+            output_padding: vec![0],
+            dilation: vec![opts.dilation],
+            groups: opts.groups,
+        };
+        self.conv_nd("conv1d", weight, bias, &g)
+    }
+
+    /// PyTorch's `conv3d(input [N, C, D, H, W], weight [O, C/groups, KD,
+    /// KH, KW], bias [O])`.
+    #[track_caller]
+    pub fn conv3d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        opts: Conv3dOptions,
+    ) -> Result<Tensor> {
+        let g = ConvGeom {
+            stride: v3(opts.stride),
+            padding: v3(opts.padding),
+            output_padding: vec![0; 3],
+            dilation: v3(opts.dilation),
+            groups: opts.groups,
+        };
+        self.conv_nd("conv3d", weight, bias, &g)
+    }
+
     /// PyTorch's `conv_transpose2d(input [N, Cin, H, W], weight [Cin,
     /// Cout/groups, KH, KW], bias [Cout])`: the output is `(H - 1)·s - 2p +
-    /// d·(K - 1) + output_padding + 1` high (and so wide). Computed as a
-    /// stride-1 [`Tensor::conv2d`] of the input with `s - 1` zeros between
-    /// elements, padded by `d·(K-1) - p` (cropped where negative), with
-    /// the kernel flipped and its channel axes swapped per group.
+    /// d·(K - 1) + output_padding + 1` high (and so wide).
     #[track_caller]
     pub fn conv_transpose2d(
         &self,
@@ -141,100 +413,19 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTransposeOptions,
     ) -> Result<Tensor> {
-        let op = "conv_transpose2d";
-        let (xs, ws) = (self.graph()?.shape.clone(), weight.graph()?.shape.clone());
-        let bs = match bias {
-            Some(b) => Some(b.graph()?.shape.clone()),
-            None => None,
+        let g = ConvGeom {
+            stride: vec![opts.stride.0, opts.stride.1],
+            padding: vec![opts.padding.0, opts.padding.1],
+            output_padding: vec![opts.output_padding.0, opts.output_padding.1],
+            dilation: vec![opts.dilation.0, opts.dilation.1],
+            groups: opts.groups,
         };
-        let g = opts.groups;
-        let fits = xs.len() == 4
-            && ws.len() == 4
-            && g > 0
-            && ws[0] == xs[1]
-            && xs[1] % g == 0
-            && bs.as_ref().is_none_or(|b| b.as_slice() == [ws[1] * g]);
-        if !fits {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&xs, &ws],
-                format!(
-                    "input [N, Cin, H, W], weight [Cin, Cout/{g}, KH, KW] and bias [Cout] \
-                     do not fit {g} group(s)"
-                ),
-            )));
-        }
-        let s = [opts.stride.0, opts.stride.1];
-        let p = [opts.padding.0, opts.padding.1];
-        let op_ = [opts.output_padding.0, opts.output_padding.1];
-        let d = [opts.dilation.0, opts.dilation.1];
-        let k = [ws[2], ws[3]];
-        let mut pads = [(0isize, 0isize); 2];
-        let mut out = [0usize; 2];
-        for j in 0..2 {
-            let i = xs[2 + j];
-            // (i - 1)·s + d·(k - 1) + op + 1 - 2p, checked.
-            let span = i
-                .checked_sub(1)
-                .and_then(|v| v.checked_mul(s[j]))
-                .zip(d[j].checked_mul(k[j].saturating_sub(1)))
-                .and_then(|(a, b)| a.checked_add(b)?.checked_add(op_[j] + 1));
-            let ok = s[j] > 0
-                && d[j] > 0
-                && k[j] > 0
-                && i > 0
-                && op_[j] < s[j].max(d[j])
-                && span.is_some_and(|v| v > 2 * p[j] && v < isize::MAX as usize / 4);
-            if !ok {
-                return Err(Error::argument(
-                    op,
-                    format!("{opts:?} with kernel {k:?} does not fit input {xs:?}"),
-                ));
-            }
-            out[j] = span.unwrap_or(0) - 2 * p[j];
-            let edge = (d[j] * (k[j] - 1)) as isize - p[j] as isize;
-            pads[j] = (edge, edge + op_[j] as isize);
-        }
-        super::checked_numel(op, &[xs[0], ws[1] * g, out[0], out[1]])?;
-        // Zeros between the input's elements: [.., H, 1, W, 1] padded to
-        // [.., H, s0, W, s1], merged and cut to (H-1)·s0 + 1.
-        let (n, c, h, w) = (xs[0], xs[1], xs[2], xs[3]);
-        let spread = self
-            .reshape_to(&[n, c, h, 1, w, 1])?
-            .pad_to(
-                op,
-                &[(0, 0), (0, 0), (0, 0), (0, s[0] - 1), (0, 0), (0, s[1] - 1)],
-            )?
-            .reshape_to(&[n, c, h * s[0], w * s[1]])?
-            .shrink_to(&[
-                (0, n),
-                (0, c),
-                (0, (h - 1) * s[0] + 1),
-                (0, (w - 1) * s[1] + 1),
-            ])?;
-        let padded = spread.try_pad(&[(0, 0), (0, 0), pads[0], pads[1]], 0u8)?;
-        let (cin_g, cout_g) = (c / g, ws[1]);
-        let kernel = weight
-            .reshape_to(&[g, cin_g, cout_g, k[0], k[1]])?
-            .permute_to(&[0, 2, 1, 3, 4])?
-            .reshape_to(&[g * cout_g, cin_g, k[0], k[1]])?
-            .flip_axes(&[2, 3])?;
-        padded.conv2d(
-            &kernel,
-            bias,
-            ConvOptions {
-                stride: (1, 1),
-                padding: (0, 0),
-                dilation: opts.dilation,
-                groups: g,
-            },
-        )
+        self.conv_transpose_nd("conv_transpose2d", weight, bias, &g)
     }
 
     /// PyTorch's `conv_transpose1d` (`[N, Cin, L]`, weight `[Cin,
-    /// Cout/groups, K]`): [`Tensor::conv_transpose2d`] over a height-1
-    /// image; `opts` gives the length's stride, padding, output padding
-    /// and dilation in its second components.
+    /// Cout/groups, K]`); `opts` gives the length's stride, padding,
+    /// output padding and dilation in its second components.
     #[track_caller]
     pub fn conv_transpose1d(
         &self,
@@ -242,26 +433,32 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTransposeOptions,
     ) -> Result<Tensor> {
-        let (xs, ws) = (self.graph()?.shape.clone(), weight.graph()?.shape.clone());
-        if xs.len() != 3 || ws.len() != 3 {
-            return Err(Error::shape(ShapeError::new(
-                "conv_transpose1d",
-                &[&xs, &ws],
-                "input [N, Cin, L] and weight [Cin, Cout/groups, K] need 3 axes",
-            )));
-        }
-        let flat = ConvTransposeOptions {
-            stride: (1, opts.stride.1),
-            padding: (0, opts.padding.1),
-            output_padding: (0, opts.output_padding.1),
-            dilation: (1, opts.dilation.1),
+        let g = ConvGeom {
+            stride: vec![opts.stride.1],
+            padding: vec![opts.padding.1],
+            output_padding: vec![opts.output_padding.1],
+            dilation: vec![opts.dilation.1],
             groups: opts.groups,
         };
-        let y = self
-            .unsqueeze_at(2)?
-            .conv_transpose2d(&weight.unsqueeze_at(2)?, bias, flat)?;
-        let mut out = y.shape().to_vec();
-        out.remove(2);
-        y.reshape_to(&out)
+        self.conv_transpose_nd("conv_transpose1d", weight, bias, &g)
+    }
+
+    /// PyTorch's `conv_transpose3d` (`[N, Cin, D, H, W]`, weight `[Cin,
+    /// Cout/groups, KD, KH, KW]`, bias `[Cout]`).
+    #[track_caller]
+    pub fn conv_transpose3d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        opts: ConvTranspose3dOptions,
+    ) -> Result<Tensor> {
+        let g = ConvGeom {
+            stride: v3(opts.stride),
+            padding: v3(opts.padding),
+            output_padding: v3(opts.output_padding),
+            dilation: v3(opts.dilation),
+            groups: opts.groups,
+        };
+        self.conv_transpose_nd("conv_transpose3d", weight, bias, &g)
     }
 }

@@ -1,6 +1,7 @@
 //! Indexing: PyTorch's `index` (`t[...]`), `gather`, `scatter*`,
 //! `index_select`, masks, and the index-free selections `tril`, `triu`,
-//! `diag`, `diagonal`, `roll`, `meshgrid`, `repeat_interleave`, `unfold`.
+//! `diag`, `diagonal`, `roll`, `meshgrid`, `repeat_interleave` (also with
+//! a tensor of counts), `unfold`.
 //!
 //! Data-dependent selection is a composition of existing primitives: an
 //! index `i` into an axis of length `n` becomes the one-hot comparison
@@ -39,7 +40,10 @@ pub enum Index {
     Ellipsis,
     /// An integer tensor of positions (advanced indexing): negative
     /// positions count from the end; see the module docs for positions
-    /// out of range.
+    /// out of range. A bool tensor is a mask over as many axes as it has
+    /// (their sizes must match) and indexes like its `nonzero()`
+    /// coordinates, so, as with [`Tensor::nonzero`], its count of true
+    /// elements is realized (one kernel runs) when `index` is called.
     Tensor(Tensor),
 }
 
@@ -259,10 +263,14 @@ impl Tensor {
     pub fn index(&self, indices: &[Index]) -> Result<Tensor> {
         let op = "index";
         let shape = self.graph()?.shape.clone();
-        let consuming = indices
+        let consuming: usize = indices
             .iter()
-            .filter(|i| !matches!(i, Index::NewAxis | Index::Ellipsis))
-            .count();
+            .map(|i| match i {
+                Index::NewAxis | Index::Ellipsis => 0,
+                Index::Tensor(t) if t.dtype().is_bool() => t.ndim(),
+                _ => 1,
+            })
+            .sum();
         let ellipses = indices
             .iter()
             .filter(|i| matches!(i, Index::Ellipsis))
@@ -320,6 +328,9 @@ impl Tensor {
                     out.remove(axis);
                     x = x.shrink_to(&b)?.reshape_to(&out)?;
                 }
+                Index::Tensor(t) if t.dtype().is_bool() => {
+                    axis = x.bool_mask_index(op, t, axis, &mut tensors)?;
+                }
                 Index::Tensor(t) => {
                     integer_index(op, t)?;
                     tensors.push((axis, t.clone()));
@@ -331,6 +342,45 @@ impl Tensor {
             return Ok(x);
         }
         x.advanced_index(op, &tensors)
+    }
+
+    /// A bool mask in [`Tensor::index`] at axis `axis` of `self`: checks
+    /// that it matches the axes it covers, realizes its `nonzero()`
+    /// coordinates and adds one index tensor per covered axis to
+    /// `tensors`. A 0-d mask adds a new axis (of size 1 where true, 0
+    /// where false), as in PyTorch. Returns the next axis; `self` gets
+    /// the new axis of a 0-d mask.
+    #[track_caller]
+    fn bool_mask_index(
+        &mut self,
+        op: &str,
+        mask: &Tensor,
+        axis: usize,
+        tensors: &mut Vec<(usize, Tensor)>,
+    ) -> Result<usize> {
+        let ms = mask.graph()?.shape.clone();
+        let k = ms.len();
+        let covered = self.shape().get(axis..axis + k);
+        if covered != Some(&ms[..]) {
+            return Err(shape_error(
+                op,
+                &[self.shape(), &ms],
+                format!("the bool mask does not match the axes from {axis} it indexes"),
+            ));
+        }
+        let coords = mask.nonzero()?;
+        let count = coords.shape()[0];
+        if k == 0 {
+            *self = self.unsqueeze_at(axis)?;
+            let zero = Tensor::constant(ConstValue::Int(0), ScalarType::I64, &[count]);
+            tensors.push((axis, zero));
+            return Ok(axis + 1);
+        }
+        for j in 0..k {
+            let column = coords.shrink_to(&[(0, count), (j, j + 1)])?;
+            tensors.push((axis + j, column.reshape_to(&[count])?));
+        }
+        Ok(axis + k)
     }
 
     /// The advanced-indexing step of [`Tensor::index`]: `tensors` pairs
@@ -908,6 +958,60 @@ impl Tensor {
         let mut out = x.shape().to_vec();
         out[d] *= repeats;
         x.unsqueeze_at(d + 1)?.expand_to(&grown)?.reshape_to(&out)
+    }
+
+    /// PyTorch's `repeat_interleave(repeats, dim)` with a tensor of
+    /// counts: element `j` along `dim` (`None`: the flattened tensor) is
+    /// repeated `repeats[j]` times. `repeats` is a 0-d or 1-D integer
+    /// tensor with one count per element, or a single count for all. The
+    /// output's length depends on the data: the counts are realized (one
+    /// kernel runs) when this is called, as with [`Tensor::nonzero`]; the
+    /// values stay lazy. A negative count is an error.
+    #[track_caller]
+    pub fn repeat_interleave_counts(&self, repeats: &Tensor, dim: Option<isize>) -> Result<Tensor> {
+        let op = "repeat_interleave";
+        integer_index(op, repeats)?;
+        let (x, dim) = match dim {
+            Some(d) => (self.clone(), d),
+            None => (self.reshape_to(&[self.numel()])?, 0),
+        };
+        let x = if x.ndim() == 0 {
+            x.reshape_to(&[1])?
+        } else {
+            x
+        };
+        let d = dim_index(op, x.shape(), dim)?;
+        let n = x.shape()[d];
+        let rs = repeats.shape().to_vec();
+        let single = rs.iter().product::<usize>() == 1 && rs.len() <= 1;
+        if rs.len() > 1 || !(single || rs == [n]) {
+            return Err(shape_error(
+                op,
+                &[x.shape(), &rs],
+                format!("repeats must hold one count or one per element of axis {d} ({n})"),
+            ));
+        }
+        let counts = repeats.cast_to(ScalarType::I64)?.to_vec::<i64>()?;
+        if let Some(c) = counts.iter().find(|&&c| c < 0) {
+            return Err(shape_error(
+                op,
+                &[x.shape(), &rs],
+                format!("repeats holds the negative count {c}"),
+            ));
+        }
+        let count_of = |j: usize| counts[if single { 0 } else { j }] as usize;
+        let total = (0..n).try_fold(0usize, |acc, j| acc.checked_add(count_of(j)));
+        let mut out = x.shape().to_vec();
+        out[d] = total.unwrap_or(usize::MAX);
+        if super::checked_numel(op, &out)? == 0 {
+            let dtype = x.graph()?.dtype;
+            return Ok(Tensor::constant(ConstValue::zero(dtype), dtype, &out));
+        }
+        let positions: Vec<i64> = (0..n)
+            .flat_map(|j| std::iter::repeat_n(j as i64, count_of(j)))
+            .collect();
+        let k = positions.len();
+        x.index_select(d as isize, &Tensor::from_vec(positions, &[k])?)
     }
 
     /// PyTorch's `Tensor.unfold(dimension, size, step)`: the windows of

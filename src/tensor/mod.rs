@@ -36,20 +36,24 @@ mod operand;
 mod ops;
 mod padding;
 mod placement;
+mod pooling;
 mod random;
 mod reduce;
 mod sorting;
 
 pub use attention::AttentionOptions;
-pub use conv::{Conv1dOptions, ConvTransposeOptions};
+pub use conv::{
+    Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions,
+};
 pub use indexing::{Index, MeshIndexing, ScatterReduce};
+pub use init::{FanMode, KaimingOptions, Nonlinearity};
 pub use interpolate::InterpolateMode;
 pub use losses::{ClassLossOptions, Reduction};
 pub use math::RoundingMode;
 pub use movement::Slice;
-pub use nn::{ConvOptions, PoolOptions};
 pub use operand::{IntoOperand, Operand};
 pub use padding::PadMode;
+pub use pooling::{Pool3dOptions, PoolOptions};
 
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo};
