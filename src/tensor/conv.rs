@@ -137,6 +137,29 @@ struct ConvGeom {
 /// The shapes of a convolution's input, weight and optional bias.
 type ConvShapes = (Vec<usize>, Vec<usize>, Option<Vec<usize>>);
 
+impl ConvGeom {
+    fn new(
+        stride: Vec<usize>,
+        padding: Vec<usize>,
+        output_padding: Vec<usize>,
+        dilation: Vec<usize>,
+        groups: usize,
+    ) -> ConvGeom {
+        ConvGeom {
+            stride,
+            padding,
+            output_padding,
+            dilation,
+            groups,
+        }
+    }
+}
+
+/// A pair as a vector.
+fn v2(t: (usize, usize)) -> Vec<usize> {
+    vec![t.0, t.1]
+}
+
 /// A triple as a vector.
 fn v3(t: (usize, usize, usize)) -> Vec<usize> {
     vec![t.0, t.1, t.2]
@@ -145,11 +168,7 @@ fn v3(t: (usize, usize, usize)) -> Vec<usize> {
 impl Tensor {
     /// The shapes of input, weight and bias.
     #[track_caller]
-    fn conv_shapes(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-    ) -> Result<ConvShapes> {
+    fn conv_shapes(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<ConvShapes> {
         let (xs, ws) = (self.graph()?.shape.to_vec(), weight.graph()?.shape.to_vec());
         let bs = match bias {
             Some(b) => Some(b.graph()?.shape.to_vec()),
@@ -355,13 +374,13 @@ impl Tensor {
     ) -> Result<Tensor> {
         let (xs, ws, bs) = self.conv_shapes(weight, bias)?;
         conv2d_shape(&xs, &ws, bs.as_deref(), opts).located()?;
-        let g = ConvGeom {
-            stride: vec![opts.stride.0, opts.stride.1],
-            padding: vec![opts.padding.0, opts.padding.1],
-            output_padding: vec![0, 0],
-            dilation: vec![opts.dilation.0, opts.dilation.1],
-            groups: opts.groups,
-        };
+        let g = ConvGeom::new(
+            v2(opts.stride),
+            v2(opts.padding),
+            vec![0, 0],
+            v2(opts.dilation),
+            opts.groups,
+        );
         self.conv_nd("conv2d", weight, bias, &g)
     }
 
@@ -374,13 +393,13 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: Conv1dOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom {
-            stride: vec![opts.stride],
-            padding: vec![opts.padding],
-            output_padding: vec![0],
-            dilation: vec![opts.dilation],
-            groups: opts.groups,
-        };
+        let g = ConvGeom::new(
+            vec![opts.stride],
+            vec![opts.padding],
+            vec![0],
+            vec![opts.dilation],
+            opts.groups,
+        );
         self.conv_nd("conv1d", weight, bias, &g)
     }
 
@@ -393,13 +412,13 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: Conv3dOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom {
-            stride: v3(opts.stride),
-            padding: v3(opts.padding),
-            output_padding: vec![0; 3],
-            dilation: v3(opts.dilation),
-            groups: opts.groups,
-        };
+        let g = ConvGeom::new(
+            v3(opts.stride),
+            v3(opts.padding),
+            vec![0; 3],
+            v3(opts.dilation),
+            opts.groups,
+        );
         self.conv_nd("conv3d", weight, bias, &g)
     }
 
@@ -413,13 +432,13 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTransposeOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom {
-            stride: vec![opts.stride.0, opts.stride.1],
-            padding: vec![opts.padding.0, opts.padding.1],
-            output_padding: vec![opts.output_padding.0, opts.output_padding.1],
-            dilation: vec![opts.dilation.0, opts.dilation.1],
-            groups: opts.groups,
-        };
+        let g = ConvGeom::new(
+            v2(opts.stride),
+            v2(opts.padding),
+            v2(opts.output_padding),
+            v2(opts.dilation),
+            opts.groups,
+        );
         self.conv_transpose_nd("conv_transpose2d", weight, bias, &g)
     }
 
@@ -433,13 +452,13 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTransposeOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom {
-            stride: vec![opts.stride.1],
-            padding: vec![opts.padding.1],
-            output_padding: vec![opts.output_padding.1],
-            dilation: vec![opts.dilation.1],
-            groups: opts.groups,
-        };
+        let g = ConvGeom::new(
+            vec![opts.stride.1],
+            vec![opts.padding.1],
+            vec![opts.output_padding.1],
+            vec![opts.dilation.1],
+            opts.groups,
+        );
         self.conv_transpose_nd("conv_transpose1d", weight, bias, &g)
     }
 
@@ -452,13 +471,13 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTranspose3dOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom {
-            stride: v3(opts.stride),
-            padding: v3(opts.padding),
-            output_padding: v3(opts.output_padding),
-            dilation: v3(opts.dilation),
-            groups: opts.groups,
-        };
+        let g = ConvGeom::new(
+            v3(opts.stride),
+            v3(opts.padding),
+            v3(opts.output_padding),
+            v3(opts.dilation),
+            opts.groups,
+        );
         self.conv_transpose_nd("conv_transpose3d", weight, bias, &g)
     }
 }

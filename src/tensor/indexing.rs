@@ -937,11 +937,10 @@ impl Tensor {
         Ok(out)
     }
 
-    /// PyTorch's `repeat_interleave(repeats, dim)`: each element repeated
-    /// `repeats` times in place along `dim` (`None`: the flattened tensor).
+    /// The tensor `repeat_interleave` works on (flattened for `dim =
+    /// None`, at least 1-D) and its normalized axis.
     #[track_caller]
-    pub fn repeat_interleave(&self, repeats: usize, dim: Option<isize>) -> Result<Tensor> {
-        let op = "repeat_interleave";
+    fn interleave_axis(&self, op: &str, dim: Option<isize>) -> Result<(Tensor, usize)> {
         let (x, dim) = match dim {
             Some(d) => (self.clone(), d),
             None => (self.reshape_to(&[self.numel()])?, 0),
@@ -952,6 +951,15 @@ impl Tensor {
             x
         };
         let d = dim_index(op, x.shape(), dim)?;
+        Ok((x, d))
+    }
+
+    /// PyTorch's `repeat_interleave(repeats, dim)`: each element repeated
+    /// `repeats` times in place along `dim` (`None`: the flattened tensor).
+    #[track_caller]
+    pub fn repeat_interleave(&self, repeats: usize, dim: Option<isize>) -> Result<Tensor> {
+        let op = "repeat_interleave";
+        let (x, d) = self.interleave_axis(op, dim)?;
         let mut grown = x.shape().to_vec();
         grown.insert(d + 1, repeats);
         super::checked_numel(op, &grown)?;
@@ -971,16 +979,7 @@ impl Tensor {
     pub fn repeat_interleave_counts(&self, repeats: &Tensor, dim: Option<isize>) -> Result<Tensor> {
         let op = "repeat_interleave";
         integer_index(op, repeats)?;
-        let (x, dim) = match dim {
-            Some(d) => (self.clone(), d),
-            None => (self.reshape_to(&[self.numel()])?, 0),
-        };
-        let x = if x.ndim() == 0 {
-            x.reshape_to(&[1])?
-        } else {
-            x
-        };
-        let d = dim_index(op, x.shape(), dim)?;
+        let (x, d) = self.interleave_axis(op, dim)?;
         let n = x.shape()[d];
         let rs = repeats.shape().to_vec();
         let single = rs.iter().product::<usize>() == 1 && rs.len() <= 1;

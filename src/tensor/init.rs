@@ -105,7 +105,10 @@ fn kaiming_std(op: &str, shape: &[usize], dtype: DType, opts: KaimingOptions) ->
     if !gain.is_finite() {
         return Err(Error::argument(
             op,
-            format!("{:?} has no finite gain", opts.nonlinearity),
+            format!(
+                "{:?} has no finite gain (weight {shape:?})",
+                opts.nonlinearity
+            ),
         ));
     }
     Ok(gain / fan.sqrt())

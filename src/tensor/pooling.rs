@@ -330,7 +330,10 @@ impl Tensor {
         let sums = windows.sum(Some(&axes), false)?;
         if let Some(d) = g.divisor_override {
             if d == 0 {
-                return Err(Error::argument(op, "divisor_override is 0"));
+                return Err(Error::argument(
+                    op,
+                    format!("divisor_override is 0 (input {:?})", x.shape()),
+                ));
             }
             return sums.div(d as f64);
         }
