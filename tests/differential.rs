@@ -1224,6 +1224,13 @@ impl Suite {
                 x.avg_pool2d(opts.divisor_override(3)),
             );
         }
+        // NaNs (logs of negatives): the last NaN of a window is its index.
+        let nans = pic.log().unwrap();
+        let (v, ix) = nans
+            .max_pool2d_with_indices(PoolOptions::new((2, 3)))
+            .unwrap();
+        self.add("max_pool2d values with NaN".into(), Ok(v));
+        self.add("max_pool2d indices with NaN".into(), Ok(ix));
         let seq = self.input(DType::F32, &[2, 1, 9], Layout::Sliced, Domain::Any);
         let o1 = PoolOptions::new((1, 3)).stride((1, 2)).padding((0, 1));
         let (v, ix) = seq.max_pool1d_with_indices(o1).unwrap();

@@ -571,6 +571,13 @@ fn pooling_indices_unpool_and_divisor() {
     let (v, i) = flat.max_pool2d_with_indices(padded).unwrap();
     close(&vals(&v), &[-7.0; 4]);
     close(&vals(&i), &[0.0, 1.0, 3.0, 4.0]);
+    // A NaN is the maximum; PyTorch keeps the last one of the window.
+    let nan = f32s(&[1.0, f32::NAN, 3.0, f32::NAN, 2.0, 0.0], &[1, 1, 1, 6]);
+    let (nv, ni) = nan
+        .max_pool2d_with_indices(PoolOptions::new((1, 3)))
+        .unwrap();
+    assert!(vals(&nv).iter().all(|x| x.is_nan()), "{:?}", vals(&nv));
+    close(&vals(&ni), &[1.0, 3.0]);
     // output_size larger than the default.
     let big = v.max_unpool2d(&i, padded, Some((3, 4))).unwrap();
     assert_eq!(big.shape(), &[1, 1, 3, 4]);

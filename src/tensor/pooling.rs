@@ -10,7 +10,8 @@
 //! Indices (`return_indices`) are PyTorch's: the flat position of the
 //! window's maximum in its input plane (`h·W + w` in 2-D), the first one
 //! where several cells hold the maximum. They are computed as the
-//! smallest flat position whose value equals the window's maximum;
+//! smallest flat position whose value equals the window's maximum (or,
+//! where the window holds NaNs, the last NaN's, as PyTorch's loop keeps);
 //! padding cells carry `i64::MAX` there so that they never win, and a
 //! window made of padding only (possible when the padding exceeds half
 //! the window, which PyTorch refuses) gives index `-1`.
@@ -316,7 +317,15 @@ impl Tensor {
             .pool_windows_nd(op, g, never)?;
         let hit = w.eq(&best)?;
         let first = hit.where_(&positions, i64::MAX)?.min(Some(&axes), false)?;
-        let first = first.eq(i64::MAX)?.where_(-1i64, &first)?;
+        let mut first = first.eq(i64::MAX)?.where_(-1i64, &first)?;
+        if dtype.is_float() {
+            // A NaN is the maximum; PyTorch's loop keeps the last one.
+            let last_nan = w
+                .isnan()?
+                .where_(&positions, -1i64)?
+                .max(Some(&axes), false)?;
+            first = last_nan.ge(0i64)?.where_(&last_nan, &first)?;
+        }
         let values = best.reshape_to(first.shape())?;
         Ok((values, first))
     }
