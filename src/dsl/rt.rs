@@ -2,6 +2,7 @@
 //! kernel's static signature, seeds, and safetensors I/O. Not a public
 //! API: only the macros' expansions name it.
 
+pub use super::plan::CallSite;
 use crate::{Error, Result, ScalarType, Tensor};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::panic::Location;
