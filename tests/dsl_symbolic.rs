@@ -1,7 +1,8 @@
 //! Named dims are kernel variables and each call site caches its plans:
 //! `mlp` called with B = 7, 64 and 1000 compiles each of its kernels once
 //! (B = 1 drops the batch loop, so its kernels are its own), a warm call
-//! only launches (no schedule, no compile), and every result equals the
+//! only launches (no schedule, no compile), a matmul `kernel!` over three
+//! names compiles once for three shapes, and every result equals the
 //! same computation through the `Tensor` API.
 //!
 //! One test in this binary: the counters are process-wide.
@@ -116,5 +117,19 @@ fn named_dims_compile_once_and_warm_calls_only_launch() -> morok::Result<()> {
         assert_close(&first.to_vec::<f32>()?, &want);
         assert_close(&again.to_vec::<f32>()?, &want);
     }
+
+    // Three names: a matmul's kernels take N, K and M as variables.
+    let g = kernel!(|a: f32[N, K], b: f32[K, M]| (a.dot(b) * 2.0).relu());
+    let mut compiles = Vec::new();
+    for (i, (n, k, m)) in [(3, 5, 4), (6, 7, 2), (9, 2, 11)].into_iter().enumerate() {
+        let (a, b) = (rand(&[n, k], 6 + i as u64)?, rand(&[k, m], 9 + i as u64)?);
+        let before = kernel_compiles();
+        let y = g(&a, &b)?;
+        compiles.push(kernel_compiles() - before);
+        let want = a.dot(&b)?.mul(2.0)?.relu()?.to_vec::<f32>()?;
+        assert_eq!(y.shape(), [n, m]);
+        assert_close(&y.to_vec::<f32>()?, &want);
+    }
+    assert_eq!(&compiles[1..], &[0, 0], "new N, K, M compile nothing: {compiles:?}");
     Ok(())
 }
