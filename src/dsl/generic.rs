@@ -22,6 +22,7 @@
 //! kernel's structure (a dim of 1, whose loop the scheduler drops) get
 //! concrete kernels of their own.
 
+use morok_core::schedule::instantiate::instantiate;
 use morok_core::uop::{Arg, Op, Srcs, UOp};
 use morok_core::DType;
 use std::collections::{HashMap, HashSet};
@@ -245,14 +246,31 @@ fn same_head_or_const(a: &UOp, b: &UOp) -> bool {
     }
 }
 
-/// Whether `g` with the variables set to `dims` is exactly `actual`: every
-/// fitted constant evaluates to the constant `actual` has in its place,
-/// and every other node is the same. The values must lie in the
-/// variables' declared range.
-pub(crate) fn matches(g: &GenericAst, actual: &Arc<UOp>, dims: &[i64]) -> bool {
+/// Whether `g` with the variables (named `names`) set to `dims` computes
+/// exactly `actual`. The values must lie in the variables' declared
+/// range. Either `g` is `actual` node for node with every fitted constant
+/// evaluating to the constant in its place, or the scheduler's
+/// instantiation of `g` at the values (variables replaced, loops of one
+/// iteration removed, simplified: `schedule::instantiate`) is `actual`'s
+/// node; a batch of 1 takes the second way.
+pub(crate) fn matches(g: &GenericAst, actual: &Arc<UOp>, names: &[&str], dims: &[i64]) -> bool {
     if dims.iter().any(|&d| !(1..=VAR_MAX).contains(&d)) {
         return false;
     }
+    if same_up_to_fitted(g, actual, dims) {
+        return true;
+    }
+    let values: HashMap<String, i64> = names
+        .iter()
+        .map(|n| n.to_string())
+        .zip(dims.iter().copied())
+        .collect();
+    instantiate(&g.ast, &values).is_ok_and(|a| Arc::ptr_eq(&a, actual))
+}
+
+/// `g` is `actual` node for node, each fitted constant evaluating at
+/// `dims` to the constant in its place.
+fn same_up_to_fitted(g: &GenericAst, actual: &Arc<UOp>, dims: &[i64]) -> bool {
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut stack = vec![(g.ast.clone(), actual.clone())];
     while let Some((a, b)) = stack.pop() {
@@ -306,9 +324,9 @@ mod tests {
             .map(|c| kernel(corner_dims(c, 1)[0] as i64))
             .collect();
         let g = generalize(&corners, &[variable("B")]).expect("fits");
-        assert!(matches(&g, &kernel(1000), &[1000]));
-        assert!(!matches(&g, &kernel(1000), &[999]));
-        assert!(!matches(&g, &r(1000).mul_const(65), &[1000]));
-        assert!(!matches(&g, &kernel(7), &[VAR_MAX + 1]));
+        assert!(matches(&g, &kernel(1000), &["B"], &[1000]));
+        assert!(!matches(&g, &kernel(1000), &["B"], &[999]));
+        assert!(!matches(&g, &r(1000).mul_const(65), &["B"], &[1000]));
+        assert!(!matches(&g, &kernel(7), &["B"], &[VAR_MAX + 1]));
     }
 }

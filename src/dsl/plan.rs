@@ -296,7 +296,7 @@ impl CallSite {
                 .and_then(|g| g.get(i))
                 .and_then(Option::as_ref)
                 .filter(|g| !self.state().broken.contains(&g.ast.id()))
-                .filter(|g| generic::matches(g, &item.ast, &values));
+                .filter(|g| generic::matches(g, &item.ast, self.sig.names, &values));
             let compiled = match g.map(|g| get_or_compile_with_vars(&bound.device, &g.ast, opts)) {
                 Some(Ok(c)) => c,
                 other => {
