@@ -1,8 +1,9 @@
 //! Warm time per call of the DSL against the same code through `Tensor` +
 //! `realize()`: the `mlp` of `docs/DSL.md` on a batch of one, and a
-//! 4-element `kernel!`. Each call builds its graph over the same inputs,
-//! so both sides hit the schedule and kernel caches; the difference is
-//! the DSL's argument checks.
+//! 4-element `kernel!`. A warm DSL call finds its call site's plan (checks
+//! the arguments, binds their buffers, allocates the output, launches);
+//! the `Tensor` side builds its graph and hits the schedule and kernel
+//! caches.
 //!
 //! Run: `cargo bench --bench dsl`.
 

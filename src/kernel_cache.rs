@@ -7,6 +7,7 @@
 use crate::device::Device;
 use morok_core::device::CompiledKernel;
 use morok_core::pipeline::{compile_program, CompileOptions};
+use morok_core::program::VarSlot;
 use morok_core::UOp;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +21,17 @@ type Key = (u64, usize, CompileOptions);
 struct Entry {
     _ast: Arc<UOp>,
     _device: Device,
-    kernel: Arc<dyn CompiledKernel>,
+    compiled: Compiled,
+}
+
+/// A compiled kernel and the scalar variables it takes at launch.
+#[derive(Clone)]
+pub(crate) struct Compiled {
+    /// The kernel.
+    pub kernel: Arc<dyn CompiledKernel>,
+    /// Its `DEFINE_VAR`s, in the order `CompiledKernel::run` takes their
+    /// values (`Program::vars`).
+    pub vars: Vec<VarSlot>,
 }
 
 fn cache() -> MutexGuard<'static, HashMap<Key, Entry>> {
@@ -47,23 +58,35 @@ pub(crate) fn get_or_compile(
     ast: &Arc<UOp>,
     opts: CompileOptions,
 ) -> Result<Arc<dyn CompiledKernel>, String> {
+    get_or_compile_with_vars(device, ast, opts).map(|c| c.kernel)
+}
+
+/// [`get_or_compile`], with the kernel's scalar variables.
+pub(crate) fn get_or_compile_with_vars(
+    device: &Device,
+    ast: &Arc<UOp>,
+    opts: CompileOptions,
+) -> Result<Compiled, String> {
     let key = (
         ast.id(),
         Arc::as_ptr(device.backend_arc()) as *const () as usize,
         opts,
     );
     if let Some(e) = cache().get(&key) {
-        return Ok(e.kernel.clone());
+        return Ok(e.compiled.clone());
     }
     PIPELINE_COMPILES.fetch_add(1, Ordering::Relaxed);
     let backend = device.backend();
     let program = compile_program(ast, backend.renderer(), Some(backend), &opts)
         .map_err(|e| e.to_string())?;
-    let kernel = backend.compile(&program).map_err(|e| e.to_string())?;
+    let compiled = Compiled {
+        kernel: backend.compile(&program).map_err(|e| e.to_string())?,
+        vars: program.vars,
+    };
     cache().entry(key).or_insert_with(|| Entry {
         _ast: ast.clone(),
         _device: device.clone(),
-        kernel: kernel.clone(),
+        compiled: compiled.clone(),
     });
-    Ok(kernel)
+    Ok(compiled)
 }

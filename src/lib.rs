@@ -193,6 +193,7 @@ pub use morok_macros::kernel;
 
 /// Counters that show what the runtime did (for tests and benchmarks).
 pub mod stats {
+    pub use crate::dsl::plan::dsl_warm_calls;
     pub use crate::kernel_cache::kernel_compiles;
     pub use crate::realize::kernel_launches;
     pub use morok_core::schedule::pipeline_runs;

@@ -38,6 +38,23 @@ pub fn kernel_launches() -> usize {
     KERNEL_LAUNCHES.load(Ordering::Relaxed)
 }
 
+/// Counts one kernel launch (see [`kernel_launches`]).
+pub(crate) fn count_launch() {
+    KERNEL_LAUNCHES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The per-kernel pipeline's options from the configuration
+/// (`MOROK_NOOPT=1` turns the optimizer off).
+pub(crate) fn compile_options() -> CompileOptions {
+    CompileOptions {
+        mode: if crate::config::get().noopt {
+            OptMode::None
+        } else {
+            OptMode::Heuristics
+        },
+    }
+}
+
 /// Schedules, compiles and runs the graphs of `roots`. Errors are located
 /// at the caller (no closure builds one: closures cannot forward it).
 #[track_caller]
@@ -53,13 +70,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let dev = device_of(&sched)?;
     let buffers = allocate(&dev, &sched)?;
     let mut kernels = Vec::with_capacity(sched.items.len());
-    let opts = CompileOptions {
-        mode: if config.noopt {
-            OptMode::None
-        } else {
-            OptMode::Heuristics
-        },
-    };
+    let opts = compile_options();
     for item in &sched.items {
         let kernel = match crate::kernel_cache::get_or_compile(&dev, &item.ast, opts) {
             Ok(k) => k,
@@ -161,7 +172,11 @@ fn allocate(dev: &Device, sched: &Schedule) -> Result<HashMap<u64, Arc<dyn Devic
 
 /// `size` (at least one) elements of `dtype` on `dev`.
 #[track_caller]
-fn alloc(dev: &Device, dtype: DType, size: usize) -> Result<Arc<dyn DeviceBuffer>, Error> {
+pub(crate) fn alloc(
+    dev: &Device,
+    dtype: DType,
+    size: usize,
+) -> Result<Arc<dyn DeviceBuffer>, Error> {
     match dev.backend().allocate(dtype, size.max(1)) {
         Ok(b) => Ok(Arc::from(b)),
         Err(e) => Err(Error::runtime("realize", e.to_string())),
@@ -189,7 +204,7 @@ fn run(
         }
     }
     let start = Instant::now();
-    KERNEL_LAUNCHES.fetch_add(1, Ordering::Relaxed);
+    count_launch();
     if let Err(e) = kernel.run(&args, &[]) {
         return Err(Error::runtime("realize", e.to_string()));
     }

@@ -102,3 +102,20 @@ fn the_kernel_cache_is_keyed_by_ast_and_device() {
     );
     assert_eq!(there.to_vec::<f32>().unwrap(), vec![6.25, 67.0625]);
 }
+
+#[test]
+fn dsl_kernels_with_named_dims_run_on_the_arguments_device() {
+    // The generic kernel (N as a variable) runs on INTERP, call after call.
+    let f = morok::dsl::kernel!(|a: f32[N]| (a * 2.0).relu());
+    for n in [3usize, 5, 5] {
+        let data: Vec<f32> = (0..n).map(|i| i as f32 - 1.0).collect();
+        let a = Tensor::from_vec(data.clone(), &[n])
+            .unwrap()
+            .to_device(&interp())
+            .unwrap();
+        let y = f(&a).unwrap();
+        assert_eq!(y.device().unwrap(), interp());
+        let want: Vec<f32> = data.iter().map(|v| (v * 2.0).max(0.0)).collect();
+        assert_eq!(y.to_vec::<f32>().unwrap(), want);
+    }
+}

@@ -1,7 +1,7 @@
 //! A kernel called again with new data of the same shape reuses its
 //! schedule and compiled kernels (the pipeline does not run again); a new
-//! value of a named dim still runs it (named dims are not kernel variables
-//! yet).
+//! value of a named dim schedules its graph once (its kernels take the
+//! dim as a variable: `tests/dsl_symbolic.rs`).
 
 use morok::stats::pipeline_runs;
 use morok::{DType, Tensor};

@@ -87,7 +87,9 @@ pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// The checked body of a kernel whose result is realized.
+/// The checked body of a kernel whose result is realized: the graph code
+/// as a closure that the call site's cache (`morok::dsl::rt::CallSite`)
+/// runs on a cold call only.
 fn generate(
     name: &str,
     params: &[Param],
@@ -104,11 +106,20 @@ fn generate(
     let sig = signature(name, params, &names);
     let bind = bind_args(params, &names);
     let (stmts, res) = (body.stmts, body.result);
+    let ids: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
+    let at = 0..ids.len();
     Ok(quote!({
         #sig
-        #bind
-        #(#stmts)*
-        ::morok::Tensor::realize(#res)
+        static __MOROK_SITE: ::morok::dsl::rt::CallSite = ::morok::dsl::rt::CallSite::new(&__MOROK_SIG);
+        __MOROK_SITE.call(
+            &[#(#ids),*],
+            &|__args: &[&::morok::Tensor]| -> ::morok::Result<::morok::Tensor> {
+                #(let #ids: &::morok::Tensor = __args[#at];)*
+                #bind
+                #(#stmts)*
+                ::core::result::Result::Ok(::core::clone::Clone::clone(#res))
+            },
+        )
     }))
 }
 

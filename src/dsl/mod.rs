@@ -15,7 +15,9 @@
 //! # Ok::<(), morok::Error>(())
 //! ```
 
+mod generic;
 pub mod layers;
+pub(crate) mod plan;
 #[doc(hidden)]
 pub mod rt;
 

@@ -2,6 +2,7 @@
 //! kernel's static signature, seeds, and safetensors I/O. Not a public
 //! API: only the macros' expansions name it.
 
+pub use super::plan::CallSite;
 use crate::{Error, Result, ScalarType, Tensor};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::panic::Location;
@@ -67,28 +68,32 @@ impl Signature {
             if let Some(e) = t.error() {
                 return Err(e.clone());
             }
-            let want = declared(p, self.names);
+            // Formatted only for an error: a warm call checks and moves on.
+            let want = || declared(p, self.names);
             if t.dtype().scalar_type() != p.dtype || t.dtype().is_vector() {
                 return Err(fail(format!(
-                    "parameter `{}` holds {} elements but the signature says {want}",
+                    "parameter `{}` holds {} elements but the signature says {}",
                     p.name,
-                    t.dtype().scalar_type()
+                    t.dtype().scalar_type(),
+                    want()
                 )));
             }
             let shape = t.shape();
             if shape.len() != p.dims.len() {
                 return Err(fail(format!(
-                    "parameter `{}` has {} axes {shape:?} but the signature says {want}",
+                    "parameter `{}` has {} axes {shape:?} but the signature says {}",
                     p.name,
-                    shape.len()
+                    shape.len(),
+                    want()
                 )));
             }
             for (axis, (d, &v)) in p.dims.iter().zip(shape).enumerate() {
                 match *d {
                     DimSpec::Lit(n) if n != v => {
                         return Err(fail(format!(
-                            "parameter `{}` dim {axis} is {v} but the signature says {n} ({want})",
-                            p.name
+                            "parameter `{}` dim {axis} is {v} but the signature says {n} ({})",
+                            p.name,
+                            want()
                         )))
                     }
                     DimSpec::Lit(_) => {}

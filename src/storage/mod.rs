@@ -154,6 +154,13 @@ pub(crate) fn device_buffer(id: u64) -> Option<Arc<dyn DeviceBuffer>> {
     registry().get(&id).map(|e| e.buffer.clone())
 }
 
+/// The device buffer registered as `id` and its device, in one look-up.
+pub(crate) fn buffer_and_device(id: u64) -> Option<(Arc<dyn DeviceBuffer>, Device)> {
+    registry()
+        .get(&id)
+        .map(|e| (e.buffer.clone(), e.device.clone()))
+}
+
 /// The device holding buffer `id`, if it is registered.
 pub fn device_of(id: u64) -> Option<Device> {
     registry().get(&id).map(|e| e.device.clone())

@@ -208,18 +208,54 @@ impl Tensor {
     /// The buffer this tensor views in full, if it is a plain buffer view
     /// (a realized tensor or one built from host data).
     fn buffer_view(&self) -> Option<u64> {
+        self.whole_buffer_id()
+            .filter(|id| storage::device_of(*id).is_some())
+    }
+
+    /// The id of the buffer this tensor views in full (a realized tensor
+    /// or one built from host data), without reading the registry: the
+    /// DSL's warm path binds it as a kernel argument.
+    pub(crate) fn whole_buffer_id(&self) -> Option<u64> {
         let g = self.graph().ok()?;
         let buf = match g.uop.op() {
             Op::Reshape => g.uop.src().first()?,
-            Op::Buffer => &g.uop,
-            _ => return None,
+            _ => &g.uop,
         };
         match buf.arg() {
             Arg::Buffer { id, size } if buf.op() == Op::Buffer && *size == numel(&g.shape) => {
-                storage::read(*id).map(|_| *id)
+                Some(*id)
             }
             _ => None,
         }
+    }
+
+    /// A tensor of `shape` over a fresh BUFFER node that no storage backs:
+    /// a graph built from it can be scheduled (the DSL's probe graphs)
+    /// but not realized.
+    pub(crate) fn placeholder(dtype: ScalarType, shape: &[usize]) -> Result<Tensor, Error> {
+        let len = checked_numel("placeholder", shape)?;
+        let buffer = UOp::new(
+            Op::Buffer,
+            DType::scalar(dtype),
+            morok_core::uop::Srcs::new(),
+            Arg::Buffer {
+                id: morok_core::new_buffer_id(),
+                size: len,
+            },
+        );
+        Tensor::from_parts(buffer, [len].as_slice().into(), Vec::new()).reshape_to(shape)
+    }
+
+    /// A tensor of `shape` viewing the registered buffer `handle` of `len`
+    /// elements (a kernel's output on the DSL's warm path).
+    #[track_caller]
+    pub(crate) fn from_registered(
+        handle: storage::BufferRef,
+        dtype: ScalarType,
+        len: usize,
+        shape: &[usize],
+    ) -> Result<Tensor, Error> {
+        Tensor::view_buffer(handle, dtype, len, shape)
     }
 
     /// Compiles and runs the graph; the result views a buffer that holds

@@ -9,7 +9,7 @@ use morok::core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResul
 use morok::core::dtype::DType;
 use morok::core::interp::run_kernel_exact;
 use morok::core::lower::LoweredKernel;
-use morok::core::program::Program;
+use morok::core::program::{Program, VarSlot};
 use morok::core::render::{RenderError, RenderedKernel, Renderer};
 use morok::core::symbolic::eval::{bits_of, value_of_bits};
 use morok::core::{ConstValue, ScalarType, UOp};
@@ -91,6 +91,23 @@ struct InterpKernel {
     name: String,
     source: String,
     ast: Arc<UOp>,
+    vars: Vec<VarSlot>,
+}
+
+impl InterpKernel {
+    /// The AST with each `DEFINE_VAR` replaced by its launch value.
+    fn bind(&self, values: &[i64]) -> Arc<UOp> {
+        let mut map = std::collections::HashMap::new();
+        for n in self.ast.toposort() {
+            if let morok::core::Arg::Var { name, .. } = n.arg() {
+                let slot = self.vars.iter().position(|v| &v.name == name);
+                if let Some(&v) = slot.and_then(|k| values.get(k)) {
+                    map.insert(n.id(), UOp::index(v));
+                }
+            }
+        }
+        self.ast.substitute(&map)
+    }
 }
 
 impl CompiledKernel for InterpKernel {
@@ -107,9 +124,14 @@ impl CompiledKernel for InterpKernel {
             what: format!("kernel `{}`", self.name),
             reason,
         };
-        if !vars.is_empty() {
-            return Err(bad("the interpreter device takes no variables".into()));
+        if vars.len() != self.vars.len() {
+            return Err(bad(format!(
+                "{} variable values given, the kernel takes {}",
+                vars.len(),
+                self.vars.len()
+            )));
         }
+        let ast = self.bind(vars);
         let mut hosts = Vec::with_capacity(buffers.len());
         for b in buffers {
             let b = b
@@ -122,7 +144,7 @@ impl CompiledKernel for InterpKernel {
             .iter()
             .map(|b| decode(b.dtype.scalar_type(), &b.bytes.lock().unwrap()))
             .collect();
-        run_kernel_exact(&self.ast, &mut values).map_err(|e| bad(e.to_string()))?;
+        run_kernel_exact(&ast, &mut values).map_err(|e| bad(e.to_string()))?;
         for (b, v) in hosts.iter().zip(&values) {
             *b.bytes.lock().unwrap() = encode(b.dtype.scalar_type(), v);
         }
@@ -183,6 +205,7 @@ impl Backend for InterpDevice {
             name: program.name.clone(),
             source: program.source.clone(),
             ast: program.ast.clone(),
+            vars: program.vars.clone(),
         }))
     }
 }

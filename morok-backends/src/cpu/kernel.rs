@@ -8,8 +8,9 @@ use morok_core::lower::BufferSlot;
 use morok_core::program::{Program, VarSlot};
 use rayon::prelude::*;
 use std::any::Any;
+use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Kernels estimated to execute fewer operations than this run on one
 /// thread: below it, waking threads costs more than it saves.
@@ -30,7 +31,17 @@ pub struct CpuKernel {
     work: u64,
     threads: usize,
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// For a kernel with variables: its program, whose access ranges are
+    /// recomputed for the variables' values (`Program::access_at`), and
+    /// those ranges by values.
+    var_access: Option<(Program, Mutex<AccessCache>)>,
 }
+
+/// Access ranges of a kernel with variables, by the variables' values.
+type AccessCache = HashMap<Vec<i64>, Arc<[Access]>>;
+
+/// An inclusive element range a kernel may touch in one buffer.
+type Access = Option<(i64, i64)>;
 
 impl CpuKernel {
     /// Wraps the built entry point of `program`.
@@ -51,7 +62,30 @@ impl CpuKernel {
             work: program.launch.work,
             threads,
             pool,
+            var_access: (!program.vars.is_empty()).then(|| (program.clone(), Mutex::default())),
         }
+    }
+
+    /// The access ranges for a launch with `vars`: the static ones, or for
+    /// a kernel with variables the ranges at these values (cached).
+    fn access(&self, vars: &[i64]) -> DeviceResult<Option<Arc<[Access]>>> {
+        let Some((program, cache)) = &self.var_access else {
+            return Ok(None);
+        };
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = cache.get(vars) {
+            return Ok(Some(a.clone()));
+        }
+        let ranges: Arc<[Access]> = program
+            .access_at(vars)
+            .map_err(|e| self.bad(format!("access ranges at {vars:?}: {e}")))?
+            .into();
+        if cache.len() >= 1024 {
+            // Bounded memory for kernels launched with many values.
+            cache.clear();
+        }
+        cache.insert(vars.to_vec(), ranges.clone());
+        Ok(Some(ranges))
     }
 
     fn bad(&self, reason: String) -> DeviceError {
@@ -81,8 +115,13 @@ impl CpuKernel {
         Ok(())
     }
 
-    /// Checks `buffers` against the slots and returns the CPU buffers.
-    fn check<'a>(&self, buffers: &[&'a dyn DeviceBuffer]) -> DeviceResult<Vec<&'a CpuBuffer>> {
+    /// Checks `buffers` against the slots (with the access ranges `access`
+    /// when given) and returns the CPU buffers.
+    fn check<'a>(
+        &self,
+        buffers: &[&'a dyn DeviceBuffer],
+        access: Option<&[Access]>,
+    ) -> DeviceResult<Vec<&'a CpuBuffer>> {
         if buffers.len() != self.buffers.len() {
             return Err(self.bad(format!(
                 "{} buffers given, the kernel takes {}",
@@ -103,7 +142,14 @@ impl CpuKernel {
                     slot.dtype
                 )));
             }
-            if let Some((lo, hi)) = slot.access {
+            let range = match access {
+                None => slot.access,
+                Some(a) => match a.get(i) {
+                    Some(r) => *r,
+                    None => return Err(self.bad(format!("no access range for buffer {i}"))),
+                },
+            };
+            if let Some((lo, hi)) = range {
                 if lo < 0 || hi as u64 >= cpu.len() as u64 {
                     return Err(self.bad(format!(
                         "buffer {i} has {} elements, the kernel may access elements {lo}..={hi}",
@@ -159,7 +205,8 @@ impl CompiledKernel for CpuKernel {
 
     fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()> {
         self.check_vars(vars)?;
-        let cpu = self.check(buffers)?;
+        let access = self.access(vars)?;
+        let cpu = self.check(buffers, access.as_deref())?;
         // Lock each distinct buffer once, in address order (no deadlock
         // between concurrent runs): exclusively if the kernel writes it.
         let mut order: Vec<(usize, bool)> = cpu

@@ -7,6 +7,7 @@ use morok_core::device::{Device, DeviceError};
 use morok_core::dtype::DType;
 use morok_core::lower::threefry2x32;
 use morok_core::uop::{AxisType, ConstValue, Op, UOp};
+use std::sync::Arc;
 
 #[test]
 fn threefry_matches_the_reference_and_known_answer() {
@@ -172,20 +173,25 @@ fn bad_arguments_are_errors_not_crashes() {
     assert!(b.copy_in(&[0u8; 3]).is_err());
 }
 
-#[test]
-fn scalar_variables_are_passed_at_launch_and_checked() {
-    // out[i] = in[i] * n for a kernel variable n in 1..=9.
-    let (dev, _dir) = device(1);
-    let n = UOp::new(
+/// A kernel variable `name` of dtype index declared for `1..=max`.
+fn index_var(name: &str, max: i64) -> Arc<UOp> {
+    UOp::new(
         Op::DefineVar,
         DType::INDEX,
         morok_core::uop::Srcs::new(),
         morok_core::Arg::Var {
-            name: "n".into(),
+            name: name.into(),
             min: 1,
-            max: 9,
+            max,
         },
-    );
+    )
+}
+
+#[test]
+fn scalar_variables_are_passed_at_launch_and_checked() {
+    // out[i] = in[i] * n for a kernel variable n in 1..=9.
+    let (dev, _dir) = device(1);
+    let n = index_var("n", 9);
     let ast = elementwise(3, &[DType::I32], |v| v[0].mul(&n.cast(DType::I32)));
     let k = compile(&dev, &ast);
     let out = dev.allocate(DType::I32, 3).unwrap();
@@ -203,6 +209,36 @@ fn scalar_variables_are_passed_at_launch_and_checked() {
             Err(e @ DeviceError::BadArgs { .. }) => assert!(e.to_string().contains(msg), "{e}"),
             other => panic!("expected BadArgs containing {msg:?}, got {other:?}"),
         }
+    }
+}
+
+#[test]
+fn variable_trip_counts_are_checked_against_the_values_given() {
+    // out[i] = in[i] * 2 for i < n, n in 1..=1000: the buffers only need
+    // n elements at a launch, whatever the variable's declared maximum.
+    let (dev, _dir) = device(1);
+    let n = index_var("n", 1000);
+    let i = UOp::range(&n, 0, AxisType::Loop);
+    let two = UOp::const_f64(DType::F32, 2.0);
+    let ast = store_kernel(
+        0,
+        &i,
+        &load(1, DType::F32, &i).mul(&two),
+        std::slice::from_ref(&i),
+    );
+    let k = compile(&dev, &ast);
+    let out = dev.allocate(DType::F32, 3).unwrap();
+    let mut inp = dev.allocate(DType::F32, 3).unwrap();
+    inp.copy_in(&to_bytes(&[1.0f32, 2.0, 3.0])).unwrap();
+    k.run(&[out.as_ref(), inp.as_ref()], &[3]).unwrap();
+    let mut bytes = vec![0u8; 12];
+    out.copy_out(&mut bytes).unwrap();
+    assert_eq!(from_bytes::<f32>(&bytes), vec![2.0, 4.0, 6.0]);
+    match k.run(&[out.as_ref(), inp.as_ref()], &[4]) {
+        Err(e @ DeviceError::BadArgs { .. }) => {
+            assert!(e.to_string().contains("may access elements 0..=3"), "{e}")
+        }
+        other => panic!("expected BadArgs for n = 4 on 3 elements, got {other:?}"),
     }
 }
 

@@ -116,7 +116,7 @@ fn to_slot(n: &Arc<UOp>, buf: &Arc<UOp>, slots: &mut Vec<Arc<UOp>>) -> Arc<UOp> 
 }
 
 /// Renumbers the RANGEs of a kernel `0..` in first-appearance order.
-fn renumber_ranges(ast: &Arc<UOp>) -> Arc<UOp> {
+pub(crate) fn renumber_ranges(ast: &Arc<UOp>) -> Arc<UOp> {
     let mut map: HashMap<u64, Arc<UOp>> = HashMap::new();
     for n in ast.toposort() {
         if let Arg::Range { axis_type, .. } = n.arg() {

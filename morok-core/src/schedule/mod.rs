@@ -20,6 +20,7 @@
 //! graphs whose structure was seen before.
 
 pub mod cache;
+pub mod instantiate;
 pub mod kernelize;
 pub mod memory;
 pub mod rangeify;

@@ -1,0 +1,475 @@
+//! The per-call-site cache of a kernel macro: compiled plans keyed by the
+//! arguments' dims, device and aliasing.
+//!
+//! Each expansion of `#[morok::kernel]` or `kernel!` holds a `static`
+//! [`CallSite`]. A call checks its arguments against the signature; when
+//! every argument views a whole buffer (a realized tensor or host data),
+//! the site looks up the [`Plan`] for the dims' values. A warm call (plan
+//! found) only takes the arguments' device buffers, allocates the
+//! output, reuses pooled intermediates and launches the kernels: no graph
+//! is built, nothing is scheduled or compiled. A cold call builds the
+//! graph with the generated code, schedules it, compiles its kernels and
+//! stores the plan. Kernels take the named dims as variables
+//! (`generic.rs`) wherever that was proven exact, so a new value of `B`
+//! schedules once but compiles nothing. A call with a lazy argument runs
+//! through the `Tensor` API (`realize`).
+
+use super::generic::{self, GenericAst, MAX_NAMES};
+use super::rt::Signature;
+use crate::device::Device;
+use crate::kernel_cache::get_or_compile_with_vars;
+use crate::realize::{alloc, compile_options, count_launch};
+use crate::storage::{self, BufferRef};
+use crate::{Error, Result, Tensor};
+use morok_core::device::{CompiledKernel, DeviceBuffer};
+use morok_core::program::kernel_name;
+use morok_core::schedule::{schedule_cached, BufferKind, Schedule};
+use morok_core::uop::{Arg, Op, UOp};
+use morok_core::{new_buffer_id, DType};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// Plans a call site keeps (each holds pooled intermediates).
+const MAX_PLANS: usize = 64;
+
+static WARM_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many kernel-macro calls in this process took the warm path (a
+/// cached plan: no graph, no schedule, no compile).
+pub fn dsl_warm_calls() -> usize {
+    WARM_CALLS.load(Ordering::Relaxed)
+}
+
+/// A plan's key: the dims' values, the device, and for each argument the
+/// first argument viewing the same buffer (aliasing changes the graph).
+type PlanKey = (Vec<usize>, usize, Vec<usize>);
+
+/// What a call site does for one key.
+#[derive(Clone)]
+enum Prepared {
+    /// Run the cached kernels.
+    Plan(Arc<Plan>),
+    /// The result needs no kernel of its own (it views an argument):
+    /// build the graph and realize it.
+    TensorPath,
+}
+
+/// Generic kernels of a site, by schedule position, once tried.
+type Generic = Option<Arc<Vec<Option<GenericAst>>>>;
+
+#[derive(Default)]
+struct SiteState {
+    /// `None` until tried, then the generic kernels (if any).
+    generic: Option<Generic>,
+    /// Generic kernels the pipeline could not compile (by AST id): their
+    /// concrete instances are used instead.
+    broken: HashSet<u64>,
+    plans: HashMap<PlanKey, Prepared>,
+}
+
+/// The cache of one kernel-macro expansion (a `static` in the expansion).
+pub struct CallSite {
+    sig: &'static Signature,
+    state: OnceLock<Mutex<SiteState>>,
+}
+
+/// A buffer a kernel reads or writes, by where a call finds it.
+enum Slot {
+    /// The argument at this position.
+    Arg(usize),
+    /// A registered buffer the graph read that is no argument (the plan
+    /// keeps its handle).
+    Fixed(Arc<dyn DeviceBuffer>),
+    /// The call's output.
+    Output,
+    /// Pooled intermediate number `k`.
+    Scratch(usize),
+}
+
+struct Step {
+    kernel: Arc<dyn CompiledKernel>,
+    slots: Vec<Slot>,
+    /// The values of the kernel's variables.
+    vars: Vec<i64>,
+}
+
+/// Everything a warm call needs: kernels with their buffer bindings, the
+/// output's type and shape, and intermediate sizes.
+pub(crate) struct Plan {
+    device: Device,
+    steps: Vec<Step>,
+    out_dtype: DType,
+    out_len: usize,
+    out_shape: Vec<usize>,
+    scratch: Vec<(DType, usize)>,
+    /// Handles of the `Fixed` buffers, which keep them registered.
+    _fixed: Vec<BufferRef>,
+    /// Sets of intermediates not in use by a running call.
+    pool: Mutex<Vec<Vec<Arc<dyn DeviceBuffer>>>>,
+}
+
+/// The arguments' device buffers, if every argument views a whole
+/// registered buffer on one device.
+struct Bound {
+    ids: Vec<u64>,
+    buffers: Vec<Arc<dyn DeviceBuffer>>,
+    device: Device,
+    alias: Vec<usize>,
+}
+
+fn device_key(d: &Device) -> usize {
+    Arc::as_ptr(d.backend_arc()) as *const () as usize
+}
+
+fn bind_buffers(args: &[&Tensor]) -> Option<Bound> {
+    let mut ids = Vec::with_capacity(args.len());
+    let mut buffers = Vec::with_capacity(args.len());
+    let mut device: Option<Device> = None;
+    for t in args {
+        let id = t.whole_buffer_id()?;
+        let (buf, dev) = storage::buffer_and_device(id)?;
+        match &device {
+            Some(d) if device_key(d) != device_key(&dev) => return None,
+            Some(_) => {}
+            None => device = Some(dev),
+        }
+        ids.push(id);
+        buffers.push(buf);
+    }
+    let alias = ids
+        .iter()
+        .map(|id| ids.iter().position(|x| x == id).unwrap_or(0))
+        .collect();
+    Some(Bound {
+        ids,
+        buffers,
+        device: device?,
+        alias,
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section is a single map or vector operation, so a
+    // poisoned lock holds consistent data.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl CallSite {
+    /// The cache of the kernel with signature `sig`.
+    pub const fn new(sig: &'static Signature) -> CallSite {
+        CallSite {
+            sig,
+            state: OnceLock::new(),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, SiteState> {
+        lock(self.state.get_or_init(Default::default))
+    }
+
+    /// Checks `args` against the signature and computes the kernel's
+    /// result: from a cached plan, or by running `build` (the generated
+    /// graph code, which checks the arguments again and returns the lazy
+    /// result) through the scheduler and the compiler.
+    #[track_caller]
+    pub fn call(
+        &self,
+        args: &[&Tensor],
+        build: &dyn Fn(&[&Tensor]) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let dims = self.sig.bind(args)?;
+        let Some(bound) = bind_buffers(args).filter(|b| !b.ids.is_empty()) else {
+            return build(args)?.realize();
+        };
+        let key = (dims, device_key(&bound.device), bound.alias.clone());
+        let cached = self.state().plans.get(&key).cloned();
+        let prepared = match cached {
+            Some(p) => {
+                WARM_CALLS.fetch_add(1, Ordering::Relaxed);
+                p
+            }
+            None => {
+                let p = self.prepare(args, &key.0, &bound, build)?;
+                let mut state = self.state();
+                if state.plans.len() >= MAX_PLANS {
+                    // Bounded memory for sites called with many sizes: start over.
+                    state.plans.clear();
+                }
+                state.plans.insert(key, p.clone());
+                p
+            }
+        };
+        match prepared {
+            Prepared::Plan(plan) => plan.run(&bound.buffers),
+            Prepared::TensorPath => build(args)?.realize(),
+        }
+    }
+
+    /// The generic kernels of this site: its graph scheduled at the
+    /// corners of the probe box, generalized position by position.
+    fn generic(&self, build: &dyn Fn(&[&Tensor]) -> Result<Tensor>) -> Generic {
+        if let Some(g) = &self.state().generic {
+            return g.clone();
+        }
+        let names = self.sig.names.len();
+        let found = if names == 0 || names > MAX_NAMES {
+            None
+        } else {
+            self.probe(build, names).map(Arc::new)
+        };
+        self.state().generic = Some(found.clone());
+        found
+    }
+
+    fn probe(
+        &self,
+        build: &dyn Fn(&[&Tensor]) -> Result<Tensor>,
+        names: usize,
+    ) -> Option<Vec<Option<GenericAst>>> {
+        let mut corners: Vec<Schedule> = Vec::new();
+        for corner in 0..1usize << names {
+            let dims = generic::corner_dims(corner, names);
+            let mut args = Vec::with_capacity(self.sig.params.len());
+            for p in self.sig.params {
+                let shape: Vec<usize> = p
+                    .dims
+                    .iter()
+                    .map(|d| match *d {
+                        super::rt::DimSpec::Lit(n) => n,
+                        super::rt::DimSpec::Name(i) => dims[i],
+                    })
+                    .collect();
+                args.push(Tensor::placeholder(p.dtype, &shape).ok()?);
+            }
+            let refs: Vec<&Tensor> = args.iter().collect();
+            let root = build(&refs).ok()?.uop();
+            corners.push(schedule_cached(&[root]).ok()?);
+        }
+        let count = corners[0].items.len();
+        if corners.iter().any(|s| s.items.len() != count) {
+            return None;
+        }
+        let vars: Vec<Arc<UOp>> = self
+            .sig
+            .names
+            .iter()
+            .map(|n| generic::variable(n))
+            .collect();
+        Some(
+            (0..count)
+                .map(|i| {
+                    let asts: Vec<Arc<UOp>> =
+                        corners.iter().map(|s| s.items[i].ast.clone()).collect();
+                    generic::generalize(&asts, &vars)
+                })
+                .collect(),
+        )
+    }
+
+    /// The cold path: builds, schedules and compiles the plan for `dims`.
+    #[track_caller]
+    fn prepare(
+        &self,
+        args: &[&Tensor],
+        dims: &[usize],
+        bound: &Bound,
+        build: &dyn Fn(&[&Tensor]) -> Result<Tensor>,
+    ) -> Result<Prepared> {
+        let result = build(args)?;
+        let sched = match schedule_cached(&[result.uop()]) {
+            Ok(s) => s,
+            Err(e) => return Err(Error::runtime("realize", e.to_string())),
+        };
+        let Some(out) = output_spec(&sched) else {
+            return Ok(Prepared::TensorPath);
+        };
+        let generic = self.generic(build);
+        let values: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        let opts = compile_options();
+        let scratch_of = scratch_slots(&sched);
+        let mut steps = Vec::with_capacity(sched.items.len());
+        let mut fixed = Vec::new();
+        for (i, item) in sched.items.iter().enumerate() {
+            let g = generic
+                .as_ref()
+                .and_then(|g| g.get(i))
+                .and_then(Option::as_ref)
+                .filter(|g| !self.state().broken.contains(&g.ast.id()))
+                .filter(|g| generic::matches(g, &item.ast, self.sig.names, &values));
+            let compiled = match g.map(|g| get_or_compile_with_vars(&bound.device, &g.ast, opts)) {
+                Some(Ok(c)) => c,
+                other => {
+                    if let (Some(g), Some(Err(_))) = (g, other) {
+                        self.state().broken.insert(g.ast.id());
+                    }
+                    match get_or_compile_with_vars(&bound.device, &item.ast, opts) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let name = kernel_name(&item.ast);
+                            return Err(Error::runtime("realize", format!("kernel `{name}`: {e}")));
+                        }
+                    }
+                }
+            };
+            let mut vars = Vec::with_capacity(compiled.vars.len());
+            for v in &compiled.vars {
+                match self.sig.names.iter().position(|n| *n == v.name) {
+                    Some(k) => vars.push(values[k]),
+                    None => {
+                        return Err(Error::runtime(
+                            "realize",
+                            format!("kernel variable `{}` is no dim of the signature", v.name),
+                        ))
+                    }
+                }
+            }
+            let mut slots = Vec::with_capacity(item.buffers.len());
+            for id in &item.buffers {
+                slots.push(slot(&sched, *id, out, &bound.ids, &scratch_of, &mut fixed)?);
+            }
+            steps.push(Step {
+                kernel: compiled.kernel,
+                slots,
+                vars,
+            });
+        }
+        let mut scratch = vec![(DType::VOID, 0usize); scratch_of.len()];
+        for b in &sched.buffers {
+            if let Some(&k) = scratch_of.get(&(b.storage, b.dtype)) {
+                scratch[k] = (b.dtype, scratch[k].1.max(b.size));
+            }
+        }
+        let Some(spec) = sched.buffers.iter().find(|b| b.id == out) else {
+            return Ok(Prepared::TensorPath);
+        };
+        Ok(Prepared::Plan(Arc::new(Plan {
+            device: bound.device.clone(),
+            steps,
+            out_dtype: spec.dtype,
+            out_len: spec.size,
+            out_shape: result.shape().to_vec(),
+            scratch,
+            _fixed: fixed,
+            pool: Mutex::new(Vec::new()),
+        })))
+    }
+}
+
+/// The id of the schedule's one output buffer, if its root got a kernel
+/// of its own (not a view of an input).
+fn output_spec(sched: &Schedule) -> Option<u64> {
+    let [root] = sched.outputs.as_slice() else {
+        return None;
+    };
+    let id = root.toposort().iter().find_map(|n| match n.arg() {
+        Arg::Buffer { id, .. } if n.op() == Op::Buffer => Some(*id),
+        _ => None,
+    })?;
+    sched
+        .buffers
+        .iter()
+        .any(|b| b.id == id && b.kind == BufferKind::Output)
+        .then_some(id)
+}
+
+/// Intermediates sharing memory (same storage and dtype) get one scratch
+/// slot, as `realize` allocates them.
+fn scratch_slots(sched: &Schedule) -> HashMap<(u64, DType), usize> {
+    let mut slots = HashMap::new();
+    for b in sched
+        .buffers
+        .iter()
+        .filter(|b| b.kind == BufferKind::Intermediate)
+    {
+        let next = slots.len();
+        slots.entry((b.storage, b.dtype)).or_insert(next);
+    }
+    slots
+}
+
+/// Where a call finds buffer `id` of the schedule.
+#[track_caller]
+fn slot(
+    sched: &Schedule,
+    id: u64,
+    out: u64,
+    args: &[u64],
+    scratch: &HashMap<(u64, DType), usize>,
+    fixed: &mut Vec<BufferRef>,
+) -> Result<Slot> {
+    let Some(spec) = sched.buffers.iter().find(|b| b.id == id) else {
+        return Err(Error::runtime(
+            "realize",
+            format!("buffer {id} is not in the schedule"),
+        ));
+    };
+    match spec.kind {
+        BufferKind::Output if id == out => Ok(Slot::Output),
+        BufferKind::Intermediate => match scratch.get(&(spec.storage, spec.dtype)) {
+            Some(&k) => Ok(Slot::Scratch(k)),
+            None => Err(Error::runtime(
+                "realize",
+                format!("buffer {id} has no storage"),
+            )),
+        },
+        _ => match args.iter().position(|&a| a == id) {
+            Some(j) => Ok(Slot::Arg(j)),
+            None => match (storage::device_buffer(id), storage::handle(id)) {
+                (Some(b), Some(h)) => {
+                    fixed.push(h);
+                    Ok(Slot::Fixed(b))
+                }
+                _ => Err(Error::runtime(
+                    "realize",
+                    format!("input buffer {id} was freed"),
+                )),
+            },
+        },
+    }
+}
+
+impl Plan {
+    /// Runs the kernels on the arguments' buffers; the result views a new
+    /// registered buffer.
+    #[track_caller]
+    fn run(&self, args: &[Arc<dyn DeviceBuffer>]) -> Result<Tensor> {
+        let out = alloc(&self.device, self.out_dtype, self.out_len)?;
+        let pooled = lock(&self.pool).pop();
+        let scratch = match pooled {
+            Some(s) => s,
+            None => {
+                let mut s = Vec::with_capacity(self.scratch.len());
+                for &(dtype, size) in &self.scratch {
+                    s.push(alloc(&self.device, dtype, size)?);
+                }
+                s
+            }
+        };
+        let mut bufs: Vec<&dyn DeviceBuffer> = Vec::new();
+        for step in &self.steps {
+            bufs.clear();
+            for s in &step.slots {
+                bufs.push(match s {
+                    Slot::Arg(j) => args[*j].as_ref(),
+                    Slot::Fixed(b) => b.as_ref(),
+                    Slot::Output => out.as_ref(),
+                    Slot::Scratch(k) => scratch[*k].as_ref(),
+                });
+            }
+            count_launch();
+            if let Err(e) = step.kernel.run(&bufs, &step.vars) {
+                return Err(Error::runtime("realize", e.to_string()));
+            }
+        }
+        drop(bufs);
+        lock(&self.pool).push(scratch);
+        let handle = storage::register(new_buffer_id(), self.device.clone(), out, self.out_len);
+        Tensor::from_registered(
+            handle,
+            self.out_dtype.scalar_type(),
+            self.out_len,
+            &self.out_shape,
+        )
+    }
+}
