@@ -177,7 +177,7 @@ fn lower_reduce(n: &Arc<UOp>, ctx: &mut Ctx) -> Option<Arc<UOp>> {
     let mut deps = vec![init];
     deps.extend(ranges.iter().cloned());
     let cur = reg_index(&after(&acc, &deps), &zero);
-    let fma = ctx.fma && op == ReduceOp::Add && matches!(dtype, DType::F32 | DType::F64);
+    let fma = ctx.fma && op == ReduceOp::Add && matches!(dtype.base(), DType::F32 | DType::F64);
     let mut folded = cur.load();
     for lane in super::expand::lane_maps(&unrolled) {
         let v = value.substitute(&lane);

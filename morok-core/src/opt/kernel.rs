@@ -26,7 +26,8 @@ pub fn range_size(r: &UOp) -> Option<i64> {
     r.range_size()
 }
 
-fn axis_id(r: &UOp) -> usize {
+/// The `axis_id` of a range (0 for other nodes).
+pub(crate) fn axis_id(r: &UOp) -> usize {
     match r.arg() {
         Arg::Range { axis_id, .. } => *axis_id,
         _ => 0,
