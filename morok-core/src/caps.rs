@@ -114,7 +114,12 @@ impl Caps {
 pub fn is_vector_element(t: ScalarType) -> bool {
     matches!(
         t,
-        ScalarType::F32 | ScalarType::F64 | ScalarType::I32 | ScalarType::I64 | ScalarType::U32 | ScalarType::U64
+        ScalarType::F32
+            | ScalarType::F64
+            | ScalarType::I32
+            | ScalarType::I64
+            | ScalarType::U32
+            | ScalarType::U64
     )
 }
 
@@ -128,7 +133,8 @@ pub fn host_vector_bytes() -> u16 {
         if std::arch::is_x86_feature_detected!("avx512f") {
             return 64;
         }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
             return 32;
         }
     }

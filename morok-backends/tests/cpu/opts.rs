@@ -133,8 +133,15 @@ fn heuristic_matmul_is_tiled_and_fused() {
         // with AVX2, 4×8 with 16-byte vectors) updated by vector FMAs.
         let w = morok_core::caps::host_vector_bytes() / 4;
         let acc = format!("morok_f32x{w} acc");
-        assert_eq!(src.matches(&acc).count(), 8, "8 vector accumulators:\n{src}");
+        assert_eq!(
+            src.matches(&acc).count(),
+            8,
+            "8 vector accumulators:\n{src}"
+        );
         assert!(src.contains("fmaf("), "{src}");
-        assert!(src.contains(&format!("morok_f32x{w}_load(")), "vector loads:\n{src}");
+        assert!(
+            src.contains(&format!("morok_f32x{w}_load(")),
+            "vector loads:\n{src}"
+        );
     }
 }

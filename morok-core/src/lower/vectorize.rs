@@ -57,12 +57,22 @@ enum Lanes {
 /// `VECTORIZE` of scalars.
 fn vectorize_of(lanes: &[Arc<UOp>]) -> Arc<UOp> {
     let dtype = lanes[0].dtype().vec(lanes.len() as u16);
-    UOp::new(Op::Vectorize, dtype, lanes.iter().cloned().collect::<Srcs>(), Arg::None)
+    UOp::new(
+        Op::Vectorize,
+        dtype,
+        lanes.iter().cloned().collect::<Srcs>(),
+        Arg::None,
+    )
 }
 
 /// `GEP(v, [i])`: lane `i` of the vector `v`.
 fn gep(v: &Arc<UOp>, i: usize) -> Arc<UOp> {
-    UOp::new(Op::Gep, v.dtype().base(), smallvec![v.clone()], Arg::Axes(smallvec![i]))
+    UOp::new(
+        Op::Gep,
+        v.dtype().base(),
+        smallvec![v.clone()],
+        Arg::Axes(smallvec![i]),
+    )
 }
 
 impl Lanes {
@@ -162,9 +172,9 @@ impl Lanewise {
     fn vectorizable(&self, n: &Arc<UOp>) -> bool {
         is_vector_element(n.dtype().scalar_type())
             && !n.dtype().is_ptr()
-            && n.src().iter().all(|s| {
-                self.of(s).is_same() || is_vector_element(s.dtype().scalar_type())
-            })
+            && n.src()
+                .iter()
+                .all(|s| self.of(s).is_same() || is_vector_element(s.dtype().scalar_type()))
     }
 
     /// The lanes of `n`, whose operands' lanes are known.
@@ -267,7 +277,9 @@ pub fn vectorize(g: &Arc<UOp>) -> Arc<UOp> {
             Op::End => (root.s(0).clone(), root.src()[1..].to_vec()),
             _ => (root.clone(), Vec::new()),
         };
-        let lane = (store.op() == Op::Store).then(|| lane_range(&store)).flatten();
+        let lane = (store.op() == Op::Store)
+            .then(|| lane_range(&store))
+            .flatten();
         let Some(lane) = lane else {
             roots.push(root.clone());
             continue;
@@ -287,5 +299,71 @@ pub fn vectorize(g: &Arc<UOp>) -> Arc<UOp> {
         g.with_sources(roots)
     } else {
         g.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::caps::Caps;
+    use crate::lower::{lower, LowerOptions, LoweredKernel};
+    use crate::opt::{apply_opts, Opt, OptLimits, OptOps};
+    use crate::uop::{AxisType, Op, UOp};
+    use std::sync::Arc;
+
+    /// An 8×12 (K = 8) matmul with a 2×12 tile lowered for 32-byte
+    /// vectors: rows of 12 lanes are a vector of 4 (the widest power of
+    /// two dividing 12 that 32 bytes hold) times 3.
+    fn tiled(fma: bool) -> LoweredKernel {
+        let mm = crate::opt::tests::matmul(8, 8, 12);
+        let opts = [
+            Opt::new(OptOps::Upcast, 1, 12),
+            Opt::new(OptOps::Upcast, 0, 2),
+        ];
+        let tiled = apply_opts(&mm, &opts, OptLimits::host_cpu()).unwrap();
+        let mut caps = Caps::all_native().with_vector_bytes(32);
+        caps.native = caps.native.with(Op::MulAcc);
+        let mut o = LowerOptions::new(caps);
+        o.fma = fma;
+        lower(&tiled, &o).unwrap()
+    }
+
+    fn count(k: &LoweredKernel, f: impl Fn(&Arc<UOp>) -> bool) -> usize {
+        k.ops.iter().filter(|n| f(n)).count()
+    }
+
+    #[test]
+    fn upcast_rows_become_vector_loads_accumulators_and_stores() {
+        let k = tiled(true);
+        let vec4 = |n: &Arc<UOp>| n.dtype().pointee().count() == 4;
+        // 2 rows × 3 vectors of 4 lanes: vector accumulators
+        assert_eq!(count(&k, |n| n.op() == Op::DefineReg && vec4(n)), 6);
+        assert_eq!(count(&k, |n| n.op() == Op::DefineReg), 6);
+        // per k step: 3 vector loads of B, 2 scalar loads of A (broadcast)
+        let global = |n: &Arc<UOp>| n.op() == Op::Load && crate::lower::indexes_global(n.s(0));
+        assert_eq!(count(&k, |n| global(n) && vec4(n)), 3);
+        assert_eq!(count(&k, |n| global(n) && !vec4(n)), 2);
+        assert_eq!(count(&k, |n| n.op() == Op::MulAcc && vec4(n)), 6);
+        let stores = |n: &Arc<UOp>| n.op() == Op::Store && crate::lower::indexes_global(n.s(0));
+        assert_eq!(count(&k, |n| stores(n) && n.s(1).dtype().count() == 4), 6);
+        // no lane range is left to loop over
+        assert!(!k
+            .ops
+            .iter()
+            .any(|n| n.op() == Op::Range && n.axis_type() == Some(AxisType::Upcast)));
+        // without FMA the vector lanes multiply, then add
+        assert_eq!(count(&tiled(false), |n| n.op() == Op::MulAcc), 0);
+    }
+
+    #[test]
+    fn no_vectors_without_vector_registers() {
+        let mm = crate::opt::tests::matmul(8, 8, 12);
+        let tiled = apply_opts(
+            &mm,
+            &[Opt::new(OptOps::Upcast, 1, 4)],
+            OptLimits::host_cpu(),
+        )
+        .unwrap();
+        let k = lower(&tiled, &LowerOptions::new(Caps::all_native())).unwrap();
+        assert!(k.ops.iter().all(|n| !n.dtype().pointee().is_vector()));
     }
 }

@@ -180,13 +180,17 @@ fn upcast_reused_axes(k: &mut OptKernel) {
 
 /// The first store of the kernel into a global buffer.
 fn first_store(ast: &Arc<UOp>) -> Option<Arc<UOp>> {
-    ast.toposort().into_iter().find(|n| n.op() == Op::Store && n.s(0).op() == Op::Index)
+    ast.toposort()
+        .into_iter()
+        .find(|n| n.op() == Op::Store && n.s(0).op() == Op::Index)
 }
 
 /// Vector lanes of the kernel's stored type on the target (1: none).
 fn vector_lanes(k: &OptKernel) -> i64 {
     let caps = crate::caps::Caps::none_native().with_vector_bytes(k.limits.vector_bytes);
-    first_store(&k.ast).map_or(1, |st| i64::from(caps.vector_lanes(st.s(1).dtype().scalar_type())))
+    first_store(&k.ast).map_or(1, |st| {
+        i64::from(caps.vector_lanes(st.s(1).dtype().scalar_type()))
+    })
 }
 
 /// Step 5's amount for the output axis `r`: a vector's lanes when the
@@ -194,8 +198,8 @@ fn vector_lanes(k: &OptKernel) -> i64 {
 /// one vector), else 4.
 fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
     let lanes = vector_lanes(k);
-    let contiguous = first_store(&k.ast)
-        .is_some_and(|st| stride(st.s(0).s(1), r, &k.ranges()) == Some(1));
+    let contiguous =
+        first_store(&k.ast).is_some_and(|st| stride(st.s(0).s(1), r, &k.ranges()) == Some(1));
     if lanes >= 4 && contiguous && range_size(r).is_some_and(|s| s % lanes == 0) {
         lanes
     } else {
@@ -272,4 +276,3 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     }
     true
 }
-
