@@ -370,10 +370,11 @@ fn heuristics_size_register_tiles_and_upcasts_by_the_vector_width() {
     let mm = matmul(48, 16, 64);
     // AVX-512 (16 lanes): j by 32 (two vectors), i by 8 (16 accumulators
     // + 2 rows + 1 broadcast ≤ 32 registers)
+    let unroll = Opt::new(Unroll, 0, 4);
     let k = with(64, &mm);
     assert_eq!(
         k.applied,
-        vec![Opt::new(Upcast, 1, 32), Opt::new(Upcast, 0, 8)]
+        vec![Opt::new(Upcast, 1, 32), Opt::new(Upcast, 0, 8), unroll]
     );
     let sizes = [48 * 64, 48 * 16, 16 * 64];
     assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes));
@@ -381,18 +382,13 @@ fn heuristics_size_register_tiles_and_upcasts_by_the_vector_width() {
     let k = with(32, &mm);
     assert_eq!(
         k.applied,
-        vec![Opt::new(Upcast, 1, 16), Opt::new(Upcast, 0, 6)]
+        vec![Opt::new(Upcast, 1, 16), Opt::new(Upcast, 0, 6), unroll]
     );
-    // 16-byte vectors: j by 8, i by 6; a tile of 48 lanes leaves room to
-    // unroll the short reduce (step 4)
+    // 16-byte vectors: j by 8, i by 6
     let k = with(16, &mm);
     assert_eq!(
         k.applied,
-        vec![
-            Opt::new(Upcast, 1, 8),
-            Opt::new(Upcast, 0, 6),
-            Opt::new(Unroll, 0, 0)
-        ]
+        vec![Opt::new(Upcast, 1, 8), Opt::new(Upcast, 0, 6), unroll]
     );
     // elementwise: one vector of the stored type per iteration
     let i = range(4096, 0, AxisType::Loop);
