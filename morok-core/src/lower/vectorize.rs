@@ -3,7 +3,7 @@
 //! store, see there) becomes either one op on `dtype.vec(w)` values or
 //! `w` scalar nodes, one per lane; afterwards no lane range is left.
 //!
-//! Per node `n` of a store's graph, its [`Lanes`]:
+//! Per node `n` of a store's graph, its `Lanes`:
 //!
 //! - `n` does not depend on the lane range: `n` itself, shared by every
 //!   lane (a scalar broadcast where a vector needs it: a vector `CONST`
@@ -30,7 +30,7 @@
 //! lane computes, in the same order, so results are bit-identical.
 //!
 //! The walk over a store's graph is hand-written: each node maps to a
-//! [`Lanes`] value (a vector or `w` nodes), not to one node, which a
+//! `Lanes` value (a vector or `w` nodes), not to one node, which a
 //! `graph_rewrite` rule cannot return. It iterates the store's toposort
 //! (no recursion).
 
