@@ -26,7 +26,7 @@
 
 use crate::caps::Caps;
 use crate::symbolic::linear::{Expand, Linear};
-use crate::uop::{Arg, AxisType, Op, Srcs, UOp};
+use crate::uop::{AxisType, Op, Srcs, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -37,15 +37,7 @@ use std::sync::Arc;
 pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
     let mut roots: Srcs = Srcs::new();
     let mut changed = false;
-    let mut next_axis = ast
-        .toposort()
-        .iter()
-        .filter_map(|n| match n.arg() {
-            Arg::Range { axis_id, .. } => Some(axis_id + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
+    let mut next_axis = super::next_axis_id(ast);
     for root in ast.src() {
         if root.op() != Op::End {
             roots.push(root.clone());

@@ -200,6 +200,19 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     })
 }
 
+/// One more than the largest `axis_id` of the `RANGE`s in `g` (0 when
+/// there are none): an id no range of `g` has.
+pub fn next_axis_id(g: &Arc<UOp>) -> usize {
+    g.toposort()
+        .iter()
+        .filter_map(|n| match n.arg() {
+            crate::uop::Arg::Range { axis_id, .. } if n.op() == Op::Range => Some(axis_id + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Whether an `INDEX` addresses a global buffer (looking through `AFTER`
 /// to the `DEFINE_GLOBAL`), as opposed to a register.
 pub fn indexes_global(index: &Arc<UOp>) -> bool {

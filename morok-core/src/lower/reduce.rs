@@ -232,15 +232,7 @@ fn reg_index(reg: &Arc<UOp>, i: &Arc<UOp>) -> Arc<UOp> {
 pub fn lower_reduces(g: &Arc<UOp>, fma: bool) -> Result<Arc<UOp>, LowerError> {
     let mut pm: PatternMatcher<Ctx> = PatternMatcher::new("lower_reduce");
     pm.rule(&[Op::Reduce], lower_reduce);
-    let next_axis = g
-        .toposort()
-        .iter()
-        .filter_map(|n| match n.arg() {
-            Arg::Range { axis_id, .. } => Some(axis_id + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
+    let next_axis = super::next_axis_id(g);
     let mut ctx = Ctx {
         next_reg: 0,
         live: HashMap::new(),
