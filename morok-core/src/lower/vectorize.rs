@@ -105,11 +105,9 @@ impl Lanes {
 /// The lane range of a store, if any: an `UPCAST` range of constant size
 /// in its graph (expansion left no other upcast range).
 fn lane_range(store: &Arc<UOp>) -> Option<Arc<UOp>> {
-    store
-        .toposort()
-        .into_iter()
-        .find(|n| n.op() == Op::Range && n.axis_type() == Some(AxisType::Upcast))
-        .filter(|r| r.range_size().is_some())
+    store.toposort().into_iter().find(|n| {
+        n.op() == Op::Range && n.axis_type() == Some(AxisType::Upcast) && n.range_size().is_some()
+    })
 }
 
 /// The vectorizer of one store's graph over one lane range.
