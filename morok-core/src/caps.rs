@@ -3,6 +3,7 @@
 //! renderers fill it in, so it sits below both (no `lower` <-> `render`
 //! import cycle).
 
+use crate::dtype::ScalarType;
 use crate::uop::Op;
 
 /// A set of ops (a bit per [`Op`]).
@@ -47,6 +48,13 @@ pub struct Caps {
     /// renders a fused multiply-add (lowering then may form it in
     /// optimized accumulations).
     pub native: OpSet,
+    /// Bytes of the widest SIMD register the target's renderer fills with
+    /// explicit vector types (64 with AVX-512, 32 with AVX2, 16 with SSE
+    /// or NEON); 0 when it renders no vectors. Lowering turns upcast
+    /// lanes into vectors of up to this many bytes (see
+    /// `crate::lower::vectorize`), the heuristics size register tiles by
+    /// it.
+    pub vector_bytes: u16,
 }
 
 impl Caps {
@@ -70,6 +78,7 @@ impl Caps {
     pub fn all_native() -> Caps {
         Caps {
             native: OpSet::of(&Caps::DECOMPOSABLE),
+            vector_bytes: 0,
         }
     }
 
@@ -78,6 +87,56 @@ impl Caps {
     pub fn none_native() -> Caps {
         Caps {
             native: OpSet::EMPTY,
+            vector_bytes: 0,
         }
     }
+
+    /// The same capabilities with vectors of `bytes` bytes.
+    pub fn with_vector_bytes(mut self, bytes: u16) -> Caps {
+        self.vector_bytes = bytes;
+        self
+    }
+
+    /// How many lanes of scalar type `t` one vector register holds (1:
+    /// no vectors for `t`). Only types whose values a register holds as
+    /// they are stored get lanes: `f32`, `f64` and the 32/64-bit
+    /// integers (bools and halves are scalar).
+    pub fn vector_lanes(&self, t: ScalarType) -> u16 {
+        if !is_vector_element(t) {
+            return 1;
+        }
+        (self.vector_bytes / t.itemsize() as u16).max(1)
+    }
+}
+
+/// Whether values of scalar type `t` may be vector lanes (see
+/// [`Caps::vector_lanes`]).
+pub fn is_vector_element(t: ScalarType) -> bool {
+    matches!(
+        t,
+        ScalarType::F32
+            | ScalarType::F64
+            | ScalarType::I32
+            | ScalarType::I64
+            | ScalarType::U32
+            | ScalarType::U64
+    )
+}
+
+/// The width in bytes of the host CPU's widest vector registers, detected
+/// when the program runs (never assumed from the build target): 64 with
+/// AVX-512F, 32 with AVX2 and FMA, 16 otherwise (SSE2 on x86-64, NEON on
+/// aarch64, and the conservative default elsewhere).
+pub fn host_vector_bytes() -> u16 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 64;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return 32;
+        }
+    }
+    16
 }

@@ -58,7 +58,7 @@ pub fn compile_program(
         opts.mode,
         &OptTarget {
             caps,
-            limits: OptLimits::host_cpu(),
+            limits: OptLimits::host_cpu().with_vector_bytes(caps.vector_bytes),
             device,
         },
     )?;

@@ -10,3 +10,4 @@ mod opts;
 mod reduce;
 mod runtime;
 mod transcendental;
+mod vectors;

@@ -128,7 +128,20 @@ fn heuristic_matmul_is_tiled_and_fused() {
             "a 4×4 tile of accumulators:\n{src}"
         );
     } else {
+        // The C codegen: a register tile of vector accumulators (8 of
+        // them whatever the host's width: 8×16 lanes with AVX-512, 4×16
+        // with AVX2, 4×8 with 16-byte vectors) updated by vector FMAs.
+        let w = morok_core::caps::host_vector_bytes() / 4;
+        let acc = format!("morok_f32x{w} acc");
+        assert_eq!(
+            src.matches(&acc).count(),
+            8,
+            "8 vector accumulators:\n{src}"
+        );
         assert!(src.contains("fmaf("), "{src}");
-        assert!(src.contains("acc15"), "a 4×4 tile of accumulators:\n{src}");
+        assert!(
+            src.contains(&format!("morok_f32x{w}_load(")),
+            "vector loads:\n{src}"
+        );
     }
 }

@@ -9,27 +9,41 @@
 //! output ranges store distinct elements: each lane stores what the
 //! iteration `u = c` stored, and nothing else changes.
 //!
+//! On a target with vectors (`Caps::vector_bytes`), one upcast range of
+//! each store, the one the stored index steps through with stride 1,
+//! is cut into vectors of `w` lanes instead: `u := c·w + l` for
+//! `c = 0..s/w`, where `l` is a fresh `UPCAST` range of size `w` (a *lane
+//! range*: no `END` closes it). [`super::vectorize`] later turns every
+//! node that depends on `l` into one vector op (or its `w` scalar lanes),
+//! so `l` never becomes a loop. `w` is the largest power of two that
+//! divides `s` and fits the stored type's vector register.
+//!
 //! What it buys: the lanes' values share every load and computation that
 //! does not depend on the lane (hash-consing merges them), and their
 //! reductions become independent accumulators updated in one loop (see
-//! [`super::reduce`]): a register tile for a matmul, the C compiler's
-//! vectorizer sees the lanes side by side.
+//! [`super::reduce`]): a register tile for a matmul, whose rows along the
+//! contiguous axis are vectors.
 
+use crate::caps::Caps;
+use crate::symbolic::linear::{Expand, Linear};
 use crate::uop::{AxisType, Op, Srcs, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Expands the `UPCAST` ranges of every root of the SINK `ast` (see the
-/// module docs). Roots without upcast ranges are kept as they are.
-pub fn expand_upcasts(ast: &Arc<UOp>) -> Arc<UOp> {
+/// module docs), cutting one of them per store into vector lane ranges
+/// when `caps` has vectors. Roots without upcast ranges are kept as they
+/// are.
+pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
     let mut roots: Srcs = Srcs::new();
     let mut changed = false;
+    let mut next_axis = super::next_axis_id(ast);
     for root in ast.src() {
         if root.op() != Op::End {
             roots.push(root.clone());
             continue;
         }
-        let (upcast, keep): (Vec<Arc<UOp>>, Vec<Arc<UOp>>) = root.src()[1..]
+        let (mut upcast, keep): (Vec<Arc<UOp>>, Vec<Arc<UOp>>) = root.src()[1..]
             .iter()
             .cloned()
             .partition(|r| r.axis_type() == Some(AxisType::Upcast) && r.range_size().is_some());
@@ -39,6 +53,20 @@ pub fn expand_upcasts(ast: &Arc<UOp>) -> Arc<UOp> {
         }
         changed = true;
         let store = root.s(0);
+        let mut vector: Option<(Arc<UOp>, Arc<UOp>)> = None;
+        if let Some((pos, width)) = vector_axis(store, &upcast, caps) {
+            let u = upcast.remove(pos);
+            let size = u.range_size().unwrap_or(1);
+            let lane = UOp::range(&UOp::index(width), next_axis, AxisType::Upcast);
+            let chunks = UOp::range(&UOp::index(size / width), next_axis + 1, AxisType::Upcast);
+            next_axis += 2;
+            // u := chunk·w + lane, the chunks expanded like any upcast.
+            let split = chunks.mul(&UOp::index(width)).add(&lane);
+            let map = HashMap::from([(u.id(), split)]);
+            vector = Some((chunks.clone(), store.substitute(&map)));
+            upcast.push(chunks);
+        }
+        let store = vector.map_or_else(|| store.clone(), |(_, s)| s);
         for map in &lane_maps(&upcast) {
             roots.push(store.substitute(map).end(&keep));
         }
@@ -48,6 +76,48 @@ pub fn expand_upcasts(ast: &Arc<UOp>) -> Arc<UOp> {
     } else {
         ast.clone()
     }
+}
+
+/// The upcast range (position in `upcast`) to cut into vectors for
+/// `store`, and the vector width: the first range whose index in the
+/// stored address has coefficient 1 (its lanes are consecutive
+/// elements) and no other occurrence, with the largest power-of-two
+/// width of at least 2 that divides its size and fits a vector of the
+/// stored type. `None` without vectors or without such a range.
+fn vector_axis(store: &Arc<UOp>, upcast: &[Arc<UOp>], caps: &Caps) -> Option<(usize, i64)> {
+    if store.op() != Op::Store {
+        return None;
+    }
+    let lanes = i64::from(caps.vector_lanes(store.s(1).dtype().scalar_type()));
+    let index = store.s(0);
+    if lanes < 2 || index.op() != Op::Index || !super::indexes_global(index) {
+        return None;
+    }
+    let pos = upcast.iter().position(|u| unit_stride(index.s(1), u))?;
+    let size = upcast[pos].range_size()?;
+    let mut width = 1;
+    while width * 2 <= lanes && size % (width * 2) == 0 {
+        width *= 2;
+    }
+    (width >= 2).then_some((pos, width))
+}
+
+/// Whether the index expression `idx` is `base + r` with `r` absent from
+/// `base` (as a linear form): consecutive values of `r` address
+/// consecutive elements.
+pub fn unit_stride(idx: &Arc<UOp>, r: &Arc<UOp>) -> bool {
+    let Some(lin) = Linear::of(idx, Expand::AddSubNegMul, 64) else {
+        return false;
+    };
+    let mut found = false;
+    for (t, c) in &lin.terms {
+        if Arc::ptr_eq(t, r) {
+            found = *c == 1;
+        } else if t.toposort().iter().any(|n| Arc::ptr_eq(n, r)) {
+            return false;
+        }
+    }
+    found
 }
 
 /// Every assignment of constants to `ranges` (constant sizes), the last

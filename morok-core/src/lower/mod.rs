@@ -6,18 +6,20 @@
 //! 1. [`validate`]: the AST follows the contract (checked once, so later
 //!    stages can rely on it);
 //! 2. [`expand`]: `UPCAST` ranges (from the optimizer) become one store
-//!    per lane;
+//!    per lane, or per vector of lanes on targets with vectors;
 //! 3. `crate::symbolic::symbolic()` simplifies the whole graph (index
 //!    expressions above all);
 //! 4. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`]);
 //! 5. [`bounds`]: the element range each buffer slot may touch;
-//! 6. [`reduce`]: each `REDUCE` becomes an accumulator register updated
+//! 6. [`vectorize`]: the vector lanes `expand` left become vector loads,
+//!    stores, ALU ops and reduces (or per-lane scalars where they cannot);
+//! 7. [`reduce`]: each `REDUCE` becomes an accumulator register updated
 //!    inside its loops;
-//! 7. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
+//! 8. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
 //!    index expression provably fits, `i64` otherwise;
-//! 8. [`linearize`]: the graph is scheduled into nested loop blocks and
+//! 9. [`linearize`]: the graph is scheduled into nested loop blocks and
 //!    flattened into a list with explicit `RANGE` … `END` pairs and
 //!    `IF` … `ENDIF` around gated stores.
 
@@ -32,6 +34,7 @@ pub mod reduce;
 pub mod transcendental;
 mod trig_reduction;
 pub mod validate;
+pub mod vectorize;
 
 use crate::caps::Caps;
 use crate::dtype::DType;
@@ -169,12 +172,13 @@ pub struct LoweredKernel {
 /// Lowers a kernel AST to a linear program (the stages in the module docs).
 pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, LowerError> {
     validate::validate(ast)?;
-    let mut g = expand::expand_upcasts(ast);
+    let mut g = expand::expand_upcasts(ast, &opts.caps);
     if !opts.noopt {
         g = graph_rewrite(&crate::symbolic::symbolic(), &g, &mut ())?;
     }
     g = decompose::decompose(&g, &opts.caps)?;
     let buffers = bounds::buffer_slots(&g)?;
+    let g = vectorize::vectorize(&g);
     let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);
     let g = reduce::lower_reduces(&g, fma)?;
     let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);
@@ -194,6 +198,19 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
         no_overflow,
         guarded,
     })
+}
+
+/// One more than the largest `axis_id` of the `RANGE`s in `g` (0 when
+/// there are none): an id no range of `g` has.
+pub fn next_axis_id(g: &Arc<UOp>) -> usize {
+    g.toposort()
+        .iter()
+        .filter_map(|n| match n.arg() {
+            crate::uop::Arg::Range { axis_id, .. } if n.op() == Op::Range => Some(axis_id + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether an `INDEX` addresses a global buffer (looking through `AFTER`

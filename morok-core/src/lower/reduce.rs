@@ -177,7 +177,7 @@ fn lower_reduce(n: &Arc<UOp>, ctx: &mut Ctx) -> Option<Arc<UOp>> {
     let mut deps = vec![init];
     deps.extend(ranges.iter().cloned());
     let cur = reg_index(&after(&acc, &deps), &zero);
-    let fma = ctx.fma && op == ReduceOp::Add && matches!(dtype, DType::F32 | DType::F64);
+    let fma = ctx.fma && op == ReduceOp::Add && matches!(dtype.base(), DType::F32 | DType::F64);
     let mut folded = cur.load();
     for lane in super::expand::lane_maps(&unrolled) {
         let v = value.substitute(&lane);
@@ -232,15 +232,7 @@ fn reg_index(reg: &Arc<UOp>, i: &Arc<UOp>) -> Arc<UOp> {
 pub fn lower_reduces(g: &Arc<UOp>, fma: bool) -> Result<Arc<UOp>, LowerError> {
     let mut pm: PatternMatcher<Ctx> = PatternMatcher::new("lower_reduce");
     pm.rule(&[Op::Reduce], lower_reduce);
-    let next_axis = g
-        .toposort()
-        .iter()
-        .filter_map(|n| match n.arg() {
-            Arg::Range { axis_id, .. } => Some(axis_id + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
+    let next_axis = super::next_axis_id(g);
     let mut ctx = Ctx {
         next_reg: 0,
         live: HashMap::new(),

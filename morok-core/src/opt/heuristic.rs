@@ -8,16 +8,19 @@
 //!    reused across the lanes: the register tile of a matmul), by 4,
 //!    while the output has ≥ 1024 elements and the tile has < 32 lanes;
 //!    the axis indexed by the fewest buffers with the smallest strides
-//!    goes first;
+//!    goes first; on a target with vectors, a kernel with a reduce whose
+//!    stores are contiguous along such an axis gets a register tile sized
+//!    for the vector registers instead (see [`vector_register_tile`]);
 //! 4. unroll of the last reduce axis (fully when ≤ 32, else by 4) when the
 //!    tile is small or nothing is unrolled yet;
-//! 5. with nothing upcast, upcast 4 of the last output axis;
+//! 5. with nothing upcast, upcast the last output axis by a vector's
+//!    lanes when the stores step through it contiguously, else by 4;
 //! 6. locals (GPUs).
 //!
 //! Threads need no opt on the CPU: the host splits the outermost output
 //! loop across its cores (see `Launch::parallel`).
 
-use super::kernel::{range_size, uses_range, OptKernel};
+use super::kernel::{axis_id, range_size, uses_range, OptKernel};
 use super::{apply_opt, Opt, OptOps};
 use crate::rewrite::graph_rewrite;
 use crate::uop::{AxisType, Op, UOp};
@@ -85,8 +88,11 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
             }
         }
     }
-    // 3. upcast output axes some buffer does not index
-    upcast_reused_axes(k);
+    // 3. upcast output axes some buffer does not index: a vector register
+    // tile where the target has vectors, else by 4
+    if !vector_register_tile(k) {
+        upcast_reused_axes(k);
+    }
     // 4. unroll the last reduce axis
     let upcast_product: i64 = k
         .ranges_of(&[AxisType::Upcast])
@@ -110,8 +116,9 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
             .iter()
             .rposition(|r| r.axis_type() == Some(AxisType::Loop))
         {
-            if range_size(&ranges[pos]).is_some_and(|s| s % 4 == 0) {
-                try_opt(k, Opt::new(OptOps::Upcast, pos, 4));
+            let amt = elementwise_upcast(k, &ranges[pos]);
+            if range_size(&ranges[pos]).is_some_and(|s| s % amt == 0) {
+                try_opt(k, Opt::new(OptOps::Upcast, pos, amt));
             }
         }
     }
@@ -169,4 +176,108 @@ fn upcast_reused_axes(k: &mut OptKernel) {
             return;
         }
     }
+}
+
+/// The first store of the kernel into a global buffer.
+fn first_store(ast: &Arc<UOp>) -> Option<Arc<UOp>> {
+    ast.toposort()
+        .into_iter()
+        .find(|n| n.op() == Op::Store && n.s(0).op() == Op::Index)
+}
+
+/// Vector lanes of the kernel's stored type on the target (1: none).
+fn vector_lanes(k: &OptKernel) -> i64 {
+    let caps = crate::caps::Caps::none_native().with_vector_bytes(k.limits.vector_bytes);
+    first_store(&k.ast).map_or(1, |st| {
+        i64::from(caps.vector_lanes(st.s(1).dtype().scalar_type()))
+    })
+}
+
+/// Step 5's amount for the output axis `r`: a vector's lanes when the
+/// stores step through `r` with stride 1 (lowering then makes the lanes
+/// one vector), else 4.
+fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
+    let lanes = vector_lanes(k);
+    let contiguous =
+        first_store(&k.ast).is_some_and(|st| stride(st.s(0).s(1), r, &k.ranges()) == Some(1));
+    if lanes >= 4 && contiguous && range_size(r).is_some_and(|s| s % lanes == 0) {
+        lanes
+    } else {
+        4
+    }
+}
+
+/// A register tile for a reduce kernel on a target with vectors of `W`
+/// lanes (the matmul micro-kernel): upcast the output axis `j` the stores
+/// step through with stride 1 (and some buffer does not index) by
+/// `NR = 2W` (or `W`), then the output axis `i` some buffer indexing `j`
+/// does not index by `MR`, the largest of 8, 6, 4, 3, 2 that divides it
+/// and keeps `MR·NR/W` accumulators plus `NR/W` loaded rows and one
+/// broadcast within the vector registers (32 with 64-byte vectors, 16
+/// otherwise). Lowering makes each row of the tile `NR/W` vectors updated
+/// by vector FMAs; the last reduce axis is then unrolled by 4 when 4
+/// divides it. Returns false (nothing applied) when the kernel has no
+/// such axes.
+pub fn vector_register_tile(k: &mut OptKernel) -> bool {
+    let w = vector_lanes(k);
+    if w < 4 || k.ranges_of(&[AxisType::Reduce]).is_empty() || output_size(k) < 1024 {
+        return false;
+    }
+    let Some(store) = first_store(&k.ast) else {
+        return false;
+    };
+    let ranges = k.ranges();
+    let indices = buffer_indices(&k.ast);
+    let loops: Vec<&Arc<UOp>> = ranges
+        .iter()
+        .filter(|r| r.axis_type() == Some(AxisType::Loop))
+        .collect();
+    let reused = |r: &Arc<UOp>, with: Option<&Arc<UOp>>| {
+        indices
+            .iter()
+            .any(|idx| !uses_range(idx, r) && with.is_none_or(|u| uses_range(idx, u)))
+    };
+    let Some(j) = loops.iter().copied().find(|r| {
+        stride(store.s(0).s(1), r, &ranges) == Some(1)
+            && reused(r, None)
+            && range_size(r).is_some_and(|s| s % w == 0)
+    }) else {
+        return false;
+    };
+    let size_j = range_size(j).unwrap_or(0);
+    let nr = if size_j % (2 * w) == 0 && 2 * w <= k.limits.max_upcast {
+        2 * w
+    } else {
+        w
+    };
+    let registers = if k.limits.vector_bytes >= 64 { 32 } else { 16 };
+    let i = loops
+        .iter()
+        .copied()
+        .find(|r| !Arc::ptr_eq(r, j) && reused(r, Some(j)));
+    let j_id = axis_id(j);
+    let i_id = i.map(|r| axis_id(r));
+    let pos = |k: &OptKernel, id: usize| k.ranges().iter().position(|r| axis_id(r) == id);
+    let Some(pj) = pos(k, j_id) else {
+        return false;
+    };
+    if !try_opt(k, Opt::new(OptOps::Upcast, pj, nr)) {
+        return false;
+    }
+    let (Some(i), Some(i_id)) = (i, i_id) else {
+        return true;
+    };
+    let size_i = range_size(i).unwrap_or(1);
+    let rows = nr / w;
+    let mr = [8, 6, 4, 3, 2]
+        .into_iter()
+        .find(|mr| size_i % mr == 0 && mr * rows + rows < registers);
+    if let (Some(mr), Some(pi)) = (mr, pos(k, i_id)) {
+        try_opt(k, Opt::new(OptOps::Upcast, pi, mr));
+    }
+    // unroll the reduce by 4 (fewer loop branches per FMA; refused when 4
+    // does not divide it)
+    let reduces = k.ranges_of(&[AxisType::Reduce]).len();
+    try_opt(k, Opt::new(OptOps::Unroll, reduces - 1, 4));
+    true
 }

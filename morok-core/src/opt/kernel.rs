@@ -26,7 +26,8 @@ pub fn range_size(r: &UOp) -> Option<i64> {
     r.range_size()
 }
 
-fn axis_id(r: &UOp) -> usize {
+/// The `axis_id` of a range (0 for other nodes).
+pub(crate) fn axis_id(r: &UOp) -> usize {
     match r.arg() {
         Arg::Range { axis_id, .. } => *axis_id,
         _ => 0,
@@ -95,13 +96,7 @@ impl OptKernel {
 
     /// A fresh axis id (one more than the largest in the AST).
     fn fresh_axis_id(&self) -> usize {
-        self.ast
-            .toposort()
-            .iter()
-            .filter(|n| n.op() == Op::Range)
-            .map(|n| axis_id(n) + 1)
-            .max()
-            .unwrap_or(0)
+        crate::lower::next_axis_id(&self.ast)
     }
 
     /// Splits range `rng` (constant size `s`, `amt` dividing `s`) into an

@@ -49,6 +49,10 @@ pub struct OptLimits {
     pub max_threads: usize,
     /// Largest UPCAST amount.
     pub max_upcast: i64,
+    /// Bytes of the target's vector registers (`Caps::vector_bytes`; 0:
+    /// no vectors): the heuristics upcast by whole vectors and size
+    /// register tiles by it.
+    pub vector_bytes: u16,
 }
 
 impl OptLimits {
@@ -61,7 +65,17 @@ impl OptLimits {
             tensor_cores: false,
             max_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             max_upcast: 16,
+            vector_bytes: 0,
         }
+    }
+
+    /// These limits for a target whose vectors have `bytes` bytes: upcasts
+    /// may span two vectors of 4-byte lanes (a register tile's row), and
+    /// never less than 16.
+    pub fn with_vector_bytes(mut self, bytes: u16) -> OptLimits {
+        self.vector_bytes = bytes;
+        self.max_upcast = self.max_upcast.max(i64::from(bytes / 2));
+        self
     }
 }
 

@@ -285,6 +285,7 @@ fn gpu_limits_allow_locals_and_groups() {
         tensor_cores: false,
         max_threads: 1,
         max_upcast: 16,
+        vector_bytes: 0,
     };
     let mm = matmul(8, 8, 8);
     let out = apply_opts(&mm, &[Opt::new(Local, 0, 4), Opt::new(GroupTop, 0, 2)], gpu).unwrap();
@@ -357,4 +358,44 @@ fn heuristics_on_reductions_and_elementwise_kernels() {
     // softmax keeps its results
     let sm = softmax(4, 8);
     assert_eq!(run(&sm, &[32, 32]), run(&heuristics(&sm).ast, &[32, 32]));
+}
+
+#[test]
+fn heuristics_size_register_tiles_and_upcasts_by_the_vector_width() {
+    let with = |bytes: u16, ast: &Arc<UOp>| {
+        let mut k = OptKernel::new(ast, cpu().with_vector_bytes(bytes));
+        heuristic::hand_coded_optimizations(&mut k);
+        k
+    };
+    let mm = matmul(48, 16, 64);
+    // AVX-512 (16 lanes): j by 32 (two vectors), i by 8 (16 accumulators
+    // + 2 rows + 1 broadcast ≤ 32 registers)
+    let unroll = Opt::new(Unroll, 0, 4);
+    let k = with(64, &mm);
+    assert_eq!(
+        k.applied,
+        vec![Opt::new(Upcast, 1, 32), Opt::new(Upcast, 0, 8), unroll]
+    );
+    let sizes = [48 * 64, 48 * 16, 16 * 64];
+    assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes));
+    // AVX2 (8 lanes): j by 16, i by 6 (12 + 2 + 1 ≤ 16 registers)
+    let k = with(32, &mm);
+    assert_eq!(
+        k.applied,
+        vec![Opt::new(Upcast, 1, 16), Opt::new(Upcast, 0, 6), unroll]
+    );
+    // 16-byte vectors: j by 8, i by 6
+    let k = with(16, &mm);
+    assert_eq!(
+        k.applied,
+        vec![Opt::new(Upcast, 1, 8), Opt::new(Upcast, 0, 6), unroll]
+    );
+    // elementwise: one vector of the stored type per iteration
+    let i = range(4096, 0, AxisType::Loop);
+    let e = UOp::sink(vec![
+        store(&i, &load(1, &i).mul(&load(2, &i))).end(std::slice::from_ref(&i))
+    ]);
+    assert_eq!(with(64, &e).applied, vec![Opt::new(Upcast, 0, 16)]);
+    assert_eq!(with(32, &e).applied, vec![Opt::new(Upcast, 0, 8)]);
+    assert_eq!(run(&e, &[4096; 3]), run(&with(64, &e).ast, &[4096; 3]));
 }

@@ -215,6 +215,40 @@ fn literal(c: ConstValue, t: ScalarType) -> String {
     }
 }
 
+/// The name of the vector typedef for `d` (`morok_f32x8`), if `d` is a
+/// vector of a type that has one.
+fn vector_type(d: DType) -> Option<String> {
+    let t = d.scalar_type();
+    (d.is_vector() && morok_core::caps::is_vector_element(t))
+        .then(|| format!("morok_{}x{}", t.name(), d.count()))
+}
+
+/// The C type of a value of dtype `d` (of node `n`, for errors): a
+/// scalar type or a vector typedef.
+fn c_type(n: &UOp, d: DType) -> Result<String, RenderError> {
+    if d.is_vector() {
+        return vector_type(d).ok_or_else(|| err(n, "no C vector type for this dtype"));
+    }
+    value_type(d.scalar_type())
+        .map(str::to_string)
+        .ok_or_else(|| err(n, "no C type for this dtype"))
+}
+
+/// The typedef of a vector type (GCC/Clang `vector_size`: lane-wise
+/// arithmetic, `v[i]` lanes) and its unaligned load and store helpers
+/// (`memcpy`, which compilers turn into one unaligned vector move; no
+/// alignment is assumed).
+fn vector_prelude(d: DType) -> String {
+    let name = vector_type(d).unwrap_or_default();
+    let elem = value_type(d.scalar_type()).unwrap_or("void");
+    let bytes = d.itemsize();
+    format!(
+        "typedef {elem} {name} __attribute__((vector_size({bytes})));\n\
+         static inline {name} {name}_load(const void *p) {{ {name} v; memcpy(&v, p, sizeof v); return v; }}\n\
+         static inline void {name}_store(void *p, {name} v) {{ memcpy(p, &v, sizeof v); }}\n"
+    )
+}
+
 /// Rendering state of one kernel.
 struct Ctx<'a> {
     kernel: &'a LoweredKernel,
@@ -255,8 +289,13 @@ impl Ctx<'_> {
             n = n.s(0);
         }
         if let Some(c) = n.const_value() {
-            self.vtype(n)?;
-            return Ok(literal(c, n.dtype().scalar_type()));
+            let ty = self.vtype(n)?;
+            let lit = literal(c, n.dtype().scalar_type());
+            if n.dtype().is_vector() {
+                let lanes = vec![lit; n.dtype().count() as usize];
+                return Ok(format!("(({ty}){{{}}})", lanes.join(", ")));
+            }
+            return Ok(lit);
         }
         self.names
             .get(&n.id())
@@ -264,11 +303,38 @@ impl Ctx<'_> {
             .ok_or_else(|| err(n, "operand used before it is defined"))
     }
 
-    fn vtype(&self, n: &UOp) -> Result<&'static str, RenderError> {
-        if n.dtype().is_vector() {
-            return Err(err(n, "vector dtypes are not supported"));
-        }
-        value_type(n.dtype().scalar_type()).ok_or_else(|| err(n, "no C type for this dtype"))
+    /// The C type of `n`'s value: a scalar type, or for a vector of a
+    /// vector element type its GCC/Clang vector typedef.
+    fn vtype(&self, n: &UOp) -> Result<String, RenderError> {
+        c_type(n, n.dtype())
+    }
+
+    /// The operand strings of `n` for lane `lane` (`x[lane]` for vector
+    /// operands), or the whole operands when `lane` is `None`.
+    fn operands(&self, n: &Arc<UOp>, lane: Option<usize>) -> Result<Vec<String>, RenderError> {
+        n.src()
+            .iter()
+            .map(|x| {
+                let name = self.name(x)?;
+                Ok(match lane {
+                    Some(i) if x.dtype().is_vector() => format!("{name}[{i}]"),
+                    _ => name,
+                })
+            })
+            .collect()
+    }
+
+    /// `(T){e(0), ..., e(w-1)}`: a vector built lane by lane from the
+    /// scalar expression of each lane.
+    fn lanewise(
+        &self,
+        n: &Arc<UOp>,
+        lane: impl Fn(usize) -> Result<String, RenderError>,
+    ) -> Result<String, RenderError> {
+        let lanes: Vec<String> = (0..n.dtype().count() as usize)
+            .map(lane)
+            .collect::<Result<_, _>>()?;
+        Ok(format!("(({}){{{}}})", self.vtype(n)?, lanes.join(", ")))
     }
 
     /// A fresh variable name with `prefix`.
@@ -313,8 +379,7 @@ impl Ctx<'_> {
                 if n.dtype().addr_space() != Some(AddrSpace::Reg) {
                     return Err(err(n, "DEFINE_REG must be a register pointer"));
                 }
-                let ty = value_type(n.dtype().scalar_type())
-                    .ok_or_else(|| err(n, "no C type for register"))?;
+                let ty = c_type(n, n.dtype().pointee())?;
                 let name = format!("acc{slot}");
                 self.line(&format!("{ty} {name};"));
                 self.names.insert(n.id(), name);
@@ -381,7 +446,12 @@ impl Ctx<'_> {
                 // Only global buffers hold the storage form; registers hold
                 // the value type (`float` for the halves).
                 let global = indexes_global(index);
+                let vector = n.dtype().is_vector();
+                if vector && self.guards.contains_key(&index.id()) {
+                    return Err(err(n, "vector load through a guarded index"));
+                }
                 let value = match st {
+                    _ if vector && global => format!("{}_load(&{place})", self.vtype(n)?),
                     ScalarType::F16 if global => format!("morok_f16_to_f32({place})"),
                     ScalarType::BF16 if global => format!("morok_bf16_to_f32({place})"),
                     ScalarType::Bool if global => format!("({place} != 0)"),
@@ -393,14 +463,15 @@ impl Ctx<'_> {
                     // The gate first: it may be what keeps the index in range.
                     conds.insert(0, self.name(gate)?);
                 }
+                let zero = if vector {
+                    format!("(({}){{0}})", self.vtype(n)?)
+                } else {
+                    literal(ConstValue::zero(st), st)
+                };
                 let expr = if conds.is_empty() {
                     value
                 } else {
-                    format!(
-                        "({} ? {value} : {})",
-                        conds.join(" && "),
-                        literal(ConstValue::zero(st), st)
-                    )
+                    format!("({} ? {value} : {zero})", conds.join(" && "))
                 };
                 self.define(n, expr)?;
             }
@@ -412,6 +483,18 @@ impl Ctx<'_> {
                 let place = self.name(index)?;
                 let v = self.name(n.s(1))?;
                 let global = indexes_global(index);
+                if n.s(1).dtype().is_vector() {
+                    if self.guards.contains_key(&index.id()) {
+                        return Err(err(n, "vector store through a guarded index"));
+                    }
+                    let line = if global {
+                        format!("{}_store(&{place}, {v});", self.vtype(n.s(1))?)
+                    } else {
+                        format!("{place} = {v};")
+                    };
+                    self.line(&line);
+                    return Ok(());
+                }
                 let v = match n.s(1).dtype().scalar_type() {
                     ScalarType::F16 if global => format!("morok_f32_to_f16({v})"),
                     ScalarType::BF16 if global => format!("morok_f32_to_bf16({v})"),
@@ -424,7 +507,28 @@ impl Ctx<'_> {
                 }
             }
             Op::Cast => {
-                let e = self.cast(n)?;
+                let e = if n.dtype().is_vector() {
+                    let ty = value_type(n.dtype().scalar_type())
+                        .ok_or_else(|| err(n, "no C type for this dtype"))?;
+                    self.lanewise(n, |i| self.cast(n, &self.operands(n, Some(i))?[0], ty))?
+                } else {
+                    self.cast(n, &self.name(n.s(0))?, &self.vtype(n)?)?
+                };
+                self.define(n, e)?;
+            }
+            Op::Vectorize => {
+                let lanes = self.operands(n, None)?;
+                let e = format!("(({}){{{}}})", self.vtype(n)?, lanes.join(", "));
+                self.define(n, e)?;
+            }
+            Op::Gep => {
+                let (Arg::Axes(lanes), true) = (n.arg(), n.src().len() == 1) else {
+                    return Err(err(n, "GEP needs one vector and its lanes"));
+                };
+                if lanes.len() != 1 {
+                    return Err(err(n, "GEP of several lanes"));
+                }
+                let e = format!("{}[{}]", self.name(n.s(0))?, lanes[0]);
                 self.define(n, e)?;
             }
             Op::Bitcast => self.bitcast(n)?,
@@ -445,19 +549,19 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn cast(&self, n: &Arc<UOp>) -> Result<String, RenderError> {
-        let a = self.name(n.s(0))?;
+    /// The scalar cast expression of `n` applied to the operand `a`, with
+    /// `ty` the C type of the result (one lane's, for vectors).
+    fn cast(&self, n: &Arc<UOp>, a: &str, ty: &str) -> Result<String, RenderError> {
         let (from, to) = (n.s(0).dtype().scalar_type(), n.dtype().scalar_type());
-        let ty = self.vtype(n)?;
         Ok(match (from, to) {
             (_, ScalarType::Bool) => format!("({a} != 0)"),
-            (f, t) if f == t => a,
+            (f, t) if f == t => a.to_string(),
             (ScalarType::Bool, _) => format!("({ty}){a}"),
             // Via f64 and round-to-odd: one correct rounding to the half.
             (f, ScalarType::F16 | ScalarType::BF16) if f.is_int() || f == ScalarType::F64 => {
                 round_half(format!("morok_f64_to_f32_odd((double){a})"), to)
             }
-            (_, ScalarType::F16 | ScalarType::BF16) => round_half(a, to),
+            (_, ScalarType::F16 | ScalarType::BF16) => round_half(a.to_string(), to),
             (f, t) if f.is_float() && t.is_int() => {
                 let bits = t.bits() as i32;
                 let (lo, hi) = if t.is_unsigned() {
@@ -502,12 +606,41 @@ impl Ctx<'_> {
         self.define(n, value)
     }
 
+    /// The expression of ALU node `n`. Vectors: `+ - * /` and negation
+    /// of floats are the vector operators (IEEE lane by lane, exactly the
+    /// scalar operation), everything else is built lane by lane from the
+    /// scalar expression, which the C compiler vectorizes where the ISA
+    /// can (a lane-wise `fma` becomes one vector FMA).
     fn alu(&self, n: &Arc<UOp>) -> Result<String, RenderError> {
-        let s: Vec<String> = n
-            .src()
-            .iter()
-            .map(|x| self.name(x))
-            .collect::<Result<_, _>>()?;
+        let d = n.dtype();
+        if !d.is_vector() {
+            return self.scalar_alu(n, self.operands(n, None)?, &self.vtype(n)?);
+        }
+        let native = matches!(d.scalar_type(), ScalarType::F32 | ScalarType::F64)
+            && n.src().iter().all(|x| x.dtype() == d);
+        let s = self.operands(n, None)?;
+        match n.op() {
+            Op::Add | Op::Sub | Op::Mul | Op::Fdiv if native => {
+                let sym = match n.op() {
+                    Op::Add => "+",
+                    Op::Sub => "-",
+                    Op::Mul => "*",
+                    _ => "/",
+                };
+                Ok(format!("({} {sym} {})", s[0], s[1]))
+            }
+            Op::Neg if native => Ok(format!("(-{})", s[0])),
+            _ => {
+                let ty = value_type(d.scalar_type())
+                    .ok_or_else(|| err(n, "no C type for this dtype"))?;
+                self.lanewise(n, |i| self.scalar_alu(n, self.operands(n, Some(i))?, ty))
+            }
+        }
+    }
+
+    /// The scalar expression of ALU node `n` on the operand expressions
+    /// `s`, with `ty` the C type of the result (one lane's, for vectors).
+    fn scalar_alu(&self, n: &Arc<UOp>, s: Vec<String>, ty: &str) -> Result<String, RenderError> {
         let arg = |i: usize| -> Result<&str, RenderError> {
             s.get(i)
                 .map(String::as_str)
@@ -519,7 +652,6 @@ impl Ctx<'_> {
             .first()
             .map(|x| x.dtype().scalar_type())
             .unwrap_or(t);
-        let ty = self.vtype(n)?;
         let u = wrap_type(t);
         let plain = self.kernel.no_overflow.contains(&n.id());
         let float = t.is_float();
@@ -708,9 +840,11 @@ impl Renderer for CRenderer {
 
     /// libm provides every transcendental function, and `fma`/`fmaf`
     /// render `MULACC` (`-march=native` makes them one instruction where
-    /// the CPU has FMA).
+    /// the CPU has FMA). Vectors are as wide as the host's registers
+    /// (detected at run time; kernels are compiled with `-march=native`
+    /// for the host they run on).
     fn caps(&self) -> Caps {
-        let mut caps = Caps::all_native();
+        let mut caps = Caps::all_native().with_vector_bytes(morok_core::caps::host_vector_bytes());
         caps.native = caps.native.with(Op::MulAcc);
         caps
     }
@@ -730,6 +864,17 @@ impl Renderer for CRenderer {
             ctx.op(n)?;
         }
         let mut src = String::from(PRELUDE);
+        let vectors: std::collections::BTreeSet<(ScalarType, u16)> = kernel
+            .ops
+            .iter()
+            .flat_map(|n| std::iter::once(n.dtype()).chain(n.src().iter().map(|x| x.dtype())))
+            .map(DType::pointee)
+            .filter(|d| vector_type(*d).is_some())
+            .map(|d| (d.scalar_type(), d.count()))
+            .collect();
+        for (t, count) in vectors {
+            src.push_str(&vector_prelude(DType::scalar(t).vec(count)));
+        }
         let _ = writeln!(
             src,
             "\nvoid {}(void *const *bufs, const int64_t *sizes, const int64_t *vars, int64_t gstart, int64_t gend) {{",

@@ -63,6 +63,9 @@ impl Renderer for LlvmRenderer {
     fn caps(&self) -> Caps {
         Caps {
             native: OpSet::of(&[Op::Sqrt, Op::Rsqrt, Op::MulAcc]),
+            // The builder emits scalar code only (LLVM's vectorizers
+            // work on it); explicit vectors are the C renderer's.
+            vector_bytes: 0,
         }
     }
 

@@ -1,0 +1,249 @@
+//! Explicit vector types: kernels whose upcast lanes lowering turns into
+//! vector loads, stores, ALU ops and accumulators (or gathers them where
+//! the lanes are not consecutive), rendered with C vector types, compiled
+//! and run on random data. Each must store exactly the bytes the
+//! unoptimized scalar kernel stores, on sizes that are prime or not a
+//! multiple of the vector width.
+
+use super::common::*;
+use super::reduce::{matmul_ast, matmul_ref_fused};
+use morok_core::caps::host_vector_bytes;
+use morok_core::device::Device;
+use morok_core::dtype::DType;
+use morok_core::lower::{lower, LowerOptions};
+use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps::*};
+use morok_core::uop::{AxisType, ConstValue, Op, ReduceOp, UOp};
+use std::sync::Arc;
+
+/// Deterministic pseudo-random values in [-4, 4) (a 64-bit LCG).
+fn random(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9e3779b97f4a7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 40) as f64 / (1u64 << 24) as f64 * 8.0 - 4.0
+        })
+        .collect()
+}
+
+/// An input buffer of `n` random elements of `dtype` (f32, f64 or i32).
+fn input(dtype: DType, n: usize, seed: u64) -> Arg {
+    let v = random(n, seed);
+    match dtype {
+        DType::F64 => Arg::new(dtype, &v),
+        DType::I32 => Arg::new(
+            dtype,
+            &v.iter().map(|x| (x * 1e8) as i32).collect::<Vec<_>>(),
+        ),
+        _ => Arg::new(dtype, &v.iter().map(|x| *x as f32).collect::<Vec<_>>()),
+    }
+}
+
+/// Lowers `ast` for the C device's capabilities (host vectors, no FMA),
+/// runs it on copies of `args` and returns the output bytes and source.
+fn run_lowered(dev: &morok_backends::CpuDevice, ast: &Arc<UOp>, args: &[Arg]) -> (Vec<u8>, String) {
+    let lowered = lower(ast, &LowerOptions::new(dev.renderer().caps())).expect("lower");
+    let k = compile_lowered(dev, ast, lowered);
+    let mut args: Vec<Arg> = args
+        .iter()
+        .map(|a| Arg {
+            dtype: a.dtype,
+            bytes: a.bytes.clone(),
+        })
+        .collect();
+    run(dev, &k, &mut args);
+    (args[0].bytes.clone(), k.source().to_string())
+}
+
+/// Applies `opts` to `ast` and checks the result stores the unoptimized
+/// kernel's bytes; returns the optimized kernel's C source.
+fn same_as_scalar(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> String {
+    let (dev, _dir) = c_device();
+    let (want, _) = run_lowered(&dev, ast, args);
+    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
+    let optimized = apply_opts(ast, opts, limits).unwrap_or_else(|e| panic!("{e}"));
+    let (got, src) = run_lowered(&dev, &optimized, args);
+    assert_eq!(got, want, "opts {opts:?}:\n{src}");
+    src
+}
+
+/// The C device with a private cache (these tests read C source).
+fn c_device() -> (morok_backends::CpuDevice, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    (c_device_in(&dir.path().join("cache"), 2), dir)
+}
+
+/// The f32 vector width the host's registers hold.
+fn f32_lanes() -> usize {
+    usize::from(host_vector_bytes() / 4)
+}
+
+/// out[i, j] = f(x1[i, j], x2[i, j], ...) over a `rows × cols` grid.
+fn grid(rows: i64, cols: i64, inputs: &[DType], f: impl Fn(&[Arc<UOp>]) -> Arc<UOp>) -> Arc<UOp> {
+    let i = range(rows, 0, AxisType::Loop);
+    let j = range(cols, 1, AxisType::Loop);
+    let idx = i.mul(&UOp::index(cols)).add(&j);
+    let vals: Vec<Arc<UOp>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, d)| load(k as i64 + 1, *d, &idx))
+        .collect();
+    store_kernel(0, &idx, &f(&vals), &[i, j])
+}
+
+/// The arguments of a grid kernel: output, then random inputs.
+fn grid_args(out: DType, n: usize, inputs: &[DType]) -> Vec<Arg> {
+    let mut args = vec![Arg::zeros(out, n)];
+    args.extend(
+        inputs
+            .iter()
+            .enumerate()
+            .map(|(k, d)| input(*d, n, k as u64 + 1)),
+    );
+    args
+}
+
+#[test]
+fn elementwise_lanes_become_vector_ops() {
+    let relu = |v: &[Arc<UOp>]| {
+        v[0].mul(&v[1])
+            .add(&v[2])
+            .bin(Op::Max, &UOp::zero(DType::F32))
+    };
+    let f = [DType::F32; 3];
+    let w = f32_lanes() as i64;
+    // (rows, cols, upcast): a whole vector, a width that only 4 and 2
+    // divide (so narrower vectors), prime rows.
+    for (rows, cols, up) in [(7, 3 * w, w), (13, 12, 12), (5, 6, 6), (11, 2 * w, 2 * w)] {
+        let ast = grid(rows, cols, &f, relu);
+        let args = grid_args(DType::F32, (rows * cols) as usize, &f);
+        let src = same_as_scalar(&ast, &args, &[Opt::new(Upcast, 1, up)]);
+        assert!(src.contains("_load(") && src.contains("_store("), "{src}");
+    }
+}
+
+#[test]
+fn f64_and_int_lanes_stay_exact() {
+    let ast = grid(9, 8, &[DType::F64; 2], |v| {
+        v[0].bin(Op::Fdiv, &v[1]).sub(&v[0].un(Op::Neg))
+    });
+    let src = same_as_scalar(
+        &ast,
+        &grid_args(DType::F64, 72, &[DType::F64; 2]),
+        &[Opt::new(Upcast, 1, 8)],
+    );
+    assert!(src.contains("morok_f64x"), "{src}");
+    // wrapping multiply, truncating division by values that include 0
+    let ast = grid(3, 16, &[DType::I32; 2], |v| {
+        v[0].mul(&v[1]).bin(
+            Op::Idiv,
+            &v[1].bin(Op::Mod, &UOp::const_(DType::I32, ConstValue::Int(7))),
+        )
+    });
+    let src = same_as_scalar(
+        &ast,
+        &grid_args(DType::I32, 48, &[DType::I32; 2]),
+        &[Opt::new(Upcast, 1, 16)],
+    );
+    assert!(src.contains("morok_i32x"), "{src}");
+}
+
+#[test]
+fn strided_lanes_are_gathered_and_casts_and_selects_work() {
+    // out[i, j] = (i < 3 ? a[j, i] : -a[j, i]) + float(j): the load of the
+    // transposed input steps by `rows` along the lanes (a gather), the
+    // condition is shared by the lanes, the cast is of index arithmetic.
+    let (rows, cols) = (5i64, 24i64);
+    let i = range(rows, 0, AxisType::Loop);
+    let j = range(cols, 1, AxisType::Loop);
+    let a = load(1, DType::F32, &j.mul(&UOp::index(rows)).add(&i));
+    let cond = i.bin(Op::CmpLt, &UOp::index(3));
+    let v = cond.where_(&a, &a.un(Op::Neg)).add(&j.cast(DType::F32));
+    let idx = i.mul(&UOp::index(cols)).add(&j);
+    let ast = store_kernel(0, &idx, &v, &[i, j]);
+    let args = vec![Arg::zeros(DType::F32, 120), input(DType::F32, 120, 3)];
+    let src = same_as_scalar(&ast, &args, &[Opt::new(Upcast, 1, 8)]);
+    assert!(
+        src.contains("_store("),
+        "a vector store of gathered lanes:\n{src}"
+    );
+}
+
+#[test]
+fn lanes_gated_by_padding_load_each_lane() {
+    // out[i, j] = j + 2 < 13 ? x[i*13 + j + 2] : 0 over 16 columns: the
+    // gate differs between lanes, so each lane loads under its own gate.
+    let (rows, cols) = (3i64, 16i64);
+    let i = range(rows, 0, AxisType::Loop);
+    let j = range(cols, 1, AxisType::Loop);
+    let shifted = j.add(&UOp::index(2));
+    let gate = shifted.bin(Op::CmpLt, &UOp::index(13));
+    let x = UOp::define_global(1, DType::F32)
+        .index_into(&i.mul(&UOp::index(13)).add(&shifted), Some(&gate))
+        .load();
+    let idx = i.mul(&UOp::index(cols)).add(&j);
+    let ast = store_kernel(0, &idx, &x.mul(&x), &[i, j]);
+    let args = vec![Arg::zeros(DType::F32, 48), input(DType::F32, 39, 4)];
+    same_as_scalar(&ast, &args, &[Opt::new(Upcast, 1, 16)]);
+}
+
+#[test]
+fn vector_accumulators_reduce_like_scalar_ones() {
+    // column max and column sum with NaNs among the values: vector
+    // accumulators, one lane per column, in the scalar order.
+    for op in [ReduceOp::Max, ReduceOp::Add] {
+        let (rows, cols) = (31i64, 24i64);
+        let j = range(cols, 0, AxisType::Loop);
+        let r = range(rows, 1, AxisType::Reduce);
+        let x = load(1, DType::F32, &r.mul(&UOp::index(cols)).add(&j));
+        let v = x.reduce(op, std::slice::from_ref(&r));
+        let ast = store_kernel(0, &j, &v, std::slice::from_ref(&j));
+        let mut data: Vec<f32> = random(744, 9).iter().map(|x| *x as f32).collect();
+        data[5] = f32::NAN;
+        data[24 * 30 + 17] = f32::NAN;
+        let args = vec![Arg::zeros(DType::F32, 24), Arg::new(DType::F32, &data)];
+        let src = same_as_scalar(
+            &ast,
+            &args,
+            &[Opt::new(Upcast, 0, 8), Opt::new(Unroll, 0, 0)],
+        );
+        assert!(
+            src.contains("morok_f32x8 acc0"),
+            "a vector accumulator:\n{src}"
+        );
+    }
+}
+
+#[test]
+fn matmul_tiles_with_prime_reduce_and_fma() {
+    let (m, k, n) = (6usize, 31usize, 24usize);
+    let ast = matmul_ast(m as i64, k as i64, n as i64);
+    let args = vec![
+        Arg::zeros(DType::F32, m * n),
+        input(DType::F32, m * k, 1),
+        input(DType::F32, k * n, 2),
+    ];
+    for opts in [
+        &[
+            Opt::new(Upcast, 1, 8),
+            Opt::new(Upcast, 0, 3),
+            Opt::new(Unroll, 0, 0),
+        ][..],
+        &[Opt::new(Upcast, 1, 24), Opt::new(Upcast, 0, 2)],
+        &[Opt::new(Upcast, 0, 6), Opt::new(Upcast, 0, 4)],
+    ] {
+        same_as_scalar(&ast, &args, opts);
+    }
+    // the heuristics' tile, with fused multiply-adds: equal to the
+    // fused reference (k ascending, one rounding per step)
+    let (m, k, n) = (24usize, 19usize, 64usize);
+    let (a, b) = (input(DType::F32, m * k, 3), input(DType::F32, k * n, 4));
+    let (dev, _dir) = c_device();
+    let mut args = [Arg::zeros(DType::F32, m * n), a, b];
+    let kernel = exec(&dev, &matmul_ast(m as i64, k as i64, n as i64), &mut args);
+    let want = matmul_ref_fused(&args[1].get(), &args[2].get(), m, k, n);
+    assert_eq!(args[0].get::<f32>(), want, "{}", kernel.source());
+    assert!(kernel.source().contains("fmaf("), "{}", kernel.source());
+}

@@ -1,0 +1,367 @@
+//! Vectorization of upcast lanes: every node that depends on a *lane
+//! range* (the `UPCAST` range of `w` lanes [`super::expand`] leaves in a
+//! store, see there) becomes either one op on `dtype.vec(w)` values or
+//! `w` scalar nodes, one per lane; afterwards no lane range is left.
+//!
+//! Per node `n` of a store's graph, its `Lanes`:
+//!
+//! - `n` does not depend on the lane range: `n` itself, shared by every
+//!   lane (a scalar broadcast where a vector needs it: a vector `CONST`
+//!   for constants, `VECTORIZE(n, …, n)` otherwise);
+//! - the lane range: the index constants `0..w`;
+//! - `LOAD(INDEX(buf, idx))` whose index is `base + l` (lane range `l`,
+//!   coefficient 1, nowhere else, no loaded data in it) and whose gate
+//!   does not depend on `l`: one vector `LOAD` of `w` consecutive elements
+//!   at `INDEX(buf, base)` (its dtype is the vector; no alignment is
+//!   assumed). A `STORE` through such an index stores the whole vector;
+//! - a lane-wise ALU op (`WHERE` only with a condition shared by every
+//!   lane) or `CAST` whose result and vector operands are of a vector
+//!   element type (`Caps::vector_lanes`): the same op on vectors;
+//! - a `REDUCE` of such a value: a `REDUCE` of the vector (reduce
+//!   lowering gives it a vector accumulator, lane `i` accumulates what the
+//!   scalar lane `i` accumulated, in the same order; `MULACC` on vectors
+//!   is a vector FMA);
+//! - anything else (comparisons, index arithmetic, gathers of loads whose
+//!   lanes are not consecutive, ...): `w` scalar nodes, each the node
+//!   with the operands of its lane (`GEP(v, i)` of a vector operand).
+//!   Lane `i` of a gathered vector is then `VECTORIZE` of the scalars.
+//!
+//! Every lane computes exactly the scalar operations the unvectorized
+//! lane computes, in the same order, so results are bit-identical.
+//!
+//! The walk over a store's graph is hand-written: each node maps to a
+//! `Lanes` value (a vector or `w` nodes), not to one node, which a
+//! `graph_rewrite` rule cannot return. It iterates the store's toposort
+//! (no recursion).
+
+use super::bounds::is_data_dependent;
+use super::expand::unit_stride;
+use crate::caps::is_vector_element;
+use crate::rewrite::graph_rewrite;
+use crate::uop::{Arg, AxisType, Op, OpGroup, Srcs, UOp};
+use smallvec::smallvec;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The value of one node across the lanes (see the module docs).
+#[derive(Clone)]
+enum Lanes {
+    /// The same scalar in every lane.
+    Same(Arc<UOp>),
+    /// One vector node of `w` lanes.
+    Vector(Arc<UOp>),
+    /// One scalar node per lane.
+    Each(Vec<Arc<UOp>>),
+}
+
+/// `VECTORIZE` of scalars.
+fn vectorize_of(lanes: &[Arc<UOp>]) -> Arc<UOp> {
+    let dtype = lanes[0].dtype().vec(lanes.len() as u16);
+    UOp::new(
+        Op::Vectorize,
+        dtype,
+        lanes.iter().cloned().collect::<Srcs>(),
+        Arg::None,
+    )
+}
+
+/// `GEP(v, [i])`: lane `i` of the vector `v`.
+fn gep(v: &Arc<UOp>, i: usize) -> Arc<UOp> {
+    UOp::new(
+        Op::Gep,
+        v.dtype().base(),
+        smallvec![v.clone()],
+        Arg::Axes(smallvec![i]),
+    )
+}
+
+impl Lanes {
+    /// The value as one vector of `w` lanes.
+    fn vector(&self, w: usize) -> Arc<UOp> {
+        match self {
+            Lanes::Vector(v) => v.clone(),
+            Lanes::Each(xs) => vectorize_of(xs),
+            Lanes::Same(s) => match s.const_value() {
+                Some(c) => UOp::const_(s.dtype().vec(w as u16), c),
+                None => vectorize_of(&vec![s.clone(); w]),
+            },
+        }
+    }
+
+    /// Lane `i` as a scalar.
+    fn lane(&self, i: usize) -> Arc<UOp> {
+        match self {
+            Lanes::Same(s) => s.clone(),
+            Lanes::Vector(v) => gep(v, i),
+            Lanes::Each(xs) => xs[i].clone(),
+        }
+    }
+
+    fn is_same(&self) -> bool {
+        matches!(self, Lanes::Same(_))
+    }
+}
+
+/// The lane range of a store, if any: an `UPCAST` range of constant size
+/// in its graph (expansion left no other upcast range).
+fn lane_range(store: &Arc<UOp>) -> Option<Arc<UOp>> {
+    store.toposort().into_iter().find(|n| {
+        n.op() == Op::Range && n.axis_type() == Some(AxisType::Upcast) && n.range_size().is_some()
+    })
+}
+
+/// The vectorizer of one store's graph over one lane range.
+struct Lanewise {
+    lane: Arc<UOp>,
+    w: usize,
+    lanes: HashMap<u64, Lanes>,
+}
+
+impl Lanewise {
+    fn of(&self, n: &Arc<UOp>) -> &Lanes {
+        &self.lanes[&n.id()]
+    }
+
+    /// `w` scalar nodes: `n` with the operands of each lane.
+    fn each(&self, n: &Arc<UOp>) -> Lanes {
+        Lanes::Each(
+            (0..self.w)
+                .map(|i| n.with_sources(n.src().iter().map(|s| self.of(s).lane(i)).collect()))
+                .collect(),
+        )
+    }
+
+    /// For an `INDEX` into a global buffer whose offset is `base + lane`
+    /// (see the module docs) and whose gate is shared by the lanes: the
+    /// `INDEX` of lane 0, the first of `w` consecutive elements.
+    fn consecutive(&self, index: &Arc<UOp>) -> Option<Arc<UOp>> {
+        let ok = index.op() == Op::Index
+            && super::indexes_global(index)
+            && unit_stride(index.s(1), &self.lane)
+            && !is_data_dependent(index.s(1))
+            && index.src()[2..].iter().all(|g| self.of(g).is_same());
+        if !ok {
+            return None;
+        }
+        let zero = HashMap::from([(self.lane.id(), UOp::index(0))]);
+        let base = index.s(1).substitute(&zero);
+        let base = graph_rewrite(&crate::symbolic::symbolic(), &base, &mut ()).unwrap_or(base);
+        let mut src: Srcs = index.src().iter().cloned().collect();
+        src[1] = base;
+        Some(index.with_sources(src))
+    }
+
+    /// The lanes of `INDEX` node `n`: each lane's offset substituted and
+    /// simplified, so gathers address plain element offsets.
+    fn index_lanes(&self, n: &Arc<UOp>) -> Lanes {
+        Lanes::Each(
+            (0..self.w)
+                .map(|i| {
+                    let map = HashMap::from([(self.lane.id(), UOp::index(i as i64))]);
+                    let lane = n.substitute(&map);
+                    graph_rewrite(&crate::symbolic::symbolic(), &lane, &mut ()).unwrap_or(lane)
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether `n` may become one op on vectors: its dtype is a vector
+    /// element type, and so is every operand that varies across lanes.
+    fn vectorizable(&self, n: &Arc<UOp>) -> bool {
+        is_vector_element(n.dtype().scalar_type())
+            && !n.dtype().is_ptr()
+            && n.src()
+                .iter()
+                .all(|s| self.of(s).is_same() || is_vector_element(s.dtype().scalar_type()))
+    }
+
+    /// The lanes of `n`, whose operands' lanes are known.
+    fn visit(&self, n: &Arc<UOp>) -> Lanes {
+        let w = self.w;
+        if Arc::ptr_eq(n, &self.lane) {
+            return Lanes::Each((0..w as i64).map(UOp::index).collect());
+        }
+        match n.op() {
+            Op::Index => self.index_lanes(n),
+            Op::Load if n.src().len() == 1 && is_vector_element(n.dtype().scalar_type()) => {
+                match self.consecutive(n.s(0)) {
+                    Some(base) => Lanes::Vector(UOp::new(
+                        Op::Load,
+                        n.dtype().vec(w as u16),
+                        smallvec![base],
+                        Arg::None,
+                    )),
+                    None => self.each(n),
+                }
+            }
+            Op::Reduce if self.vectorizable(n) => {
+                let mut src: Srcs = n.src().iter().cloned().collect();
+                src[0] = self.of(n.s(0)).vector(w);
+                Lanes::Vector(UOp::new(
+                    Op::Reduce,
+                    n.dtype().vec(w as u16),
+                    src,
+                    n.arg().clone(),
+                ))
+            }
+            Op::Where if self.vectorizable(n) && self.of(n.s(0)).is_same() => {
+                let src: Srcs = smallvec![
+                    n.s(0).clone(),
+                    self.of(n.s(1)).vector(w),
+                    self.of(n.s(2)).vector(w)
+                ];
+                Lanes::Vector(UOp::new(Op::Where, n.dtype().vec(w as u16), src, Arg::None))
+            }
+            op if lane_wise(op) && self.vectorizable(n) => {
+                let src: Srcs = n.src().iter().map(|s| self.of(s).vector(w)).collect();
+                Lanes::Vector(UOp::new(op, n.dtype().vec(w as u16), src, n.arg().clone()))
+            }
+            _ => self.each(n),
+        }
+    }
+
+    /// The roots replacing `store` (`STORE(INDEX, value)`): one vector
+    /// store when the index is consecutive, else one store per lane.
+    fn store(&mut self, store: &Arc<UOp>) -> Vec<Arc<UOp>> {
+        let mut depends: HashMap<u64, bool> = HashMap::new();
+        for n in store.toposort() {
+            let dep = Arc::ptr_eq(&n, &self.lane) || n.src().iter().any(|s| depends[&s.id()]);
+            depends.insert(n.id(), dep);
+            if n.op() == Op::Store {
+                continue;
+            }
+            let lanes = if dep {
+                self.visit(&n)
+            } else {
+                Lanes::Same(n.clone())
+            };
+            self.lanes.insert(n.id(), lanes);
+        }
+        let (index, value) = (store.s(0), store.s(1));
+        let vector_value = is_vector_element(value.dtype().scalar_type());
+        match self.consecutive(index) {
+            Some(base) if vector_value && store.src().len() == 2 => {
+                vec![base.store(&self.of(value).vector(self.w))]
+            }
+            _ => (0..self.w)
+                .map(|i| {
+                    let src: Srcs = store.src().iter().map(|s| self.of(s).lane(i)).collect();
+                    store.with_sources(src)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Whether `op` acts on each lane independently with the scalar op's
+/// semantics (the ALU ops other than `WHERE` and the random generator,
+/// and value casts).
+fn lane_wise(op: Op) -> bool {
+    match op.group() {
+        OpGroup::Unary | OpGroup::Binary => op != Op::Threefry,
+        OpGroup::Ternary => op == Op::MulAcc,
+        OpGroup::Cast => op == Op::Cast,
+        _ => false,
+    }
+}
+
+/// Vectorizes the lane range of every root of the SINK `g` (roots are
+/// `END(STORE, ranges...)` or bare `STORE`s; see the module docs).
+pub fn vectorize(g: &Arc<UOp>) -> Arc<UOp> {
+    let mut roots: Srcs = Srcs::new();
+    let mut changed = false;
+    for root in g.src() {
+        let (store, ranges) = match root.op() {
+            Op::End => (root.s(0).clone(), root.src()[1..].to_vec()),
+            _ => (root.clone(), Vec::new()),
+        };
+        let lane = (store.op() == Op::Store)
+            .then(|| lane_range(&store))
+            .flatten();
+        let Some(lane) = lane else {
+            roots.push(root.clone());
+            continue;
+        };
+        changed = true;
+        let w = lane.range_size().unwrap_or(1) as usize;
+        let mut lw = Lanewise {
+            lane,
+            w,
+            lanes: HashMap::new(),
+        };
+        for s in lw.store(&store) {
+            roots.push(if ranges.is_empty() { s } else { s.end(&ranges) });
+        }
+    }
+    if changed {
+        g.with_sources(roots)
+    } else {
+        g.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::caps::Caps;
+    use crate::lower::{lower, LowerOptions, LoweredKernel};
+    use crate::opt::{apply_opts, Opt, OptLimits, OptOps};
+    use crate::uop::{AxisType, Op, UOp};
+    use std::sync::Arc;
+
+    /// An 8×12 (K = 8) matmul with a 2×12 tile lowered for 32-byte
+    /// vectors: rows of 12 lanes are a vector of 4 (the widest power of
+    /// two dividing 12 that 32 bytes hold) times 3.
+    fn tiled(fma: bool) -> LoweredKernel {
+        let mm = crate::opt::tests::matmul(8, 8, 12);
+        let opts = [
+            Opt::new(OptOps::Upcast, 1, 12),
+            Opt::new(OptOps::Upcast, 0, 2),
+        ];
+        let tiled = apply_opts(&mm, &opts, OptLimits::host_cpu()).unwrap();
+        let mut caps = Caps::all_native().with_vector_bytes(32);
+        caps.native = caps.native.with(Op::MulAcc);
+        let mut o = LowerOptions::new(caps);
+        o.fma = fma;
+        lower(&tiled, &o).unwrap()
+    }
+
+    fn count(k: &LoweredKernel, f: impl Fn(&Arc<UOp>) -> bool) -> usize {
+        k.ops.iter().filter(|n| f(n)).count()
+    }
+
+    #[test]
+    fn upcast_rows_become_vector_loads_accumulators_and_stores() {
+        let k = tiled(true);
+        let vec4 = |n: &Arc<UOp>| n.dtype().pointee().count() == 4;
+        // 2 rows × 3 vectors of 4 lanes: vector accumulators
+        assert_eq!(count(&k, |n| n.op() == Op::DefineReg && vec4(n)), 6);
+        assert_eq!(count(&k, |n| n.op() == Op::DefineReg), 6);
+        // per k step: 3 vector loads of B, 2 scalar loads of A (broadcast)
+        let global = |n: &Arc<UOp>| n.op() == Op::Load && crate::lower::indexes_global(n.s(0));
+        assert_eq!(count(&k, |n| global(n) && vec4(n)), 3);
+        assert_eq!(count(&k, |n| global(n) && !vec4(n)), 2);
+        assert_eq!(count(&k, |n| n.op() == Op::MulAcc && vec4(n)), 6);
+        let stores = |n: &Arc<UOp>| n.op() == Op::Store && crate::lower::indexes_global(n.s(0));
+        assert_eq!(count(&k, |n| stores(n) && n.s(1).dtype().count() == 4), 6);
+        // no lane range is left to loop over
+        assert!(!k
+            .ops
+            .iter()
+            .any(|n| n.op() == Op::Range && n.axis_type() == Some(AxisType::Upcast)));
+        // without FMA the vector lanes multiply, then add
+        assert_eq!(count(&tiled(false), |n| n.op() == Op::MulAcc), 0);
+    }
+
+    #[test]
+    fn no_vectors_without_vector_registers() {
+        let mm = crate::opt::tests::matmul(8, 8, 12);
+        let tiled = apply_opts(
+            &mm,
+            &[Opt::new(OptOps::Upcast, 1, 4)],
+            OptLimits::host_cpu(),
+        )
+        .unwrap();
+        let k = lower(&tiled, &LowerOptions::new(Caps::all_native())).unwrap();
+        assert!(k.ops.iter().all(|n| !n.dtype().pointee().is_vector()));
+    }
+}
