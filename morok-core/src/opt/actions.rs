@@ -2,7 +2,8 @@
 //! and when it is refused.
 //!
 //! An [`Opt`]'s `axis` indexes [`OptKernel::ranges`], except `UNROLL`
-//! (the reduce axes), `GROUP`/`GROUPTOP` (the reduce axes) and `TC`.
+//! (the reduce axes), `GROUP`/`GROUPTOP` and `PARTIALS` (the reduce
+//! axes) and `TC`.
 //! `arg = 0` means the whole axis. A refused opt leaves the kernel as it
 //! was and returns a message naming the opt and the reason.
 
