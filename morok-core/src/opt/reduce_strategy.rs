@@ -50,7 +50,7 @@ const PARTIAL_AMOUNTS: [i64; 4] = [16, 8, 4, 2];
 
 /// A reduce axis shorter than this is left to the plain unroll (a loop of
 /// a few iterations gains nothing from more accumulators).
-const MIN_PARTIAL_AXIS: i64 = 64;
+pub const MIN_PARTIAL_AXIS: i64 = 64;
 
 /// Output lanes the heuristic upcasts on a column reduction: the first
 /// of these that divides the axis, then the first of
@@ -66,7 +66,7 @@ const COLUMN_MORE: [i64; 2] = [4, 2];
 /// one line of memory at a time (one thread over a 4096² column sum
 /// measured 36 ms with 16 lanes, 22 ms with 32, 10 ms with 64, the same
 /// as a row sum's streaming read; more lanes gain nothing).
-const COLUMN_LANES: i64 = 64;
+pub const COLUMN_LANES: i64 = 64;
 
 /// True if the order of a `op` reduction of `dtype` may change (see the
 /// module docs).
