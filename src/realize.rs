@@ -71,29 +71,38 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let buffers = allocate(&dev, &sched)?;
     let mut kernels = Vec::with_capacity(sched.items.len());
     let opts = compile_options();
-    for item in &sched.items {
-        let kernel = match crate::kernel_cache::get_or_compile(&dev, &item.ast, opts) {
-            Ok(k) => k,
-            Err(e) => {
-                let name = kernel_name(&item.ast);
-                return Err(Error::runtime("realize", format!("kernel `{name}`: {e}")));
+    let sizes: HashMap<u64, usize> = sched.buffers.iter().map(|b| (b.id, b.size)).collect();
+    for group in &sched.groups {
+        let mut compiled: Vec<(usize, Arc<dyn CompiledKernel>)> = Vec::with_capacity(group.len());
+        for &i in group {
+            let ast = &sched.items[i].ast;
+            let kernel = match crate::kernel_cache::get_or_compile(&dev, ast, opts) {
+                Ok(k) => k,
+                Err(e) => {
+                    let name = kernel_name(ast);
+                    return Err(Error::runtime("realize", format!("kernel `{name}`: {e}")));
+                }
+            };
+            if config.debug >= 3 {
+                eprintln!("{}", kernel.source());
             }
-        };
-        if config.debug >= 3 {
-            eprintln!("{}", kernel.source());
+            compiled.push((i, kernel));
         }
-        run(
-            item,
-            &buffers,
-            kernel.as_ref(),
-            dev.name(),
-            config.debug >= 1,
-        )?;
-        kernels.push(KernelInfo {
-            name: kernel.name().to_string(),
+        let launches: Vec<Launch<'_>> = compiled
+            .iter()
+            .map(|(i, k)| Launch {
+                item: &sched.items[*i],
+                kernel: k.as_ref(),
+            })
+            .collect();
+        if let Err(e) = run_group(&launches, &buffers, &sizes, dev.name(), config.debug >= 1) {
+            return Err(Error::runtime("realize", e));
+        }
+        kernels.extend(compiled.iter().map(|(_, k)| KernelInfo {
+            name: k.name().to_string(),
             backend: dev.name().to_string(),
-            code: kernel.source().to_string(),
-        });
+            code: k.source().to_string(),
+        }));
     }
     let handles = sched
         .buffers
@@ -183,35 +192,80 @@ pub(crate) fn alloc(
     }
 }
 
-#[track_caller]
-fn run(
-    item: &ScheduleItem,
+/// Elements that the buffers of a kernel must hold in all for it to run
+/// on a thread of its own beside the other kernels of its group: below
+/// this, starting a thread costs more than the kernel takes.
+pub(crate) const CONCURRENT_MIN_ELEMENTS: usize = 1 << 16;
+
+/// One kernel of a group, ready to run.
+struct Launch<'a> {
+    item: &'a ScheduleItem,
+    kernel: &'a dyn CompiledKernel,
+}
+
+/// Runs the kernels of one schedule group. They are independent (the
+/// schedule's Kahn levels: none reads what another writes, and the memory
+/// plan never lets two of them share storage), so those over
+/// [`CONCURRENT_MIN_ELEMENTS`] run at the same time, each on its own
+/// thread (a CPU kernel still splits its parallel loop over the device's
+/// pool); the small ones run one after another on the calling thread.
+/// The first error (in group order) is returned.
+fn run_group(
+    group: &[Launch<'_>],
     buffers: &HashMap<u64, Arc<dyn DeviceBuffer>>,
-    kernel: &dyn CompiledKernel,
+    sizes: &HashMap<u64, usize>,
     device: &str,
     report: bool,
-) -> Result<(), Error> {
-    let mut args: Vec<&dyn DeviceBuffer> = Vec::with_capacity(item.buffers.len());
-    for id in &item.buffers {
+) -> Result<(), String> {
+    let big = |l: &Launch<'_>| {
+        let total: usize = l.item.buffers.iter().filter_map(|b| sizes.get(b)).sum();
+        total >= CONCURRENT_MIN_ELEMENTS
+    };
+    let (concurrent, serial): (Vec<&Launch<'_>>, Vec<&Launch<'_>>) =
+        group.iter().partition(|l| big(l));
+    if concurrent.len() < 2 {
+        return group
+            .iter()
+            .try_for_each(|l| launch(l, buffers, device, report));
+    }
+    std::thread::scope(|s| {
+        let spawned: Vec<_> = concurrent[1..]
+            .iter()
+            .map(|l| s.spawn(move || launch(l, buffers, device, report)))
+            .collect();
+        let mut results = vec![launch(concurrent[0], buffers, device, report)];
+        results.extend(serial.iter().map(|l| launch(l, buffers, device, report)));
+        for h in spawned {
+            results.push(
+                h.join()
+                    .unwrap_or_else(|_| Err("a kernel thread panicked".to_string())),
+            );
+        }
+        results.into_iter().collect()
+    })
+}
+
+/// Runs one kernel on its buffers; the error says why it could not run.
+fn launch(
+    l: &Launch<'_>,
+    buffers: &HashMap<u64, Arc<dyn DeviceBuffer>>,
+    device: &str,
+    report: bool,
+) -> Result<(), String> {
+    let mut args: Vec<&dyn DeviceBuffer> = Vec::with_capacity(l.item.buffers.len());
+    for id in &l.item.buffers {
         match buffers.get(id) {
             Some(b) => args.push(b.as_ref()),
-            None => {
-                return Err(Error::runtime(
-                    "realize",
-                    format!("buffer {id} is not in the schedule"),
-                ))
-            }
+            None => return Err(format!("buffer {id} is not in the schedule")),
         }
     }
     let start = Instant::now();
     count_launch();
-    if let Err(e) = kernel.run(&args, &[]) {
-        return Err(Error::runtime("realize", e.to_string()));
-    }
+    l.kernel.run(&args, &[]).map_err(|e| e.to_string())?;
     if report {
         eprintln!(
             "*** {device:<4} {:<28} {:>10.3} ms",
-            kernel.name(),
+            l.kernel.name(),
             start.elapsed().as_secs_f64() * 1e3
         );
     }

@@ -48,3 +48,35 @@ fn tensors_realize_concurrently_from_many_threads() {
         }
     });
 }
+
+/// The kernels of one schedule group are independent: the large ones run
+/// at the same time (`src/realize.rs`, `run_group`), the small ones after
+/// them on the calling thread. Either way every result matches the
+/// reference, also when the group mixes both and when later groups read
+/// what they wrote.
+#[test]
+fn independent_kernels_of_a_group_run_together_and_match_the_reference() {
+    let big = |seed: f32| {
+        let n = 300 * 700;
+        let v: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.013 + seed).sin()).collect();
+        Tensor::from_vec(v, &[300, 700]).unwrap()
+    };
+    let (a, b, c) = (big(0.1), big(0.7), big(1.3));
+    let small = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let rows = a.sum(Some(&[1]), false).unwrap();
+    let cols = b.sum(Some(&[0]), false).unwrap();
+    let soft = c.softmax(-1).unwrap();
+    let tiny = small.exp().unwrap();
+    let outs = [&rows, &cols, &soft, &tiny];
+    let got = Tensor::realize_all(&outs).unwrap();
+    for (g, want) in got.iter().zip(outs) {
+        let got = g.to_vec::<f32>().unwrap();
+        let want = want.reference().unwrap();
+        for (x, w) in got.iter().zip(want.iter()) {
+            assert!(
+                (*x as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{x} vs {w}"
+            );
+        }
+    }
+}

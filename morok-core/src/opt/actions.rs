@@ -2,7 +2,8 @@
 //! and when it is refused.
 //!
 //! An [`Opt`]'s `axis` indexes [`OptKernel::ranges`], except `UNROLL`
-//! (the reduce axes), `GROUP`/`GROUPTOP` (the reduce axes) and `TC`.
+//! (the reduce axes), `GROUP`/`GROUPTOP` and `PARTIALS` (the reduce
+//! axes) and `TC`.
 //! `arg = 0` means the whole axis. A refused opt leaves the kernel as it
 //! was and returns a message naming the opt and the reason.
 
@@ -35,6 +36,10 @@ pub enum OptOps {
     PadTo,
     /// Exchange the loop order of two output axes.
     Swap,
+    /// Split a reduce axis into interleaved partial reductions with one
+    /// accumulator each, combined after the loop (changes the order of a
+    /// float sum; see `opt::reduce_strategy`).
+    Partials,
 }
 
 /// The argument of an [`Opt`].
@@ -96,7 +101,7 @@ impl fmt::Display for Opt {
     }
 }
 
-fn check(cond: bool, what: &str) -> Result<(), String> {
+pub(super) fn check(cond: bool, what: &str) -> Result<(), String> {
     if cond {
         Ok(())
     } else {
@@ -105,7 +110,7 @@ fn check(cond: bool, what: &str) -> Result<(), String> {
 }
 
 /// The range an opt's axis names in `list`.
-fn pick(list: &[Arc<UOp>], axis: Option<usize>, what: &str) -> Result<Arc<UOp>, String> {
+pub(super) fn pick(list: &[Arc<UOp>], axis: Option<usize>, what: &str) -> Result<Arc<UOp>, String> {
     let a = axis.ok_or_else(|| format!("{what} needs an axis"))?;
     list.get(a)
         .cloned()
@@ -113,7 +118,7 @@ fn pick(list: &[Arc<UOp>], axis: Option<usize>, what: &str) -> Result<Arc<UOp>, 
 }
 
 /// The amount of an opt on `rng` (`0` = the whole axis).
-fn amount(opt: &Opt, rng: &UOp) -> Result<i64, String> {
+pub(super) fn amount(opt: &Opt, rng: &UOp) -> Result<i64, String> {
     let OptArg::Int(amt) = opt.arg else {
         return Err("needs an integer amount".into());
     };
@@ -130,7 +135,7 @@ fn amount(opt: &Opt, rng: &UOp) -> Result<i64, String> {
 /// True if some `REDUCE` over `rng` has in its value another `REDUCE`
 /// that uses `rng` (unrolled lanes cannot each own a loop of the inner
 /// reduce).
-fn reduces_over_nest(k: &OptKernel, rng: &Arc<UOp>) -> bool {
+pub(super) fn reduces_over_nest(k: &OptKernel, rng: &Arc<UOp>) -> bool {
     k.ast.toposort().iter().any(|n| {
         n.op() == Op::Reduce
             && n.src()[1..].iter().any(|r| Arc::ptr_eq(r, rng))
@@ -249,6 +254,7 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             k.dont_use_locals = true;
         }
         OptOps::PadTo => pad_to(k, opt)?,
+        OptOps::Partials => super::reduce_strategy::apply_partials(k, opt)?,
         OptOps::Swap => {
             let list = k.ranges();
             let a = pick(&list, opt.axis, "")?;

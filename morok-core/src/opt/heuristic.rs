@@ -11,10 +11,13 @@
 //!    goes first; on a target with vectors, a kernel with a reduce whose
 //!    stores are contiguous along such an axis gets a register tile sized
 //!    for the vector registers instead (see [`vector_register_tile`]);
-//! 4. unroll of the last reduce axis (fully when ≤ 32, else by 4) when the
-//!    tile is small or nothing is unrolled yet;
-//! 5. with nothing upcast, upcast the last output axis by a vector's
-//!    lanes when the stores step through it contiguously, else by 4;
+//! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
+//!    contiguous reduce axes, upcast output lanes for column reductions),
+//!    else unroll of the last reduce axis (fully when ≤ 32, else by 4)
+//!    when the tile is small or nothing is unrolled yet;
+//! 5. with nothing upcast and no reduction strategy, upcast the last
+//!    output axis by a vector's lanes when the stores step through it
+//!    contiguously, else by 4;
 //! 6. locals (GPUs).
 //!
 //! Threads need no opt on the CPU: the host splits the outermost output
@@ -28,7 +31,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Tries `opt`; on success records it and returns true.
-fn try_opt(k: &mut OptKernel, opt: Opt) -> bool {
+pub(super) fn try_opt(k: &mut OptKernel, opt: Opt) -> bool {
     let ok = apply_opt(k, &opt).is_ok();
     if ok {
         k.applied.push(opt);
@@ -37,7 +40,7 @@ fn try_opt(k: &mut OptKernel, opt: Opt) -> bool {
 }
 
 /// The index expressions of every global buffer access of the kernel.
-fn buffer_indices(ast: &Arc<UOp>) -> Vec<Arc<UOp>> {
+pub(super) fn buffer_indices(ast: &Arc<UOp>) -> Vec<Arc<UOp>> {
     ast.toposort()
         .into_iter()
         .filter(|n| n.op() == Op::Index && n.s(0).op() == Op::DefineGlobal)
@@ -48,7 +51,7 @@ fn buffer_indices(ast: &Arc<UOp>) -> Vec<Arc<UOp>> {
 /// `idx[r := 1] - idx[r := 0]` with every other range at 0, folded by the
 /// symbolic rules; `None` when it does not fold to a constant (loaded
 /// data in the index).
-fn stride(idx: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Option<i64> {
+pub(super) fn stride(idx: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Option<i64> {
     let at = |v: i64| -> Option<i64> {
         let map: HashMap<u64, Arc<UOp>> = ranges
             .iter()
@@ -93,7 +96,8 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
     if !vector_register_tile(k) {
         upcast_reused_axes(k);
     }
-    // 4. unroll the last reduce axis
+    // 4. the reduction strategy, else unroll the last reduce axis
+    let strategy = super::reduce_strategy::choose_reduce_strategy(k);
     let upcast_product: i64 = k
         .ranges_of(&[AxisType::Upcast])
         .iter()
@@ -101,7 +105,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
         .product();
     let unrolled = !k.ranges_of(&[AxisType::Unroll]).is_empty();
     let reduces = k.ranges_of(&[AxisType::Reduce]);
-    if (upcast_product <= 4 || !unrolled) && upcast_product < 64 {
+    if !strategy && (upcast_product <= 4 || !unrolled) && upcast_product < 64 {
         if let Some(last) = reduces.last() {
             let axis = reduces.len() - 1;
             let full = range_size(last).is_some_and(|s| s <= 32);
@@ -110,7 +114,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
         }
     }
     // 5. plain upcast of the last output axis
-    if k.ranges_of(&[AxisType::Upcast]).is_empty() {
+    if !strategy && k.ranges_of(&[AxisType::Upcast]).is_empty() {
         let ranges = k.ranges();
         if let Some(pos) = ranges
             .iter()

@@ -6,7 +6,9 @@
 //! - [`kernel`]: the kernel's ranges as opts address them, and the range
 //!   split (`shift_to`) every opt is built from;
 //! - [`apply_opts`]: a list of opts applied in order (deterministic);
-//! - [`heuristic`]: the opts chosen by hand-written rules.
+//! - [`heuristic`]: the opts chosen by hand-written rules;
+//! - [`reduce_strategy`]: the `PARTIALS` opt and the heuristic's choice
+//!   of how reductions use the cores.
 //!
 //! [`optimize`] runs the heuristics (beam search is not built yet: a
 //! `Beam` mode runs the heuristics too); `OptMode::None` lowers the
@@ -15,6 +17,7 @@
 pub mod actions;
 pub mod heuristic;
 pub mod kernel;
+pub mod reduce_strategy;
 
 pub use actions::{apply_opt, Opt, OptArg, OptOps};
 pub use kernel::OptKernel;

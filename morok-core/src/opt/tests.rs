@@ -9,14 +9,14 @@ pub(crate) use crate::lower::tests::matmul;
 use crate::lower::tests::{load, range};
 use crate::uop::{AxisType, Op, ReduceOp, UOp};
 
-fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
+pub(super) fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
     UOp::define_global(0, v.dtype())
         .index_into(idx, None)
         .store(v)
 }
 
 /// out[i] = op_k x[i*K + k].
-fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
+pub(super) fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
     let i = range(rows, 0, AxisType::Loop);
     let r = range(k, 1, AxisType::Reduce);
     let v = load(1, &i.mul(&UOp::index(k)).add(&r)).reduce(op, std::slice::from_ref(&r));
@@ -25,7 +25,7 @@ fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
 
 /// out[i, j] = exp(x[i, j] - max_k x[i, k]) / sum_k exp(x[i, k] - max):
 /// a reduce nested in another one's value.
-fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
+pub(super) fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
     let i = range(rows, 0, AxisType::Loop);
     let j = range(cols, 1, AxisType::Loop);
     let r = range(cols, 2, AxisType::Reduce);
@@ -44,7 +44,7 @@ fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
 
 /// Runs `ast` on the interpreter with input buffers of `sizes` (slot 0 is
 /// the output, `sizes[0]` elements) filled from a fixed seed.
-fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
+pub(super) fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
     let mut seed = 7u64;
     let mut next = move || {
         seed = seed
@@ -71,7 +71,7 @@ fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
     bufs.swap_remove(0)
 }
 
-fn cpu() -> OptLimits {
+pub(super) fn cpu() -> OptLimits {
     OptLimits {
         max_threads: 4,
         ..OptLimits::host_cpu()
@@ -313,7 +313,7 @@ fn apply_opts_is_deterministic() {
     assert!(Arc::ptr_eq(&a, &b), "hash-consed results are the same node");
 }
 
-fn heuristics(ast: &Arc<UOp>) -> OptKernel {
+pub(super) fn heuristics(ast: &Arc<UOp>) -> OptKernel {
     let mut k = OptKernel::new(ast, cpu());
     heuristic::hand_coded_optimizations(&mut k);
     k

@@ -1,0 +1,68 @@
+//! The optimizer's reduction strategies (`morok_core::opt::reduce_strategy`)
+//! end to end on the CPU: row, column and full reductions, softmax and
+//! layernorm on random data of even, odd and prime sizes, compared with
+//! the reference evaluator. Under the default heuristics the contiguous
+//! reductions run with partial accumulators (float sums in a different
+//! order, within the dtype's tolerance) and column sums with upcast
+//! output lanes; `MOROK_NOOPT=1` runs the same checks on plain loops.
+
+mod common;
+
+use common::{check, input, Domain, Layout, Rng};
+use morok::{ScalarType, Tensor};
+
+/// Shapes (rows, cols): split-friendly, odd, prime and tall/wide ones.
+const SHAPES: [(usize, usize); 7] = [
+    (64, 4096),
+    (257, 96),
+    (1031, 64),
+    (96, 1031),
+    (3, 8191),
+    (512, 512),
+    (4096, 16),
+];
+
+fn matrix(rng: &mut Rng, dtype: ScalarType, rows: usize, cols: usize, domain: Domain) -> Tensor {
+    input(rng, dtype, &[rows, cols], Layout::Contiguous, domain)
+}
+
+fn ok(what: &str, rows: usize, cols: usize, t: morok::Result<Tensor>) {
+    let t = t.unwrap_or_else(|e| panic!("{what} {rows}x{cols}: {e}"));
+    if let Err(e) = check(&t) {
+        panic!("{what} {rows}x{cols} {}: {e}", t.dtype());
+    }
+}
+
+#[test]
+fn sums_of_rows_columns_and_everything_match_the_reference() {
+    let mut rng = Rng::new(8);
+    let cases = SHAPES
+        .iter()
+        .map(|&s| (ScalarType::F32, s))
+        .chain([ScalarType::F64, ScalarType::I32].map(|d| (d, (257, 96))))
+        .chain([ScalarType::F64, ScalarType::I32].map(|d| (d, (3, 8191))));
+    for (dtype, (rows, cols)) in cases {
+        let x = matrix(&mut rng, dtype, rows, cols, Domain::Positive);
+        ok("row sum", rows, cols, x.sum(Some(&[1]), false));
+        ok("column sum", rows, cols, x.sum(Some(&[0]), false));
+        ok("full sum", rows, cols, x.sum(None, false));
+        ok("row max", rows, cols, x.max(Some(&[1]), false));
+        ok("column max", rows, cols, x.max(Some(&[0]), false));
+    }
+}
+
+#[test]
+fn softmax_and_layernorm_match_the_reference() {
+    let mut rng = Rng::new(9);
+    for (rows, cols) in SHAPES {
+        let x = matrix(&mut rng, ScalarType::F32, rows, cols, Domain::Any);
+        ok("softmax", rows, cols, x.softmax(-1));
+        ok(
+            "layernorm",
+            rows,
+            cols,
+            x.layernorm(&[-1], None, None, 1e-5),
+        );
+        ok("column softmax", rows, cols, x.softmax(0));
+    }
+}
