@@ -283,10 +283,8 @@ impl Bounds {
                 let form = self.linear_of(&n);
                 // Linear arithmetic that did not wrap equals its linear
                 // form, so the constraints bound it.
-                if !wrapped
-                    && !(self.constraints.is_empty() && self.overrides.is_empty())
-                    && matches!(n.op(), Op::Add | Op::Sub | Op::Mul | Op::Neg)
-                {
+                let narrowed = !self.constraints.is_empty() || !self.overrides.is_empty();
+                if !wrapped && narrowed && matches!(n.op(), Op::Add | Op::Sub | Op::Mul | Op::Neg) {
                     if let Some(c) = self.constrained(&form) {
                         let w = (v.0.max(c.0), v.1.min(c.1));
                         if w.0 <= w.1 {
@@ -653,6 +651,10 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
 /// constant), a few rounds: `1 < 5·r` pins `r = 1` (for `r` in
 /// `[0, 1]`), which then shows `15·r + s < 12` unsatisfiable for `s >= 0`.
 fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<Interval> {
+    // A gate folded to false (complementary comparisons, say) never opens.
+    if gate.const_value().is_some_and(|c| !c.truthy()) {
+        return None;
+    }
     let mut ov = gate_overrides(gate, plain);
     let mut rounds = 0;
     let (cons, divisions) = loop {

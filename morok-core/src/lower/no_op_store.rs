@@ -135,7 +135,7 @@ mod tests {
         let p = load(0, &i);
         let noop = store(0, &i.add_const(0), &p.mul(&UOp::const_f64(DType::F32, 1.0)));
         let twice = store(1, &i, &p.mul(&UOp::const_f64(DType::F32, 2.0)));
-        let ast = UOp::sink(vec![noop.end(&[i.clone()]), twice.end(&[i])]);
+        let ast = UOp::sink(vec![noop.end(std::slice::from_ref(&i)), twice.end(&[i])]);
         assert_eq!(stores(&ast), 1);
         let k = lower(&ast, &LowerOptions::new(Caps::all_native())).unwrap();
         assert_eq!(k.buffers.len(), 2);
@@ -166,7 +166,7 @@ mod tests {
             &UOp::index(7).sub(&i),
             &load(0, &i).mul(&UOp::const_f64(DType::F32, 3.0)),
         );
-        let ast = UOp::sink(vec![back.end(&[i.clone()]), other.end(&[i])]);
+        let ast = UOp::sink(vec![back.end(std::slice::from_ref(&i)), other.end(&[i])]);
         assert_eq!(stores(&ast), 2);
         same_results(&ast, &[data(8, 3.0)]);
     }

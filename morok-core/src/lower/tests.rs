@@ -223,6 +223,23 @@ fn a_gate_on_a_remainder_bounds_an_index_of_its_dividend() {
     assert!(lo >= 0 && hi <= 17, "{lo}..={hi}");
 }
 
+/// A gate folded to `false` accesses nothing, whatever its index (graph
+/// 1844 of the fuzzer at 2,500 graphs: `(r < 1) & (0 < r)` folds to
+/// false once complementary comparisons are recognized, and the kernel
+/// was refused for reading -4..=18 of 8 elements).
+#[test]
+fn a_false_gate_accesses_nothing() {
+    let r = range(3, 0, AxisType::Loop);
+    let idx = r.mul(&UOp::index(8)).add(&UOp::index(-4));
+    let v = UOp::define_global(1, DType::F32)
+        .index_into(&idx, Some(&UOp::bool_(false)))
+        .load();
+    let ast = UOp::sink(vec![store(0, &r, &v).end(&[r])]);
+    let k = lower_unsimplified(&ast);
+    assert!(k.buffers[1].read);
+    assert_eq!(k.buffers[1].access, None);
+}
+
 #[test]
 fn index_type_is_i64_when_an_index_may_not_fit_i32() {
     let i = range(3, 0, AxisType::Loop);
