@@ -7,9 +7,9 @@
 mod common;
 
 use morok_core::symbolic::bounds::int_bounds;
+use morok_core::symbolic::order::canonical;
 use morok_core::symbolic::simplify;
 use morok_core::{Arg, ConstValue, DType, Op, UOp};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 type U = Arc<UOp>;
@@ -30,35 +30,6 @@ fn rem(a: &U, b: i64) -> U {
 
 fn lt(a: &U, b: &U) -> U {
     a.bin(Op::CmpLt, b)
-}
-
-/// A printed form of `n` with the operands of commutative ops sorted, so
-/// forms that differ only in operand order print the same.
-fn canonical(n: &U) -> String {
-    let mut text: HashMap<u64, String> = HashMap::new();
-    for u in n.toposort() {
-        let mut parts: Vec<String> = u.src().iter().map(|s| text[&s.id()].clone()).collect();
-        if matches!(
-            u.op(),
-            Op::Add
-                | Op::Mul
-                | Op::And
-                | Op::Or
-                | Op::Xor
-                | Op::Max
-                | Op::Min
-                | Op::CmpEq
-                | Op::CmpNe
-        ) {
-            parts.sort();
-        }
-        let head = match u.op() {
-            Op::Const | Op::DefineVar => format!("{:?}", u.arg()),
-            op => format!("{op:?}"),
-        };
-        text.insert(u.id(), format!("{head}({})", parts.join(", ")));
-    }
-    text[&n.id()].clone()
 }
 
 /// `input` simplifies to the node `expected` simplifies to (up to the

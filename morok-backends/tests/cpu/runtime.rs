@@ -270,3 +270,31 @@ fn large_index_expressions_use_64_bit_indices() {
     run(&dev, &k, &mut args);
     assert_eq!(args[0].get::<f32>(), vec![1.5, 2.5]);
 }
+
+/// A store of a load of its own address disappears in lowering: a kernel
+/// of only such a store compiles to one that does nothing and still takes
+/// its buffer; beside another store it leaves that store's result as the
+/// reference computes it.
+#[test]
+fn no_op_stores_disappear_and_empty_kernels_run() {
+    let (dev, _dir) = device(2);
+    let data: Vec<f32> = (0..8).map(|i| i as f32 * 1.5 - 3.0).collect();
+    let i = range(8, 0, AxisType::Loop);
+    let back = load(0, DType::F32, &i);
+    let empty = store_kernel(0, &i, &back, std::slice::from_ref(&i));
+    let mut args = [Arg::new(DType::F32, &data)];
+    let k = exec(&dev, &empty, &mut args);
+    assert_eq!(args[0].get::<f32>(), data, "{}", k.source());
+    let doubled = UOp::define_global(1, DType::F32)
+        .index_into(&i, None)
+        .store(&back.mul(&UOp::const_f64(DType::F32, 2.0)));
+    let st = UOp::define_global(0, DType::F32)
+        .index_into(&i, None)
+        .store(&back);
+    let ast = UOp::sink(vec![st.end(std::slice::from_ref(&i)), doubled.end(&[i])]);
+    let mut args = [Arg::new(DType::F32, &data), Arg::zeros(DType::F32, 8)];
+    exec(&dev, &ast, &mut args);
+    assert_eq!(args[0].get::<f32>(), data);
+    let want: Vec<f32> = data.iter().map(|v| v * 2.0).collect();
+    assert_eq!(args[1].get::<f32>(), want);
+}

@@ -66,6 +66,11 @@ pub struct Bounds {
     /// mathematical result of their operands): atoms of linear forms.
     wrapped: HashSet<u64>,
     constraints: Vec<Constraint>,
+    /// The evaluated `x // m` and `x % m` nodes with a constant `m > 0`,
+    /// by id: their `x` (by id), `m` and op. A constraint on one of them
+    /// bounds a form that contains `x` once `x` is split into
+    /// `m·(x // m) + x % m` (see [`Bounds::constrained`]).
+    divisions: HashMap<u64, (u64, i128, Op)>,
 }
 
 impl Default for Bounds {
@@ -92,6 +97,15 @@ fn div_corners(a: Interval, b: Interval) -> Interval {
     (*c.iter().min().unwrap_or(&0), *c.iter().max().unwrap_or(&0))
 }
 
+/// The interval of `a % b` (C remainder: the dividend's sign,
+/// `|a % b| < |b|` and `|a % b| <= |a|`; modulo by zero yields 0).
+fn mod_interval(a: Interval, b: Interval) -> Interval {
+    let m = (b.0.abs().max(b.1.abs()) - 1).max(0);
+    let lo = if a.0 >= 0 { 0 } else { (-m).max(a.0) };
+    let hi = if a.1 <= 0 { 0 } else { m.min(a.1) };
+    (lo, hi)
+}
+
 impl Bounds {
     /// An evaluator with pinned intervals for some nodes (by id).
     pub fn new(overrides: HashMap<u64, Interval>) -> Self {
@@ -101,6 +115,7 @@ impl Bounds {
             lin: HashMap::new(),
             wrapped: HashSet::new(),
             constraints: Vec::new(),
+            divisions: HashMap::new(),
         }
     }
 
@@ -138,10 +153,93 @@ impl Bounds {
     /// The interval of a linear node implied by the constraints: the
     /// constrained parts of its form are bounded by the constraints, the
     /// rest by its atoms' intervals. `None` if no constraint applies.
+    ///
+    /// A constraint on `x // m` or `x % m` also applies to a form that
+    /// contains `x` (with `m > 0` a constant): `x = m·(x // m) + x % m`
+    /// for truncating division, so the term `k·x` is split into
+    /// `k·m·(x // m) + k·(x % m)`, the constrained part goes on as a term
+    /// and the other part is bounded by `x`'s interval. From the gate
+    /// `5 < r // 3` and `r` in `[0, 35]` this bounds `143 - 4·r` by 71
+    /// (the gate says `r >= 18`, which the form of `r` alone cannot see).
+    /// Both the split and the unsplit form are tried; the result is their
+    /// intersection.
     fn constrained(&self, form: &Linear) -> Option<Interval> {
-        let mut rest = by_id(form);
-        let mut total = (form.constant, form.constant);
-        let mut applied = false;
+        let terms = by_id(form);
+        let konst = (form.constant, form.constant);
+        let plain = self.constrained_terms(terms.clone(), konst, false);
+        let split = self
+            .split_by_divisions(terms, konst)
+            .and_then(|(terms, total, pinned)| self.constrained_terms(terms, total, pinned));
+        match (plain, split) {
+            (Some(a), Some(b)) if a.0.max(b.0) <= a.1.min(b.1) => {
+                Some((a.0.max(b.0), a.1.min(b.1)))
+            }
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// `terms` with each atom `x` that a constrained `x // m` or `x % m`
+    /// divides replaced by the constrained part (see
+    /// [`Bounds::constrained`]), and `total` plus the interval of the
+    /// other part; `None` when no atom splits. A division the gate pinned
+    /// (an override: `1 < r % 3` leaves `r % 3` in `[2, 2]` and no
+    /// constraint) adds its interval to `total` instead; the flag says
+    /// that happened (the result bounds the form without a constraint).
+    fn split_by_divisions(
+        &self,
+        mut terms: BTreeMap<u64, i128>,
+        mut total: Interval,
+    ) -> Option<(BTreeMap<u64, i128>, Interval, bool)> {
+        let mut split = false;
+        let mut pinned = false;
+        let constrained = self.constraints.iter().flat_map(|k| k.terms.keys());
+        for atom in constrained.chain(self.overrides.keys()) {
+            let Some(&(x, m, op)) = self.divisions.get(atom) else {
+                continue;
+            };
+            let (Some(&k), Some(&x_iv)) = (terms.get(&x), self.memo.get(&x)) else {
+                continue;
+            };
+            terms.remove(&x);
+            let quotient = div_corners(x_iv, (m, m));
+            let remainder = mod_interval(x_iv, (m, m));
+            let (coeff, other) = if op == Op::Idiv {
+                (k.saturating_mul(m), scale_iv(remainder, k))
+            } else {
+                (k, scale_iv(quotient, k.saturating_mul(m)))
+            };
+            let part = match self.overrides.get(atom) {
+                Some(&iv) => {
+                    pinned = true;
+                    scale_iv(iv, coeff)
+                }
+                None => {
+                    let c = terms.entry(*atom).or_insert(0);
+                    *c = c.saturating_add(coeff);
+                    if *c == 0 {
+                        terms.remove(atom);
+                    }
+                    (0, 0)
+                }
+            };
+            total = (
+                total.0.saturating_add(other.0).saturating_add(part.0),
+                total.1.saturating_add(other.1).saturating_add(part.1),
+            );
+            split = true;
+        }
+        split.then_some((terms, total, pinned))
+    }
+
+    /// [`Bounds::constrained`] of the form `Σ terms + total`; `applied`
+    /// says the form is already narrowed (then a result comes back even
+    /// if no constraint applies).
+    fn constrained_terms(
+        &self,
+        mut rest: BTreeMap<u64, i128>,
+        mut total: Interval,
+        mut applied: bool,
+    ) -> Option<Interval> {
         for k in &self.constraints {
             let Some(f) = k.multiple_in(&rest) else {
                 continue;
@@ -175,13 +273,18 @@ impl Bounds {
                 if wrapped {
                     self.wrapped.insert(n.id());
                 }
+                if let (Op::Idiv | Op::Mod, Some(m)) =
+                    (n.op(), n.src().get(1).and_then(|d| d.const_int()))
+                {
+                    if m > 0 {
+                        self.divisions.insert(n.id(), (n.s(0).id(), m, n.op()));
+                    }
+                }
                 let form = self.linear_of(&n);
                 // Linear arithmetic that did not wrap equals its linear
                 // form, so the constraints bound it.
-                if !wrapped
-                    && !self.constraints.is_empty()
-                    && matches!(n.op(), Op::Add | Op::Sub | Op::Mul | Op::Neg)
-                {
+                let narrowed = !self.constraints.is_empty() || !self.overrides.is_empty();
+                if !wrapped && narrowed && matches!(n.op(), Op::Add | Op::Sub | Op::Mul | Op::Neg) {
                     if let Some(c) = self.constrained(&form) {
                         let w = (v.0.max(c.0), v.1.min(c.1));
                         if w.0 <= w.1 {
@@ -254,15 +357,7 @@ impl Bounds {
                     (-m, m)
                 }
             }
-            Op::Mod => {
-                // C remainder: the dividend's sign, |a % b| < |b| and
-                // |a % b| <= |a| (modulo by zero yields 0).
-                let (a, b) = (s(0), s(1));
-                let m = (b.0.abs().max(b.1.abs()) - 1).max(0);
-                let lo = if a.0 >= 0 { 0 } else { (-m).max(a.0) };
-                let hi = if a.1 <= 0 { 0 } else { m.min(a.1) };
-                (lo, hi)
-            }
+            Op::Mod => mod_interval(s(0), s(1)),
             Op::Max => (s(0).0.max(s(1).0), s(0).1.max(s(1).1)),
             Op::Min => (s(0).0.min(s(1).0), s(0).1.min(s(1).1)),
             Op::Where => (s(1).0.min(s(2).0), s(1).1.max(s(2).1)),
@@ -556,9 +651,13 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
 /// constant), a few rounds: `1 < 5·r` pins `r = 1` (for `r` in
 /// `[0, 1]`), which then shows `15·r + s < 12` unsatisfiable for `s >= 0`.
 fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<Interval> {
+    // A gate folded to false (complementary comparisons, say) never opens.
+    if gate.const_value().is_some_and(|c| !c.truthy()) {
+        return None;
+    }
     let mut ov = gate_overrides(gate, plain);
     let mut rounds = 0;
-    let cons = loop {
+    let (cons, divisions) = loop {
         if ov.values().any(|(lo, hi)| lo > hi) {
             return None;
         }
@@ -568,7 +667,7 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
         let cons = gate_constraints(gate, &mut current)?;
         rounds += 1;
         if rounds > 4 || !narrow_atoms(&cons, &mut ov, &current) {
-            break cons;
+            break (cons, current.divisions);
         }
     };
     if ov.values().any(|(lo, hi)| lo > hi) {
@@ -576,6 +675,8 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
     }
     let mut gated = Bounds::new(ov);
     gated.constraints = cons;
+    // The gate's divisions, which the index may not contain itself.
+    gated.divisions = divisions;
     Some(gated.of(idx))
 }
 
@@ -702,7 +803,11 @@ fn dead_ranges(nodes: &[Arc<UOp>], live: &mut HashMap<u64, Vec<Arc<UOp>>>) -> Ha
 /// never runs (a range of end 0 or one nested in it), touches nothing; a
 /// data-dependent access is left to run-time checks
 /// ([`is_data_dependent`]).
-pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
+///
+/// The slots are the `DEFINE_GLOBAL`s of `declared`, the kernel AST as the
+/// caller wrote it: a buffer whose every access a rewrite removed (a
+/// no-op store, say) stays a slot, neither read nor written.
+pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
     let mut slots: Vec<Option<BufferSlot>> = Vec::new();
     let mut plain = Bounds::default();
     let nodes = ast.toposort();
@@ -714,10 +819,10 @@ pub fn buffer_slots(ast: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
         .filter(|n| n.op() == Op::End && n.src()[1..].iter().any(|r| dead.contains(&r.id())))
         .map(|n| n.s(0).id())
         .collect();
-    for n in &nodes {
+    for n in declared.toposort() {
         if n.op() == Op::DefineGlobal {
             let Arg::Int(slot) = *n.arg() else {
-                return Err(LowerError::malformed("DEFINE_GLOBAL without slot", n));
+                return Err(LowerError::malformed("DEFINE_GLOBAL without slot", &n));
             };
             let slot = slot as usize;
             if slots.len() <= slot {

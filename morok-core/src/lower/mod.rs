@@ -8,7 +8,8 @@
 //! 2. [`expand`]: `UPCAST` ranges (from the optimizer) become one store
 //!    per lane, or per vector of lanes on targets with vectors;
 //! 3. `crate::symbolic::symbolic()` simplifies the whole graph (index
-//!    expressions above all);
+//!    expressions above all), together with [`no_op_store`] (stores of a
+//!    load of their own address disappear);
 //! 4. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`]);
@@ -30,6 +31,7 @@ pub mod expand;
 pub mod index_dtype;
 pub mod linearize;
 pub mod live;
+pub mod no_op_store;
 pub mod reduce;
 pub mod transcendental;
 mod trig_reduction;
@@ -174,10 +176,12 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     validate::validate(ast)?;
     let mut g = expand::expand_upcasts(ast, &opts.caps);
     if !opts.noopt {
-        g = graph_rewrite(&crate::symbolic::symbolic(), &g, &mut ())?;
+        let mut pm = crate::symbolic::symbolic();
+        pm.extend(&no_op_store::no_op_stores());
+        g = graph_rewrite(&pm, &g, &mut ())?;
     }
     g = decompose::decompose(&g, &opts.caps)?;
-    let buffers = bounds::buffer_slots(&g)?;
+    let buffers = bounds::buffer_slots(&g, ast)?;
     let g = vectorize::vectorize(&g);
     let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);
     let g = reduce::lower_reduces(&g, fma)?;

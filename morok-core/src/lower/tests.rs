@@ -171,6 +171,75 @@ fn nested_gate_constraints_bound_their_difference() {
     assert_eq!(lowered.buffers[1].access, Some((0, 3)));
 }
 
+/// Lowers `ast` without the symbolic pass, so only the access bounds
+/// can prove what a test asks.
+fn lower_unsimplified(ast: &Arc<UOp>) -> LoweredKernel {
+    let mut o = opts();
+    o.noopt = true;
+    lower(ast, &o).unwrap()
+}
+
+/// A gate on `r // 3` bounds an index linear in `r`: `5 < r // 3` means
+/// `r >= 18`, so `143 - 4·r` reads elements 0..=71 of a 72-element
+/// buffer (graph 649 of the fuzzer at 2,500 graphs: the flipped second
+/// half of a `cat`, refused for reading 0..=143).
+#[test]
+fn a_gate_on_a_quotient_bounds_an_index_of_its_dividend() {
+    let r = range(36, 0, AxisType::Loop);
+    let gate = UOp::index(5).bin(Op::CmpLt, &r.bin(Op::Idiv, &UOp::index(3)));
+    let idx = UOp::index(143).sub(&r.mul(&UOp::index(4)));
+    let v = UOp::define_global(1, DType::F32)
+        .index_into(&idx, Some(&gate))
+        .load();
+    let ast = UOp::sink(vec![store(0, &r, &v).end(&[r])]);
+    assert_eq!(lower_unsimplified(&ast).buffers[1].access, Some((3, 71)));
+    assert_eq!(
+        lower(&ast, &opts()).unwrap().buffers[1].access,
+        Some((3, 71))
+    );
+}
+
+/// A gate on `r % 3` bounds an index linear in `r`: under `1 < r % 3`,
+/// `6·r + k - 12` is not negative, so its `% 18` reads elements 0..=17
+/// (graph 758 of the fuzzer at 2,500 graphs: a cumsum whose output
+/// ranges were merged, refused for reading -12..=17).
+#[test]
+fn a_gate_on_a_remainder_bounds_an_index_of_its_dividend() {
+    let r = range(6, 0, AxisType::Loop);
+    let k = range(6, 1, AxisType::Loop);
+    let gate = UOp::index(1).bin(Op::CmpLt, &r.bin(Op::Mod, &UOp::index(3)));
+    let idx = r
+        .mul(&UOp::index(6))
+        .add(&k)
+        .add(&UOp::index(-12))
+        .bin(Op::Mod, &UOp::index(18));
+    let v = UOp::define_global(1, DType::F32)
+        .index_into(&idx, Some(&gate))
+        .load();
+    let out = r.mul(&UOp::index(6)).add(&k);
+    let ast = UOp::sink(vec![store(0, &out, &v).end(&[r, k])]);
+    assert_eq!(lower_unsimplified(&ast).buffers[1].access, Some((0, 17)));
+    let (lo, hi) = lower(&ast, &opts()).unwrap().buffers[1].access.unwrap();
+    assert!(lo >= 0 && hi <= 17, "{lo}..={hi}");
+}
+
+/// A gate folded to `false` accesses nothing, whatever its index (graph
+/// 1844 of the fuzzer at 2,500 graphs: `(r < 1) & (0 < r)` folds to
+/// false once complementary comparisons are recognized, and the kernel
+/// was refused for reading -4..=18 of 8 elements).
+#[test]
+fn a_false_gate_accesses_nothing() {
+    let r = range(3, 0, AxisType::Loop);
+    let idx = r.mul(&UOp::index(8)).add(&UOp::index(-4));
+    let v = UOp::define_global(1, DType::F32)
+        .index_into(&idx, Some(&UOp::bool_(false)))
+        .load();
+    let ast = UOp::sink(vec![store(0, &r, &v).end(&[r])]);
+    let k = lower_unsimplified(&ast);
+    assert!(k.buffers[1].read);
+    assert_eq!(k.buffers[1].access, None);
+}
+
 #[test]
 fn index_type_is_i64_when_an_index_may_not_fit_i32() {
     let i = range(3, 0, AxisType::Loop);

@@ -1,19 +1,10 @@
 use super::*;
 use crate::dtype::DType;
-use crate::uop::{Arg, Op, Srcs, UOp};
+use crate::uop::{Arg, Op, UOp};
 use std::sync::Arc;
 
 fn var(name: &str) -> Arc<UOp> {
-    UOp::new(
-        Op::DefineVar,
-        DType::INDEX,
-        Srcs::new(),
-        Arg::Var {
-            name: name.into(),
-            min: 0,
-            max: 9,
-        },
-    )
+    UOp::define_var(name, DType::INDEX, 0, 9)
 }
 
 /// `x + 0 → x` and `x * 1 → x`, written as plain closures.

@@ -5,6 +5,7 @@
 //! "All ones" is `true` for bools, `-1` for signed and `MAX` for unsigned
 //! integers, so `x & ones = x` holds for both.
 
+use super::compare::{absorbs_not, complementary};
 use super::eval::exec_alu;
 use super::{all_ones, int_node, is_int_or_bool};
 use crate::patterns;
@@ -52,10 +53,21 @@ pub fn boolean() -> PatternMatcher {
         n @ And[x, Or[x, _]] if is_int_or_bool(n) ~> x,
         n @ Or[x, And[x, _]] if is_int_or_bool(n) ~> x,
         // De Morgan: !a & !b → !(a | b) and !a | !b → !(a & b) (one op fewer).
-        n @ And(Not(a), Not(b)) if is_int_or_bool(n) ~> a.bin(Op::Or, b).un(Op::Not),
-        n @ Or(Not(a), Not(b)) if is_int_or_bool(n) ~> a.bin(Op::And, b).un(Op::Not),
-        // !a ^ !b → a ^ b.
-        n @ Xor(Not(a), Not(b)) if is_int_or_bool(n) ~> a.bin(Op::Xor, b),
+        // Not when a negation is a comparison's to absorb (`absorbs_not`):
+        // the `NOT`s may be rewritten first, the result must not differ.
+        n @ And(Not(a), Not(b)) if is_int_or_bool(n) && !absorbs_not(a) && !absorbs_not(b)
+            ~> a.bin(Op::Or, b).un(Op::Not),
+        n @ Or(Not(a), Not(b)) if is_int_or_bool(n) && !absorbs_not(a) && !absorbs_not(b)
+            ~> a.bin(Op::And, b).un(Op::Not),
+        // !a ^ !b → a ^ b (likewise).
+        n @ Xor(Not(a), Not(b)) if is_int_or_bool(n) && !absorbs_not(a) && !absorbs_not(b)
+            ~> a.bin(Op::Xor, b),
+        // A comparison and its negation in rewritten form (`complement`):
+        // c & !c → false, c | !c → true, c ^ !c → true.
+        And[c, d] if complementary(c, d) ~> UOp::bool_(false),
+        for op in binary [Or, Xor] {
+            op[c, d] if complementary(c, d) ~> UOp::bool_(true),
+        }
         // Bools compared with constants: x == true → x, x == false → !x,
         // x != false → x, x != true → !x.
         CmpEq[x, @const(c)] if x.dtype().is_bool() ~> {

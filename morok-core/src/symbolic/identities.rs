@@ -59,6 +59,11 @@ pub fn identities() -> PatternMatcher {
         Neg(Neg(x)) ~> x,
         // -(a - b) → b - a for integers (for floats a = b gives -0 vs +0).
         n @ Neg(Sub(a, b)) if is_int(n) ~> b.bin(Op::Sub, a),
+        // -(x + c) → (-c) - x for integers (wrapping negation distributes
+        // mod 2^n): the form `-(x - c)` reaches, whichever of `x - c → x +
+        // (-c)` and `-(a - b) → b - a` fires first.
+        n @ Neg(Add[x, @const(c)]) if is_int(n)
+            => Some(int_node(n.dtype(), -c.as_i128()?).bin(Op::Sub, x)),
         // x & 0 → 0 for integers and bools.
         And[x, z @ @zero] if is_int_or_bool(x) ~> z,
         // x | 0 → x and x ^ 0 → x for integers and bools.

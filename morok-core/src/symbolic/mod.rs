@@ -47,6 +47,8 @@ pub mod vector;
 #[cfg(feature = "z3")]
 pub mod prove;
 
+#[cfg(any(test, feature = "testing"))]
+pub mod order;
 #[cfg(test)]
 mod verify;
 

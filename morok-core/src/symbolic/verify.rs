@@ -43,16 +43,7 @@ impl Vars {
 
     /// A bounded integer variable over `[min, max]`.
     fn var(&mut self, name: &str, dtype: DType, min: i64, max: i64) -> Arc<UOp> {
-        let node = UOp::new(
-            Op::DefineVar,
-            dtype,
-            Srcs::new(),
-            Arg::Var {
-                name: name.into(),
-                min,
-                max,
-            },
-        );
+        let node = UOp::define_var(name, dtype, min, max);
         let t = dtype.scalar_type();
         let dom = (min..=max)
             .map(|v| ConstValue::from_i128(v as i128, t))
@@ -444,6 +435,17 @@ fn int_templates(out: &mut Vec<Arc<UOp>>, k: &Kit) {
         b(w, Sub, w),
         w.un(Neg).un(Neg),
         b(x, Sub, y).un(Neg),
+        b(x, Add, &c(3)).un(Neg),
+        // comparisons in one form: `<=` with a constant, complements,
+        // selects on `<=`
+        b(x, CmpLe, &c(3)),
+        b(&c(3), CmpLe, x),
+        b(&b(x, CmpLt, y), Or, &b(y, CmpLe, x)),
+        b(&b(x, CmpLt, &c(3)), And, &b(&c(2), CmpLt, x)),
+        b(&b(w, CmpEq, y), Xor, &b(w, CmpNe, y)),
+        b(x, CmpLe, y).where_(x, w),
+        b(x, CmpLt, &c(1)).where_(&b(x, Mul, &c(2)), &c(2)),
+        b(&c(2), CmpLt, &b(x, Idiv, &c(3))),
         b(w, And, &c(0)),
         b(&c(0), Or, w),
         b(w, Xor, &c(0)),
@@ -804,16 +806,21 @@ fn vector_templates(out: &mut Vec<Arc<UOp>>, a: &Arc<UOp>, b: &Arc<UOp>) {
     ]);
 }
 
-/// Deterministic random expressions over a few variables, to catch rules
-/// misfiring in combinations no template anticipated.
-fn random_corpus(vars: &mut Vars, out: &mut Vec<Arc<UOp>>) {
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move |n: usize| {
+/// A deterministic xorshift generator from `seed`: each call gives a
+/// number in `0..n`.
+pub(super) fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         (seed % n as u64) as usize
-    };
+    }
+}
+
+/// Deterministic random expressions over a few variables, to catch rules
+/// misfiring in combinations no template anticipated.
+fn random_corpus(vars: &mut Vars, out: &mut Vec<Arc<UOp>>) {
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     use Op::*;
     let ops = [
         Add, Sub, Mul, Idiv, Mod, Max, Min, And, Or, Xor, CmpLt, CmpNe, Where,

@@ -26,6 +26,21 @@ impl UOp {
         )
     }
 
+    /// `DEFINE_VAR`: a scalar variable `name` of `dtype` in `[min, max]`.
+    #[track_caller]
+    pub fn define_var(name: &str, dtype: DType, min: i64, max: i64) -> Arc<UOp> {
+        UOp::new(
+            Op::DefineVar,
+            dtype,
+            Srcs::new(),
+            Arg::Var {
+                name: name.into(),
+                min,
+                max,
+            },
+        )
+    }
+
     /// A constant from an f64, converted to `dtype`.
     #[track_caller]
     pub fn const_f64(dtype: DType, v: f64) -> Arc<UOp> {

@@ -3,16 +3,7 @@ use crate::dtype::DType;
 use std::sync::Arc;
 
 fn var(name: &str) -> Arc<UOp> {
-    UOp::new(
-        Op::DefineVar,
-        DType::INDEX,
-        Srcs::new(),
-        Arg::Var {
-            name: name.into(),
-            min: -8,
-            max: 8,
-        },
-    )
+    UOp::define_var(name, DType::INDEX, -8, 8)
 }
 
 #[test]
