@@ -9,7 +9,6 @@ use crate::device::Device;
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo};
 use morok_core::device::{CompiledKernel, DeviceBuffer};
-use morok_core::opt::OptMode;
 use morok_core::pipeline::CompileOptions;
 use morok_core::program::kernel_name;
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule, ScheduleItem};
@@ -54,11 +53,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let buffers = allocate(&dev, &sched)?;
     let mut kernels = Vec::with_capacity(sched.items.len());
     let opts = CompileOptions {
-        mode: if config.noopt {
-            OptMode::None
-        } else {
-            OptMode::Heuristics
-        },
+        mode: crate::config::opt_mode(),
     };
     for item in &sched.items {
         let kernel = match crate::kernel_cache::get_or_compile(&dev, &item.ast, opts) {
