@@ -164,9 +164,14 @@ fn matmul_1024_child() {
     if std::env::var("MOROK_BEAM").is_err() {
         return;
     }
-    let a = Tensor::randn_seeded(&[1024, 1024], morok::DType::F32, 1);
-    let b = Tensor::randn_seeded(&[1024, 1024], morok::DType::F32, 2);
-    let (a, b) = (a.realize().unwrap(), b.realize().unwrap());
+    let mut rng = Rng::new(5);
+    let mut data = || {
+        (0..1 << 20)
+            .map(|_| rng.uniform(-1.0, 1.0) as f32)
+            .collect::<Vec<_>>()
+    };
+    let a = Tensor::from_vec(data(), &[1024, 1024]).unwrap();
+    let b = Tensor::from_vec(data(), &[1024, 1024]).unwrap();
     let start = std::time::Instant::now();
     a.matmul(&b).unwrap().realize().unwrap();
     let first = start.elapsed().as_secs_f64();

@@ -1163,8 +1163,8 @@ fn compiled_matches_reference_on_a_device_outside_the_backends() {
     report(&format!("on INTERP: {summary}"));
 }
 
-/// A sample of the suite (every 8th case: each op family, small shapes)
-/// with every kernel tuned by a beam search of width 2 (at most 6
+/// A sample of the suite (every 16th case: each op family, small shapes)
+/// with every kernel tuned by a beam search of width 2 (at most 4
 /// candidates a kernel, a fresh cache directory), in a child process.
 #[test]
 fn compiled_matches_reference_under_beam_search() {
@@ -1175,8 +1175,8 @@ fn compiled_matches_reference_under_beam_search() {
     let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
         .args(["compiled_matches_reference", "--exact", "--test-threads=1"])
         .env("MOROK_BEAM", "2")
-        .env("MOROK_BEAM_CANDIDATES", "6")
-        .env("DIFF_EVERY", "8")
+        .env("MOROK_BEAM_CANDIDATES", "4")
+        .env("DIFF_EVERY", "16")
         .env("MOROK_CACHE_DIR", &cache)
         .env_remove("MOROK_NOOPT")
         .output()

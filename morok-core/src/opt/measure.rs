@@ -15,6 +15,8 @@ use crate::dtype::{DType, ScalarType};
 use crate::pipeline::{lower_optimized, CompileOptions};
 use crate::program::Program;
 use crate::uop::UOp;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,6 +32,9 @@ pub struct DeviceMeasure<'a> {
     original: Arc<UOp>,
     options: CompileOptions,
     buffers: Mutex<Vec<Box<dyn DeviceBuffer>>>,
+    /// Hashes of the code built so far (different opt lists can render
+    /// the same code; it is timed once).
+    sources: Mutex<HashSet<u64>>,
 }
 
 /// A candidate ready to time.
@@ -47,6 +52,7 @@ impl<'a> DeviceMeasure<'a> {
             original: original.clone(),
             options,
             buffers: Mutex::new(Vec::new()),
+            sources: Mutex::new(HashSet::new()),
         }
     }
 
@@ -117,6 +123,16 @@ impl Measure for DeviceMeasure<'_> {
                 "{} operations (more than {MAX_OPS})",
                 program.lowered.ops.len()
             ));
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        program.source.hash(&mut h);
+        if !self
+            .sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(h.finish())
+        {
+            return Err("the same code as an earlier candidate".into());
         }
         let kernel = self.device.compile(&program).map_err(|e| e.to_string())?;
         Ok(BuiltCandidate { kernel, program })
