@@ -101,7 +101,7 @@ fn random_bytes(dtype: DType, count: usize, seed: u64) -> Vec<u8> {
             ScalarType::F64 => out.extend(next().to_le_bytes()),
             ScalarType::F16 => out.extend(half::f16::from_f64(next()).to_le_bytes()),
             ScalarType::BF16 => out.extend(half::bf16::from_f64(next()).to_le_bytes()),
-            _ => out.extend(std::iter::repeat(0u8).take(dtype.itemsize())),
+            _ => out.resize(out.len() + dtype.itemsize(), 0),
         }
     }
     out
