@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::{check, input, report, Domain, Layout, Rng};
+use common::{check, child_summary, child_test, input, report, Domain, Layout, Rng};
 use morok::{ScalarType, Tensor};
 use std::path::Path;
-use std::process::Command;
 
 /// The child's work: a small matmul and a row softmax, checked against
 /// the reference; prints the beam counters and the kernels' code hashes.
@@ -54,21 +53,12 @@ fn beam_child() {
 /// Runs [`beam_child`] in a fresh process with `cache` as its cache
 /// directory and returns its summary line.
 fn run_child(cache: &Path) -> String {
-    let out = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["beam_child", "--exact", "--test-threads=1", "--nocapture"])
-        .env("MOROK_BEAM", "2")
+    let mut cmd = child_test("beam_child");
+    cmd.env("MOROK_BEAM", "2")
         .env("MOROK_BEAM_CANDIDATES", "12")
         .env("MOROK_CACHE_DIR", cache)
-        .env_remove("MOROK_NOOPT")
-        .output()
-        .expect("running the child");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    stderr
-        .lines()
-        .find(|l| l.starts_with("beam:"))
-        .unwrap_or_else(|| panic!("no summary:\n{stderr}"))
-        .to_string()
+        .env_remove("MOROK_NOOPT");
+    child_summary(cmd, "beam:")
 }
 
 /// The value of `name=` in a summary line.
@@ -138,21 +128,15 @@ fn beam_search_of_a_1024_matmul_takes_under_a_minute() {
         return;
     }
     let cache = std::env::temp_dir().join(format!("morok-beam-1024-{}", std::process::id()));
-    let out = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["matmul_1024_child", "--exact", "--ignored", "--nocapture"])
+    let mut cmd = child_test("matmul_1024_child");
+    cmd.arg("--ignored")
         .env("MOROK_BEAM", "4")
         .env("MOROK_CACHE_DIR", &cache)
-        .output()
-        .expect("running the child");
+        .env_remove("MOROK_NOOPT");
+    let line = child_summary(cmd, "matmul 1024:");
     let _ = std::fs::remove_dir_all(&cache);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("matmul 1024:"))
-        .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
-    report(line);
-    let secs: f64 = field(line, "search_s").parse().unwrap();
+    report(&line);
+    let secs: f64 = field(&line, "search_s").parse().unwrap();
     assert!(secs < 60.0, "{line}");
 }
 

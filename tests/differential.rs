@@ -1147,18 +1147,9 @@ fn compiled_matches_reference_on_a_device_outside_the_backends() {
     if std::env::var("MOROK_DEVICE").is_ok_and(|d| d.eq_ignore_ascii_case("INTERP")) {
         return; // this process is the child
     }
-    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args(["compiled_matches_reference", "--exact", "--test-threads=1"])
-        .env("MOROK_DEVICE", "INTERP")
-        .output()
-        .expect("running the suite on INTERP");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let summary = stderr
-        .lines()
-        .find(|l| l.starts_with("differential:"))
-        .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
+    let mut cmd = common::child_test("compiled_matches_reference");
+    cmd.env("MOROK_DEVICE", "INTERP");
+    let summary = common::child_summary(cmd, "differential:");
     assert!(summary.ends_with(" 0 failed"), "{summary}");
     report(&format!("on INTERP: {summary}"));
 }
@@ -1172,23 +1163,14 @@ fn compiled_matches_reference_under_beam_search() {
         return; // this process is the child
     }
     let cache = std::env::temp_dir().join(format!("morok-diff-beam-{}", std::process::id()));
-    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args(["compiled_matches_reference", "--exact", "--test-threads=1"])
-        .env("MOROK_BEAM", "2")
+    let mut cmd = common::child_test("compiled_matches_reference");
+    cmd.env("MOROK_BEAM", "2")
         .env("MOROK_BEAM_CANDIDATES", "4")
         .env("DIFF_EVERY", "16")
         .env("MOROK_CACHE_DIR", &cache)
-        .env_remove("MOROK_NOOPT")
-        .output()
-        .expect("running the suite under MOROK_BEAM=2");
+        .env_remove("MOROK_NOOPT");
+    let summary = common::child_summary(cmd, "differential:");
     let _ = std::fs::remove_dir_all(&cache);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let summary = stderr
-        .lines()
-        .find(|l| l.starts_with("differential:"))
-        .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
     assert!(summary.ends_with(" 0 failed"), "{summary}");
     let searches: usize = summary
         .split(", ")

@@ -316,32 +316,9 @@ fn time_candidate<M: Measure>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::run_kernel;
-    use crate::opt::tests::matmul;
+    use crate::opt::tests::{matmul, run as interpret};
     use crate::opt::{apply_opts, OptLimits};
     use std::sync::Mutex;
-
-    /// Runs a kernel with buffers of `sizes` (slot 0 the output) on the
-    /// interpreter, the inputs filled from a fixed seed.
-    fn interpret(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
-        let mut bufs: Vec<Vec<f64>> = sizes
-            .iter()
-            .enumerate()
-            .map(|(s, &n)| {
-                (0..n)
-                    .map(|i| {
-                        if s == 0 {
-                            -1.0
-                        } else {
-                            ((i * 7 + s * 3) % 11) as f64 - 5.0
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        run_kernel(ast, &mut bufs).expect("interpreter run");
-        bufs.swap_remove(0)
-    }
 
     /// "Builds" a candidate by running it on the interpreter and checking
     /// its output against the original kernel's (every mismatch is
