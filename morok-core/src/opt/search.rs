@@ -38,8 +38,9 @@ use std::time::Duration;
 pub struct BeamConfig {
     /// How many kernels the beam keeps per round (`MOROK_BEAM=N`).
     pub width: usize,
-    /// Most candidates timed in one search (`0`: no limit). Candidates
-    /// past the limit are not built (tests use it to bound the cost).
+    /// Most candidates built and timed in one search (`0`: no limit).
+    /// Candidates past the limit are not built (tests use it to bound the
+    /// cost).
     pub max_candidates: usize,
     /// Show a progress bar on stderr even when it is not a terminal (a
     /// terminal always gets one).
@@ -217,16 +218,18 @@ pub fn beam_search<M: Measure>(
         seen.insert(k.ast.id());
     }
     let bar = progress_bar(&crate::program::kernel_name(ast), config.progress);
-    let mut timed = 0usize;
+    let (mut tried, mut timed) = (0usize, 0usize);
+    let mut expanded: HashSet<u64> = HashSet::new();
     let mut beam: Vec<(OptKernel, Duration)> = Vec::new();
     let mut pending = start;
     loop {
         if config.max_candidates > 0 {
-            pending.truncate(config.max_candidates.saturating_sub(timed));
+            pending.truncate(config.max_candidates.saturating_sub(tried));
         }
         if pending.is_empty() {
             break;
         }
+        tried += pending.len();
         bar.inc_length(pending.len() as u64);
         let asts: Vec<Arc<UOp>> = pending.iter().map(|k| k.ast.clone()).collect();
         let built = measure.build_all(&asts);
@@ -263,7 +266,7 @@ pub fn beam_search<M: Measure>(
         if !improved {
             break;
         }
-        for (k, _) in &beam {
+        for (k, _) in beam.iter().filter(|(k, _)| expanded.insert(k.ast.id())) {
             for n in neighbours(k, &actions) {
                 if seen.insert(n.ast.id()) {
                     pending.push(n);
