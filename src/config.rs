@@ -2,18 +2,30 @@
 //!
 //! `MOROK_DEBUG`: `1` kernels run and their times, `2` also the schedule,
 //! `3` also the generated code, `ir` the IR after every compiler stage.
-//! `MOROK_NOOPT=1` disables optional optimizations. The CPU device reads
-//! `MOROK_CACHE_DIR`, `MOROK_THREADS` and `MOROK_CC` itself.
+//! `MOROK_NOOPT=1` disables optional optimizations; `MOROK_BEAM=N` picks
+//! kernels' opts by a beam search of width `N` (`MOROK_BEAM_CANDIDATES=M`
+//! caps the candidates one search times). The CPU device reads
+//! `MOROK_CACHE_DIR`, `MOROK_THREADS` and `MOROK_CC` itself. Code can
+//! override the optimizer with [`crate::set_opt_mode`].
 
-use std::sync::OnceLock;
+use morok_core::opt::{BeamConfig, OptMode};
+use std::sync::{OnceLock, RwLock};
 
 /// The settings the runtime uses.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Config {
     /// Debug level (0 = quiet).
     pub debug: u8,
-    /// Disable optional optimizations.
-    pub noopt: bool,
+    /// How kernels are optimized (`MOROK_NOOPT`, `MOROK_BEAM`).
+    pub mode: OptMode,
+}
+
+/// A positive integer from the environment variable `name`.
+fn env_count(name: &str) -> Option<usize> {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
 }
 
 /// The configuration, read from the environment on first use.
@@ -28,12 +40,37 @@ pub(crate) fn get() -> Config {
             .max()
             .unwrap_or(0);
         let noopt = std::env::var("MOROK_NOOPT").is_ok_and(|v| v != "0" && !v.is_empty());
+        let mode = match env_count("MOROK_BEAM") {
+            _ if noopt => OptMode::None,
+            Some(width) => OptMode::Beam(BeamConfig {
+                max_candidates: env_count("MOROK_BEAM_CANDIDATES").unwrap_or(0),
+                progress: level >= 1,
+                ..BeamConfig::new(width)
+            }),
+            None => OptMode::Heuristics,
+        };
         if dump_ir {
             crate::ir_dump::install();
         }
-        Config {
-            debug: level,
-            noopt,
-        }
+        Config { debug: level, mode }
     })
+}
+
+fn mode_override() -> &'static RwLock<Option<OptMode>> {
+    static MODE: RwLock<Option<OptMode>> = RwLock::new(None);
+    &MODE
+}
+
+/// How kernels compiled from now on are optimized: the mode set with
+/// [`crate::set_opt_mode`], else the environment's.
+pub(crate) fn opt_mode() -> OptMode {
+    mode_override()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(|| get().mode)
+}
+
+/// Sets (or with `None` clears) the optimizer mode of this process.
+pub(crate) fn set_opt_mode(mode: Option<OptMode>) {
+    *mode_override().write().unwrap_or_else(|e| e.into_inner()) = mode;
 }

@@ -160,7 +160,8 @@
 //! generated code. The environment variable `MOROK_DEBUG` prints kernels
 //! and their times (`1`), the schedule (`2`), the generated code (`3`) or
 //! the IR after every stage (`ir`); `MOROK_NOOPT=1` turns optimizations
-//! off. `docs/ARCHITECTURE.md` in the repository describes the pipeline.
+//! off and `MOROK_BEAM=N` tunes every kernel by a beam search of width
+//! `N` (results cached on disk; see [`set_opt_mode`]). `docs/ARCHITECTURE.md` in the repository describes the pipeline.
 //!
 //! ```
 //! use morok::Tensor;
@@ -196,7 +197,32 @@ pub mod stats {
     pub use crate::dsl::plan::dsl_warm_calls;
     pub use crate::kernel_cache::kernel_compiles;
     pub use crate::realize::kernel_launches;
+    pub use morok_core::opt::beam_cache_hits;
+    pub use morok_core::opt::search::{
+        candidates_timed as beam_candidates_timed, searches_run as beam_searches,
+    };
     pub use morok_core::schedule::pipeline_runs;
+}
+
+pub use morok_core::opt::{BeamConfig, OptMode};
+
+/// Chooses how kernels compiled from now on in this process are
+/// optimized, overriding `MOROK_NOOPT` / `MOROK_BEAM`; `None` goes back to
+/// the environment's choice. Kernels already compiled keep their code
+/// (the kernel cache keys kernels by mode too).
+///
+/// ```
+/// use morok::{BeamConfig, OptMode, Tensor};
+/// morok::set_opt_mode(Some(OptMode::None));
+/// let x = Tensor::from_slice(&[1.0f32, 2.0]);
+/// let y = (&x + &x).realize()?;
+/// assert_eq!(y.to_vec::<f32>()?, [2.0, 4.0]);
+/// let _beam = OptMode::Beam(BeamConfig::new(2)); // a beam search of width 2
+/// morok::set_opt_mode(None);
+/// # Ok::<(), morok::Error>(())
+/// ```
+pub fn set_opt_mode(mode: Option<OptMode>) {
+    config::set_opt_mode(mode);
 }
 pub use device::Device;
 pub use kernel::KernelInfo;

@@ -9,7 +9,6 @@ use crate::device::Device;
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo};
 use morok_core::device::{CompiledKernel, DeviceBuffer};
-use morok_core::opt::OptMode;
 use morok_core::pipeline::CompileOptions;
 use morok_core::program::kernel_name;
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule, ScheduleItem};
@@ -44,14 +43,11 @@ pub(crate) fn count_launch() {
 }
 
 /// The per-kernel pipeline's options from the configuration
-/// (`MOROK_NOOPT=1` turns the optimizer off).
+/// (`MOROK_NOOPT=1` turns the optimizer off, `MOROK_BEAM=N` or
+/// `set_opt_mode` asks for beam search).
 pub(crate) fn compile_options() -> CompileOptions {
     CompileOptions {
-        mode: if crate::config::get().noopt {
-            OptMode::None
-        } else {
-            OptMode::Heuristics
-        },
+        mode: crate::config::opt_mode(),
     }
 }
 

@@ -1323,10 +1323,16 @@ fn reference_evaluates_every_case() {
 
 /// Compiled results against the reference, on the default device
 /// (`MOROK_DEVICE`; the interpreter device `INTERP` is registered too).
+/// `DIFF_EVERY=N` checks every `N`th case only (for the slow modes).
 #[test]
 fn compiled_matches_reference() {
     common::interp_device::register();
-    let cases = suite();
+    let every = std::env::var("DIFF_EVERY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1);
+    let cases: Vec<_> = suite().into_iter().step_by(every).collect();
     let mut failures = Vec::new();
     for (name, t) in &cases {
         if let Err(e) = check(t) {
@@ -1334,8 +1340,9 @@ fn compiled_matches_reference() {
         }
     }
     report(&format!(
-        "differential: {} cases, {} failed",
+        "differential: {} cases, {} beam searches, {} failed",
         cases.len(),
+        morok::stats::beam_searches(),
         failures.len()
     ));
     assert!(
@@ -1360,18 +1367,35 @@ fn compiled_matches_reference_on_a_device_outside_the_backends() {
     if std::env::var("MOROK_DEVICE").is_ok_and(|d| d.eq_ignore_ascii_case("INTERP")) {
         return; // this process is the child
     }
-    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args(["compiled_matches_reference", "--exact", "--test-threads=1"])
-        .env("MOROK_DEVICE", "INTERP")
-        .output()
-        .expect("running the suite on INTERP");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let summary = stderr
-        .lines()
-        .find(|l| l.starts_with("differential:"))
-        .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
+    let mut cmd = common::child_test("compiled_matches_reference");
+    cmd.env("MOROK_DEVICE", "INTERP");
+    let summary = common::child_summary(cmd, "differential:");
     assert!(summary.ends_with(" 0 failed"), "{summary}");
     report(&format!("on INTERP: {summary}"));
+}
+
+/// A sample of the suite (every 16th case: each op family, small shapes)
+/// with every kernel tuned by a beam search of width 2 (at most 4
+/// candidates a kernel, a fresh cache directory), in a child process.
+#[test]
+fn compiled_matches_reference_under_beam_search() {
+    if std::env::var("MOROK_BEAM").is_ok() {
+        return; // this process is the child
+    }
+    let cache = std::env::temp_dir().join(format!("morok-diff-beam-{}", std::process::id()));
+    let mut cmd = common::child_test("compiled_matches_reference");
+    cmd.env("MOROK_BEAM", "2")
+        .env("MOROK_BEAM_CANDIDATES", "4")
+        .env("DIFF_EVERY", "16")
+        .env("MOROK_CACHE_DIR", &cache)
+        .env_remove("MOROK_NOOPT");
+    let summary = common::child_summary(cmd, "differential:");
+    let _ = std::fs::remove_dir_all(&cache);
+    assert!(summary.ends_with(" 0 failed"), "{summary}");
+    let searches: usize = summary
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" beam searches")?.parse().ok())
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(searches > 20, "{summary}");
+    report(&format!("under MOROK_BEAM=2: {summary}"));
 }

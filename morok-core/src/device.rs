@@ -151,6 +151,12 @@ pub trait Device: Send + Sync {
     /// equal identities produce interchangeable kernels.
     fn identity(&self) -> String;
 
+    /// The directory where this device keeps on-disk caches (compiled
+    /// objects, beam search results), if it has one.
+    fn cache_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// The renderer the per-kernel pipeline uses for this device.
     fn renderer(&self) -> &dyn Renderer;
 

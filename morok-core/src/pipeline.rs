@@ -2,7 +2,7 @@
 //! target. [`compile_program`] is the whole path, top to bottom:
 //!
 //! 1. [`crate::opt::optimize`]: range rewrites chosen by heuristics or
-//!    beam search (the identity for now);
+//!    beam search ([`crate::opt::search`]);
 //! 2. [`crate::lower::lower`]: validation, symbolic simplification,
 //!    decompositions for the target's [`Caps`](crate::caps::Caps), bounds,
 //!    reduces, index types, linearization;
@@ -62,12 +62,25 @@ pub fn compile_program(
             device,
         },
     )?;
-    let name = kernel_name(&optimized);
-    let mut lower_opts = LowerOptions::new(caps).with_name(name.clone());
+    lower_optimized(ast, &optimized, renderer, opts)
+}
+
+/// Steps 2–4 of [`compile_program`]: lowers `optimized` (the optimizer's
+/// result for `original`) and renders it. Beam search builds its
+/// candidates with it. Fused multiply-adds are formed only when the
+/// optimizer changed the kernel.
+pub fn lower_optimized(
+    original: &Arc<UOp>,
+    optimized: &Arc<UOp>,
+    renderer: &dyn Renderer,
+    opts: &CompileOptions,
+) -> Result<Program, PipelineError> {
+    let name = kernel_name(optimized);
+    let mut lower_opts = LowerOptions::new(renderer.caps()).with_name(name);
     lower_opts.noopt = opts.mode == OptMode::None;
-    lower_opts.fma = !Arc::ptr_eq(&optimized, ast);
-    let lowered = lower(&optimized, &lower_opts)?;
-    Ok(render_program(&optimized, lowered, renderer)?)
+    lower_opts.fma = !Arc::ptr_eq(optimized, original);
+    let lowered = lower(optimized, &lower_opts)?;
+    Ok(render_program(optimized, lowered, renderer)?)
 }
 
 /// The last step of [`compile_program`]: renders a linear program lowered

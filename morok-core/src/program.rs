@@ -94,7 +94,8 @@ impl Program {
                 pinned.insert(n.id(), UOp::new(Op::DefineVar, n.dtype(), Srcs::new(), arg));
             }
         }
-        let slots = crate::lower::bounds::buffer_slots(&self.ast.substitute(&pinned))?;
+        let ast = self.ast.substitute(&pinned);
+        let slots = crate::lower::bounds::buffer_slots(&ast, &ast)?;
         Ok(slots.into_iter().map(|s| s.access).collect())
     }
 }

@@ -303,6 +303,29 @@ pub fn report(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// A command that runs the test `test` of this test binary alone, in a
+/// child process (set its environment, then pass it to
+/// [`child_summary`]).
+pub fn child_test(test: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(std::env::current_exe().expect("test binary"));
+    cmd.args([test, "--exact", "--test-threads=1", "--nocapture"]);
+    cmd
+}
+
+/// Runs `cmd`, asserts that it succeeds, and returns the first line of
+/// its stderr that starts with `prefix` (the child's [`report`]).
+pub fn child_summary(mut cmd: std::process::Command, prefix: &str) -> String {
+    let out = cmd.output().expect("running a child test process");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    stderr
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?}:\n{stderr}"))
+        .to_string()
+}
+
 /// The reference values of `t`, flattened (panics with the error).
 pub fn vals(t: &Tensor) -> Vec<f64> {
     match t.reference() {

@@ -9,22 +9,30 @@
 //! - [`heuristic`]: the opts chosen by hand-written rules;
 //! - [`reduce_strategy`]: the `PARTIALS` opt and the heuristic's choice
 //!   of how reductions use the cores.
+//! - [`search`]: beam search over measured candidates, [`measure`] builds
+//!   and times them on a device, [`beam_cache`] keeps the results on disk.
 //!
-//! [`optimize`] runs the heuristics (beam search is not built yet: a
-//! `Beam` mode runs the heuristics too); `OptMode::None` lowers the
-//! kernel as scheduled.
+//! [`optimize`] runs the heuristics, or the beam search when the mode asks
+//! for it and a device is there to time candidates on (without one,
+//! `Beam` runs the heuristics); `OptMode::None` lowers the kernel as
+//! scheduled.
 
 pub mod actions;
+pub mod beam_cache;
 pub mod heuristic;
 pub mod kernel;
+pub mod measure;
 pub mod reduce_strategy;
+pub mod search;
 
 pub use actions::{apply_opt, Opt, OptArg, OptOps};
 pub use kernel::OptKernel;
+pub use search::BeamConfig;
 
 use crate::caps::Caps;
 use crate::device::Device;
 use crate::uop::UOp;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// How kernels are optimized.
@@ -35,8 +43,8 @@ pub enum OptMode {
     /// Hand-written heuristics (the default).
     #[default]
     Heuristics,
-    /// Beam search of the given width over measured candidates.
-    Beam(usize),
+    /// Beam search over measured candidates (`MOROK_BEAM=N`).
+    Beam(BeamConfig),
 }
 
 /// The target's limits that decide which opts are valid.
@@ -133,10 +141,59 @@ pub fn optimize(
 ) -> Result<Arc<UOp>, OptError> {
     match mode {
         OptMode::None => Ok(ast.clone()),
+        OptMode::Beam(config) if target.device.is_some() => Ok(beam(ast, &config, target)),
         OptMode::Heuristics | OptMode::Beam(_) => {
             let mut k = OptKernel::new(ast, target.limits);
             heuristic::hand_coded_optimizations(&mut k);
             Ok(k.ast)
+        }
+    }
+}
+
+static BEAM_CACHE_HITS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many kernels took their opts from the on-disk beam cache in this
+/// process (no search ran for them).
+pub fn beam_cache_hits() -> usize {
+    BEAM_CACHE_HITS.load(Ordering::Relaxed)
+}
+
+/// `OptMode::Beam` on `target.device`: the opts cached for this kernel
+/// and device when an entry replays, else a [`search::beam_search`] whose
+/// result is stored (in `beam/` under the device's cache directory). If
+/// no candidate builds, the heuristics' result goes on to lowering, which
+/// reports the error.
+fn beam(ast: &Arc<UOp>, config: &BeamConfig, target: &OptTarget<'_>) -> Arc<UOp> {
+    let Some(device) = target.device else {
+        return ast.clone();
+    };
+    let cache = device
+        .cache_dir()
+        .map(|d| beam_cache::BeamCache::new(d.join("beam")));
+    let key = beam_cache::BeamCache::key(ast, &device.identity(), config);
+    if let Some(opts) = cache.as_ref().and_then(|c| c.load(&key)) {
+        if let Ok(tuned) = apply_opts(ast, &opts, target.limits) {
+            BEAM_CACHE_HITS.fetch_add(1, Ordering::Relaxed);
+            return tuned;
+        }
+    }
+    let options = crate::pipeline::CompileOptions {
+        mode: OptMode::Beam(*config),
+    };
+    let measure = measure::DeviceMeasure::new(device, ast, options);
+    match search::beam_search(ast, target.limits, config, &measure) {
+        Ok(found) => {
+            if let Some(c) = &cache {
+                if let Err(e) = c.store(&key, &found.opts) {
+                    tracing::warn!("storing a beam search result in {}: {e}", c.dir().display());
+                }
+            }
+            found.ast
+        }
+        Err(_) => {
+            let mut k = OptKernel::new(ast, target.limits);
+            heuristic::hand_coded_optimizations(&mut k);
+            k.ast
         }
     }
 }

@@ -44,7 +44,7 @@ pub(super) fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
 
 /// Runs `ast` on the interpreter with input buffers of `sizes` (slot 0 is
 /// the output, `sizes[0]` elements) filled from a fixed seed.
-pub(super) fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
+pub(crate) fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
     let mut seed = 7u64;
     let mut next = move || {
         seed = seed

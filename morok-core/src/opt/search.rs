@@ -1,0 +1,425 @@
+//! Beam search over opt lists (`OptMode::Beam`): the optimizer tries
+//! lists of the same [`Opt`] actions the heuristics use, measures each
+//! candidate kernel on the device and keeps the fastest.
+//!
+//! One round expands every kernel of the beam by every action of
+//! [`actions`] that the target accepts ([`apply_opt`]'s validity rules)
+//! and that stays within the register budget ([`MAX_UPCAST`] lanes of
+//! upcast × unroll), drops candidates whose AST was seen before, builds
+//! the rest (in parallel, [`Measure::build`]) and times them one at a
+//! time (median of several runs; a candidate whose first run is slower
+//! than [`CUTOFF`] × the best so far is dropped, as is one that fails to
+//! build). The beam keeps the `width` fastest kernels seen; the search
+//! stops when a round finds nothing at least 1% faster than the best.
+//!
+//! The first beam holds the kernel as scheduled and the heuristics'
+//! result, so the search never returns something slower than either (as
+//! measured). Every candidate is the original kernel with a list of opts
+//! applied, so beam search changes results exactly as far as those opts
+//! may (they keep the iteration and accumulation order; see
+//! [`super::actions`]).
+//!
+//! The search is device-independent: [`Measure`] builds and times
+//! candidates ([`super::measure::DeviceMeasure`] does it on a
+//! [`crate::device::Device`]).
+
+use super::heuristic::hand_coded_optimizations;
+use super::kernel::{range_size, OptKernel};
+use super::{apply_opt, Opt, OptLimits, OptOps};
+use crate::uop::{AxisType, UOp};
+use std::collections::HashSet;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Settings of a beam search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BeamConfig {
+    /// How many kernels the beam keeps per round (`MOROK_BEAM=N`).
+    pub width: usize,
+    /// Most candidates built and timed in one search (`0`: no limit).
+    /// Candidates past the limit are not built (tests use it to bound the
+    /// cost).
+    pub max_candidates: usize,
+    /// Show a progress bar on stderr even when it is not a terminal (a
+    /// terminal always gets one).
+    pub progress: bool,
+}
+
+impl BeamConfig {
+    /// A search of `width` with no candidate limit.
+    pub fn new(width: usize) -> BeamConfig {
+        BeamConfig {
+            width: width.max(1),
+            max_candidates: 0,
+            progress: false,
+        }
+    }
+}
+
+/// Most lanes of `UPCAST` × `UNROLL` a candidate may have (its register
+/// budget: larger tiles spill and take long to compile).
+pub const MAX_UPCAST: i64 = 256;
+
+/// A candidate whose first run takes longer than this many times the best
+/// time so far is dropped without further runs (the per-candidate
+/// timeout).
+pub const CUTOFF: u32 = 3;
+
+/// Builds and times candidate kernels for [`beam_search`].
+pub trait Measure {
+    /// A built candidate, ready to time.
+    type Built: Send;
+
+    /// Builds `optimized` (the original kernel with some opts applied);
+    /// `Err` says why it cannot run. [`beam_search`] builds a round's
+    /// candidates through [`Measure::build_all`].
+    fn build(&self, optimized: &Arc<UOp>) -> Result<Self::Built, String>;
+
+    /// Builds every candidate, in parallel where the implementation can
+    /// (the default builds them in order).
+    fn build_all(&self, candidates: &[Arc<UOp>]) -> Vec<Result<Self::Built, String>> {
+        candidates.iter().map(|c| self.build(c)).collect()
+    }
+
+    /// Runs `built` `runs` times and returns the median time of one run.
+    fn time(&self, built: &Self::Built, runs: usize) -> Result<Duration, String>;
+}
+
+/// What [`beam_search`] found.
+#[derive(Clone, Debug)]
+pub struct BeamResult {
+    /// The fastest kernel: the original with [`BeamResult::opts`] applied.
+    pub ast: Arc<UOp>,
+    /// The opts that make it (empty: the kernel as scheduled was fastest).
+    pub opts: Vec<Opt>,
+    /// Its measured time.
+    pub time: Duration,
+    /// How many candidates were timed.
+    pub timed: usize,
+}
+
+static SEARCHES: AtomicUsize = AtomicUsize::new(0);
+static TIMED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many beam searches ran in this process.
+pub fn searches_run() -> usize {
+    SEARCHES.load(Ordering::Relaxed)
+}
+
+/// How many candidate kernels beam searches timed in this process.
+pub fn candidates_timed() -> usize {
+    TIMED.load(Ordering::Relaxed)
+}
+
+/// Amounts tried for `UPCAST` (`0` = the whole axis; 8 and 16 are AVX2 and
+/// AVX-512 float vectors).
+const UPCAST_AMOUNTS: [i64; 7] = [0, 2, 3, 4, 5, 8, 16];
+/// Amounts tried for `UNROLL`.
+const UNROLL_AMOUNTS: [i64; 5] = [0, 2, 4, 7, 8];
+/// Amounts tried for `THREAD` (the target caps them at its core count).
+const THREAD_AMOUNTS: [i64; 8] = [2, 3, 4, 8, 12, 16, 32, 64];
+/// Amounts tried for `LOCAL` (targets with workgroups).
+const LOCAL_AMOUNTS: [i64; 6] = [2, 3, 4, 8, 16, 32];
+/// Amounts tried for `GROUP`/`GROUPTOP` (targets with shared memory).
+const GROUP_AMOUNTS: [i64; 4] = [0, 4, 8, 16];
+
+/// Every action the search tries, in a fixed order (the target's validity
+/// rules reject the ones that do not apply to a given kernel).
+pub fn actions() -> Vec<Opt> {
+    let mut v = Vec::new();
+    for axis in 0..8 {
+        v.extend(UPCAST_AMOUNTS.map(|a| Opt::new(OptOps::Upcast, axis, a)));
+    }
+    for axis in 0..5 {
+        v.extend(UNROLL_AMOUNTS.map(|a| Opt::new(OptOps::Unroll, axis, a)));
+    }
+    for axis in 0..3 {
+        v.extend(THREAD_AMOUNTS.map(|a| Opt::new(OptOps::Thread, axis, a)));
+    }
+    for axis in 0..6 {
+        v.extend(LOCAL_AMOUNTS.map(|a| Opt::new(OptOps::Local, axis, a)));
+    }
+    for axis in 0..3 {
+        v.extend(GROUP_AMOUNTS.map(|a| Opt::new(OptOps::GroupTop, axis, a)));
+        v.extend(GROUP_AMOUNTS.map(|a| Opt::new(OptOps::Group, axis, a)));
+    }
+    for axis in 0..4 {
+        for other in axis + 1..5 {
+            v.push(Opt::new(OptOps::Swap, axis, other as i64));
+        }
+    }
+    for axis in 0..4 {
+        v.push(Opt::new(OptOps::PadTo, axis, 32));
+    }
+    v
+}
+
+/// Lanes of `UPCAST` × `UNROLL` of `k` (its register tile).
+fn upcast_lanes(k: &OptKernel) -> i64 {
+    k.ranges_of(&[AxisType::Upcast, AxisType::Unroll])
+        .iter()
+        .filter_map(|r| range_size(r))
+        .product()
+}
+
+/// The kernels one action away from `k` that the target accepts and that
+/// stay within [`MAX_UPCAST`] lanes.
+pub fn neighbours(k: &OptKernel, actions: &[Opt]) -> Vec<OptKernel> {
+    actions
+        .iter()
+        .filter_map(|opt| {
+            let mut next = k.clone();
+            apply_opt(&mut next, opt).ok()?;
+            next.applied.push(*opt);
+            (upcast_lanes(&next) <= MAX_UPCAST).then_some(next)
+        })
+        .collect()
+}
+
+/// A progress bar on stderr when it is a terminal or `progress` asks for
+/// one; hidden otherwise.
+fn progress_bar(name: &str, progress: bool) -> indicatif::ProgressBar {
+    if !progress && !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0).with_prefix(format!("beam {name}"));
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg} [{elapsed}]")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Searches opt lists for `ast` on a target with `limits` (see the module
+/// docs). Fails only when not even the kernel as scheduled could be
+/// built and timed.
+pub fn beam_search<M: Measure>(
+    ast: &Arc<UOp>,
+    limits: OptLimits,
+    config: &BeamConfig,
+    measure: &M,
+) -> Result<BeamResult, String> {
+    SEARCHES.fetch_add(1, Ordering::Relaxed);
+    let actions = actions();
+    let base = OptKernel::new(ast, limits);
+    let mut heuristic = base.clone();
+    hand_coded_optimizations(&mut heuristic);
+    let mut seen: HashSet<u64> = HashSet::new();
+    // The heuristics' kernel is timed first: it is usually much faster,
+    // so the unoptimized one is cut off after its first run.
+    let mut start = vec![heuristic];
+    if start[0].ast.id() != base.ast.id() {
+        start.push(base);
+    }
+    for k in &start {
+        seen.insert(k.ast.id());
+    }
+    let bar = progress_bar(&crate::program::kernel_name(ast), config.progress);
+    let (mut tried, mut timed) = (0usize, 0usize);
+    let mut expanded: HashSet<u64> = HashSet::new();
+    let mut beam: Vec<(OptKernel, Duration)> = Vec::new();
+    let mut pending = start;
+    loop {
+        if config.max_candidates > 0 {
+            pending.truncate(config.max_candidates.saturating_sub(tried));
+        }
+        if pending.is_empty() {
+            break;
+        }
+        tried += pending.len();
+        bar.inc_length(pending.len() as u64);
+        let asts: Vec<Arc<UOp>> = pending.iter().map(|k| k.ast.clone()).collect();
+        let built = measure.build_all(&asts);
+        let best_before = beam.first().map(|b| b.1);
+        for (k, b) in pending.drain(..).zip(built) {
+            bar.inc(1);
+            let Ok(b) = b else { continue };
+            timed += 1;
+            TIMED.fetch_add(1, Ordering::Relaxed);
+            let full = beam.len() >= config.width.max(1);
+            let cutoff = beam.first().map(|(_, best)| {
+                let last = beam.last().map_or(*best, |l| l.1);
+                if full {
+                    (*best * CUTOFF).min(last + last / 4)
+                } else {
+                    *best * CUTOFF
+                }
+            });
+            let Some(t) = time_candidate(measure, &b, cutoff) else {
+                continue;
+            };
+            beam.push((k, t));
+            beam.sort_by_key(|b| b.1);
+            beam.truncate(config.width.max(1));
+        }
+        if let Some((_, t)) = beam.first() {
+            bar.set_message(format!("best {t:.2?}"));
+        }
+        let improved = match (best_before, beam.first()) {
+            (None, Some(_)) => true,
+            (Some(old), Some((_, new))) => new.as_secs_f64() < old.as_secs_f64() * 0.99,
+            _ => false,
+        };
+        if !improved {
+            break;
+        }
+        for (k, _) in beam.iter().filter(|(k, _)| expanded.insert(k.ast.id())) {
+            for n in neighbours(k, &actions) {
+                if seen.insert(n.ast.id()) {
+                    pending.push(n);
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let (best, time) = beam
+        .into_iter()
+        .next()
+        .ok_or("no candidate could be built and timed")?;
+    Ok(BeamResult {
+        ast: best.ast,
+        opts: best.applied,
+        time,
+        timed,
+    })
+}
+
+/// Times one built candidate: a first run, after which the candidate is
+/// dropped when it is slower than `cutoff` ([`CUTOFF`] × the best so far,
+/// or 1.25 × the slowest kernel of a full beam: it could not enter the
+/// beam); then the median of that run and a few more (more for fast
+/// kernels, whose times are noisier).
+fn time_candidate<M: Measure>(
+    measure: &M,
+    built: &M::Built,
+    cutoff: Option<Duration>,
+) -> Option<Duration> {
+    let first = measure.time(built, 1).ok()?;
+    if cutoff.is_some_and(|c| first > c) {
+        return None;
+    }
+    let runs = if first < Duration::from_millis(1) {
+        9
+    } else if first < Duration::from_millis(20) {
+        5
+    } else {
+        3
+    };
+    let mut samples = vec![first];
+    for _ in 1..runs {
+        samples.push(measure.time(built, 1).ok()?);
+    }
+    samples.sort();
+    Some(samples[samples.len() / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opt::tests::{matmul, run as interpret};
+    use crate::opt::{apply_opts, OptLimits};
+    use std::sync::Mutex;
+
+    /// "Builds" a candidate by running it on the interpreter and checking
+    /// its output against the original kernel's (every mismatch is
+    /// recorded); its "time" is a cost model that rewards register tiles,
+    /// so the search goes on for several rounds.
+    struct InterpMeasure {
+        sizes: Vec<usize>,
+        want: Vec<f64>,
+        mismatches: Mutex<Vec<String>>,
+        built: Mutex<usize>,
+    }
+
+    impl Measure for InterpMeasure {
+        type Built = Duration;
+
+        fn build(&self, optimized: &Arc<UOp>) -> Result<Duration, String> {
+            *self.built.lock().unwrap() += 1;
+            if interpret(optimized, &self.sizes) != self.want {
+                self.mismatches.lock().unwrap().push(optimized.tree());
+            }
+            let k = OptKernel::new(optimized, OptLimits::host_cpu());
+            let lanes = upcast_lanes(&k) as u64;
+            Ok(Duration::from_micros(
+                10_000 / lanes + optimized.toposort().len() as u64,
+            ))
+        }
+
+        fn time(&self, built: &Duration, _runs: usize) -> Result<Duration, String> {
+            Ok(*built)
+        }
+    }
+
+    fn measure_for(ast: &Arc<UOp>, sizes: Vec<usize>) -> InterpMeasure {
+        InterpMeasure {
+            want: interpret(ast, &sizes),
+            sizes,
+            mismatches: Mutex::new(Vec::new()),
+            built: Mutex::new(0),
+        }
+    }
+
+    #[test]
+    fn every_candidate_matches_the_original_on_the_interpreter() {
+        let ast = matmul(6, 8, 12);
+        let m = measure_for(&ast, vec![6 * 12, 6 * 8, 8 * 12]);
+        let limits = OptLimits {
+            max_threads: 4,
+            ..OptLimits::host_cpu()
+        };
+        let found = beam_search(&ast, limits, &BeamConfig::new(2), &m).unwrap();
+        let mismatches = m.mismatches.lock().unwrap();
+        assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+        // Several rounds ran, the winner has a register tile and replays.
+        assert!(found.timed > 10, "{} candidates", found.timed);
+        assert_eq!(found.timed, *m.built.lock().unwrap());
+        assert!(found.opts.len() >= 2, "{:?}", found.opts);
+        assert!(upcast_lanes(&OptKernel::new(&found.ast, limits)) > 1);
+        let replayed = apply_opts(&ast, &found.opts, limits).unwrap();
+        assert!(Arc::ptr_eq(&replayed, &found.ast));
+        assert_eq!(interpret(&found.ast, &m.sizes), m.want);
+        // Never slower than the heuristics' kernel.
+        let mut h = OptKernel::new(&ast, limits);
+        hand_coded_optimizations(&mut h);
+        assert!(found.time <= m.build(&h.ast).unwrap());
+    }
+
+    #[test]
+    fn the_candidate_limit_bounds_the_search() {
+        let ast = matmul(4, 4, 4);
+        let m = measure_for(&ast, vec![16, 16, 16]);
+        let config = BeamConfig {
+            max_candidates: 5,
+            ..BeamConfig::new(3)
+        };
+        let found = beam_search(&ast, OptLimits::host_cpu(), &config, &m).unwrap();
+        assert_eq!(found.timed, 5);
+        assert_eq!(*m.built.lock().unwrap(), 5);
+        assert!(m.mismatches.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn candidates_stay_within_the_register_budget() {
+        let ast = matmul(64, 64, 64);
+        let limits = OptLimits::host_cpu();
+        let mut k = OptKernel::new(&ast, limits);
+        for opt in [
+            Opt::new(OptOps::Upcast, 0, 16),
+            Opt::new(OptOps::Upcast, 1, 16),
+        ] {
+            apply_opt(&mut k, &opt).unwrap();
+            k.applied.push(opt);
+        }
+        let next = neighbours(&k, &actions());
+        assert!(!next.is_empty());
+        assert!(next.iter().all(|n| upcast_lanes(n) <= MAX_UPCAST));
+        // UNROLL would make 512 lanes: none is offered.
+        assert!(next
+            .iter()
+            .all(|n| n.applied.last().unwrap().op != OptOps::Unroll));
+    }
+}
