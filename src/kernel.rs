@@ -7,6 +7,10 @@ pub struct KernelInfo {
     pub name: String,
     /// The backend that compiled and ran it (`CPU`, `LLVM`, ...).
     pub backend: String,
+    /// The device's code generator and its version, from
+    /// [`crate::device::Backend::describe`] (`C (cc: gcc …)`, `LLVM 19.1.7
+    /// (znver4, …)`).
+    pub compiler: String,
     /// The generated source code.
     pub code: String,
 }

@@ -67,6 +67,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let buffers = allocate(&dev, &sched)?;
     let mut kernels = Vec::with_capacity(sched.items.len());
     let opts = compile_options();
+    let compiler = dev.backend().describe();
     let sizes: HashMap<u64, usize> = sched.buffers.iter().map(|b| (b.id, b.size)).collect();
     for group in &sched.groups {
         let mut compiled: Vec<(usize, Arc<dyn CompiledKernel>)> = Vec::with_capacity(group.len());
@@ -97,6 +98,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
         kernels.extend(compiled.iter().map(|(_, k)| KernelInfo {
             name: k.name().to_string(),
             backend: dev.name().to_string(),
+            compiler: compiler.clone(),
             code: k.source().to_string(),
         }));
     }

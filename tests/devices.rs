@@ -119,3 +119,28 @@ fn dsl_kernels_with_named_dims_run_on_the_arguments_device() {
         assert_eq!(y.to_vec::<f32>().unwrap(), want);
     }
 }
+
+/// `kernels()` names the device and its code generator with its version:
+/// the C compiler's `--version` line on CPU, the LLVM version with the
+/// `llvm` feature.
+#[test]
+fn kernels_report_the_device_and_its_code_generator() {
+    let cpu = Device::get("CPU").unwrap();
+    let t = Tensor::from_slice(&[1.0f32, 2.0]).to_device(&cpu).unwrap();
+    let r = (&t * 3.0f32).realize().unwrap();
+    let k = &r.kernels()[0];
+    assert_eq!(k.backend, "CPU");
+    assert!(
+        k.compiler.starts_with("C (") && k.compiler.len() > 5,
+        "{}",
+        k.compiler
+    );
+    if cfg!(feature = "llvm") {
+        let llvm = Device::get("LLVM").unwrap();
+        let t = Tensor::from_slice(&[1.0f32, 2.0]).to_device(&llvm).unwrap();
+        let r = (&t * 4.0f32).realize().unwrap();
+        let k = &r.kernels()[0];
+        assert_eq!(k.backend, "LLVM");
+        assert!(k.compiler.starts_with("LLVM 19."), "{}", k.compiler);
+    }
+}

@@ -151,6 +151,13 @@ pub trait Device: Send + Sync {
     /// equal identities produce interchangeable kernels.
     fn identity(&self) -> String;
 
+    /// One human-readable line naming the device's code generator and its
+    /// version (`C (cc: gcc (Debian 12.2.0-14) 12.2.0)`, `LLVM 19.1.7
+    /// (znver4, x86_64-unknown-linux-gnu)`), shown by `Tensor::kernels()`.
+    fn describe(&self) -> String {
+        self.name().to_string()
+    }
+
     /// The directory where this device keeps on-disk caches (compiled
     /// objects, beam search results), if it has one.
     fn cache_dir(&self) -> Option<std::path::PathBuf> {

@@ -46,6 +46,10 @@ pub trait Codegen: Send + Sync {
     /// tool versions and flags, and the host CPU.
     fn identity(&self) -> String;
 
+    /// One human-readable line naming the code generator and its tool
+    /// version (see `Device::describe`).
+    fn describe(&self) -> String;
+
     /// Builds a program rendered by [`Codegen::renderer`] into a loaded
     /// kernel (a codegen may cache builds by source).
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel>;

@@ -137,6 +137,10 @@ impl Device for CpuDevice {
         self.codegen.identity()
     }
 
+    fn describe(&self) -> String {
+        self.codegen.describe()
+    }
+
     fn cache_dir(&self) -> Option<PathBuf> {
         Some(self.config.cache_dir.clone())
     }

@@ -157,6 +157,18 @@ impl ObjectCache {
         self.invocations.load(Ordering::Relaxed)
     }
 
+    /// The compiler's file name and the first line of its `--version`
+    /// output (`cc: gcc (Debian 12.2.0-14) 12.2.0`).
+    pub fn compiler_version(&self) -> String {
+        let name = self
+            .compiler
+            .path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let version = self.compiler.identity.lines().nth(1).unwrap_or("");
+        format!("{name}: {version}")
+    }
+
     /// What identifies the objects this cache builds, apart from their
     /// source: compiler identity, flags, host architecture and CPU flags.
     pub fn identity(&self) -> String {

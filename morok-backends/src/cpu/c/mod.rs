@@ -65,6 +65,13 @@ impl Codegen for CCodegen {
         }
     }
 
+    fn describe(&self) -> String {
+        match self.objects() {
+            Ok(o) => format!("C ({})", o.compiler_version()),
+            Err(e) => format!("C ({e})"),
+        }
+    }
+
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
         let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
         let cached = lock().get(&program.source).cloned();

@@ -206,6 +206,13 @@ impl Codegen for LlvmCodegen {
         &LlvmRenderer
     }
 
+    fn describe(&self) -> String {
+        match self.state() {
+            Ok((spec, _)) => format!("LLVM {} ({}, {})", llvm_version(), spec.cpu, spec.triple),
+            Err(e) => format!("LLVM {} ({e})", llvm_version()),
+        }
+    }
+
     fn identity(&self) -> String {
         match self.state() {
             Ok((spec, _)) => format!(
