@@ -87,6 +87,19 @@ impl Suite {
         input(&mut self.rng, dtype.scalar_type(), shape, layout, domain)
     }
 
+    /// Random f32 weight `[Cin, Cout/groups, k…]` (shape `ws`) and bias
+    /// `[Cout]` of a transposed convolution.
+    fn transpose_weights(&mut self, ws: &[usize], groups: usize) -> (Tensor, Tensor) {
+        let w = self.input(DType::F32, ws, Layout::Contiguous, Domain::Any);
+        let b = self.input(
+            DType::F32,
+            &[ws[1] * groups],
+            Layout::Contiguous,
+            Domain::Any,
+        );
+        (w, b)
+    }
+
     fn elementwise(&mut self) {
         for (i, (name, f, domain)) in UNARY.iter().enumerate() {
             for (j, shape) in SHAPES.iter().enumerate() {
@@ -1013,13 +1026,7 @@ impl Suite {
                 },
             ),
         ] {
-            let w = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
-            let b = self.input(
-                DType::F32,
-                &[ws[1] * opts.groups],
-                Layout::Contiguous,
-                Domain::Any,
-            );
+            let (w, b) = self.transpose_weights(&ws, opts.groups);
             self.add(
                 format!("conv_transpose2d {ws:?} {opts:?}"),
                 src.conv_transpose2d(&w, Some(&b), opts),
@@ -1168,13 +1175,7 @@ impl Suite {
                 },
             ),
         ] {
-            let w = self.input(DType::F32, &ws, Layout::Contiguous, Domain::Any);
-            let b = self.input(
-                DType::F32,
-                &[ws[1] * opts.groups],
-                Layout::Contiguous,
-                Domain::Any,
-            );
+            let (w, b) = self.transpose_weights(&ws, opts.groups);
             self.add(
                 format!("conv_transpose3d {ws:?} {opts:?}"),
                 src.conv_transpose3d(&w, Some(&b), opts),

@@ -118,14 +118,8 @@ fn factor_split(n: &Arc<UOp>, s: &Arc<UOp>, c: i128) -> Option<Arc<UOp>> {
         if big.is_empty() {
             continue;
         }
-        let mut r = Linear {
-            terms: small,
-            constant: lin.constant,
-        };
-        let (rlo, rhi) = r.interval(int_bounds)?;
-        let shift = rlo.div_euclid(g);
-        r.constant -= shift * g;
-        if rhi - shift * g >= g {
+        let (r, shift, (_, rhi)) = Linear::remainder_mod(small, lin.constant, g, int_bounds)?;
+        if rhi >= g {
             continue;
         }
         let t = Linear {

@@ -192,6 +192,24 @@ impl Linear {
         Some((lo, hi))
     }
 
+    /// The rest of a form once the terms a divisor `g` is taken out of are
+    /// gone: `terms + constant`, moved down by a multiple `shift·g` so its
+    /// lower bound lies in `[0, g)`. Returns that form, `shift` and its
+    /// interval (after the move); `None` when the interval is unknown.
+    pub fn remainder_mod(
+        terms: Vec<(Arc<UOp>, i128)>,
+        constant: i128,
+        g: i128,
+        bounds: impl Fn(&Arc<UOp>) -> Option<(i128, i128)>,
+    ) -> Option<(Linear, i128, (i128, i128))> {
+        let mut r = Linear { terms, constant };
+        let (lo, hi) = r.interval(bounds)?;
+        let shift = lo.div_euclid(g);
+        let moved = shift.checked_mul(g)?;
+        r.constant = r.constant.checked_sub(moved)?;
+        Some((r, shift, (lo - moved, hi - moved)))
+    }
+
     /// Rebuilds the form as nodes of `dtype`: `((t0·c0 + t1·c1) + …) + c`,
     /// a coefficient of 1 omitted, the constant last and omitted when 0.
     #[track_caller]

@@ -109,14 +109,7 @@ fn lt_threshold(lin: &Linear, c: i128) -> Option<(Linear, i128)> {
         let (big, small): (Vec<_>, Vec<_>) =
             lin.terms.iter().cloned().partition(|(_, v)| v % k == 0);
         let g = big.iter().fold(0, |g, (_, v)| gcd(g, *v));
-        let mut r = Linear {
-            terms: small,
-            constant: lin.constant,
-        };
-        let (rlo, rhi) = r.interval(int_bounds)?;
-        let shift = rlo.div_euclid(g);
-        r.constant -= shift * g;
-        let (rlo, rhi) = (rlo - shift * g, rhi - shift * g);
+        let (_, shift, (rlo, rhi)) = Linear::remainder_mod(small, lin.constant, g, int_bounds)?;
         if rhi >= g {
             continue;
         }
