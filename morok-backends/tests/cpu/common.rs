@@ -65,6 +65,7 @@ pub fn from_bytes<T: Copy + Default>(b: &[u8]) -> Vec<T> {
 }
 
 /// One kernel argument: element type and contents.
+#[derive(Clone)]
 pub struct Arg {
     pub dtype: DType,
     pub bytes: Vec<u8>,

@@ -120,18 +120,22 @@ fn heuristic_matmul_is_tiled_and_fused() {
         super::reduce::matmul_ref_fused(&a, &b, m, k, n)
     );
     let src = kernel.source();
+    // A register tile of vector accumulators (8 of them whatever the
+    // host's width: 8×16 lanes with AVX-512, 4×16 with AVX2, 4×8 with
+    // 16-byte vectors) updated by vector FMAs, in either codegen.
+    let w = morok_core::caps::host_vector_bytes() / 4;
     if src.contains("define void") {
-        // The LLVM codegen: IR with fused multiply-adds and 16 accumulators.
-        assert!(src.contains("@llvm.fma"), "{src}");
+        assert!(src.contains(&format!("@llvm.fma.v{w}f32")), "{src}");
+        assert_eq!(
+            src.matches(&format!("alloca <{w} x float>")).count(),
+            8,
+            "8 vector accumulators:\n{src}"
+        );
         assert!(
-            src.matches("alloca float").count() >= 16,
-            "a 4×4 tile of accumulators:\n{src}"
+            src.contains(&format!("load <{w} x float>, ptr")),
+            "vector loads:\n{src}"
         );
     } else {
-        // The C codegen: a register tile of vector accumulators (8 of
-        // them whatever the host's width: 8×16 lanes with AVX-512, 4×16
-        // with AVX2, 4×8 with 16-byte vectors) updated by vector FMAs.
-        let w = morok_core::caps::host_vector_bytes() / 4;
         let acc = format!("morok_f32x{w} acc");
         assert_eq!(
             src.matches(&acc).count(),

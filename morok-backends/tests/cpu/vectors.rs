@@ -46,19 +46,15 @@ fn input(dtype: DType, n: usize, seed: u64) -> Arg {
 fn run_lowered(dev: &morok_backends::CpuDevice, ast: &Arc<UOp>, args: &[Arg]) -> (Vec<u8>, String) {
     let lowered = lower(ast, &LowerOptions::new(dev.renderer().caps())).expect("lower");
     let k = compile_lowered(dev, ast, lowered);
-    let mut args: Vec<Arg> = args
-        .iter()
-        .map(|a| Arg {
-            dtype: a.dtype,
-            bytes: a.bytes.clone(),
-        })
-        .collect();
+    let mut args = args.to_vec();
     run(dev, &k, &mut args);
     (args[0].bytes.clone(), k.source().to_string())
 }
 
 /// Applies `opts` to `ast` and checks the result stores the unoptimized
-/// kernel's bytes; returns the optimized kernel's C source.
+/// kernel's bytes; returns the optimized kernel's C source. With the
+/// `llvm` feature, the optimized kernel built by the LLVM codegen (its
+/// vectors as LLVM vector types) must store the same bytes too.
 fn same_as_scalar(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> String {
     let (dev, _dir) = c_device();
     let (want, _) = run_lowered(&dev, ast, args);
@@ -66,6 +62,18 @@ fn same_as_scalar(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> String {
     let optimized = apply_opts(ast, opts, limits).unwrap_or_else(|e| panic!("{e}"));
     let (got, src) = run_lowered(&dev, &optimized, args);
     assert_eq!(got, want, "opts {opts:?}:\n{src}");
+    #[cfg(feature = "llvm")]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let llvm = llvm_device_in(&dir.path().join("cache"), 2);
+        let (got, ir) = run_lowered(&llvm, &optimized, args);
+        assert_eq!(got, want, "LLVM, opts {opts:?}:\n{ir}");
+        assert_eq!(
+            ir.contains("load <") || ir.contains("store <"),
+            src.contains("_load(") || src.contains("_store("),
+            "LLVM vector accesses where C has them:\n{ir}\n{src}"
+        );
+    }
     src
 }
 
@@ -248,4 +256,22 @@ fn matmul_tiles_with_prime_reduce_and_fma() {
     let want = matmul_ref_fused(&args[1].get(), &args[2].get(), m, k, n);
     assert_eq!(args[0].get::<f32>(), want, "{}", kernel.source());
     assert!(kernel.source().contains("fmaf("), "{}", kernel.source());
+    #[cfg(feature = "llvm")]
+    {
+        // the same tile on the LLVM codegen: vector FMAs, same bytes
+        let dir = tempfile::tempdir().expect("temp dir");
+        let llvm = llvm_device_in(&dir.path().join("cache"), 2);
+        let mut out = [
+            Arg::zeros(DType::F32, m * n),
+            args[1].clone(),
+            args[2].clone(),
+        ];
+        let kernel = exec(&llvm, &matmul_ast(m as i64, k as i64, n as i64), &mut out);
+        assert_eq!(out[0].get::<f32>(), want, "{}", kernel.source());
+        assert!(
+            kernel.source().contains("@llvm.fma.v"),
+            "vector FMA:\n{}",
+            kernel.source()
+        );
+    }
 }

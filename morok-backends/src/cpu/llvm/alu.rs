@@ -12,8 +12,7 @@ use std::sync::Arc;
 impl<'ctx> Gen<'ctx, '_> {
     /// `CAST`, like the C codegen's: to `bool` is `!= 0`; ints and `f64`
     /// to a half go through `f64` rounded to odd; floats to ints saturate.
-    pub(super) fn cast(&self, n: &Arc<UOp>) -> R<BasicValueEnum<'ctx>> {
-        let a = self.value(n.s(0))?;
+    fn cast(&self, n: &Arc<UOp>, a: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
         let (from, to) = (self.scalar(n.s(0))?, self.scalar(n)?);
         let ty = self.value_type(n, to)?;
         let b = &self.b;
@@ -104,8 +103,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// `BITCAST` through the storage forms (halves as their bits, `bool` as
     /// a byte).
-    pub(super) fn bitcast(&self, n: &Arc<UOp>) -> R<BasicValueEnum<'ctx>> {
-        let a = self.value(n.s(0))?;
+    fn bitcast(&self, n: &Arc<UOp>, a: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
         let (from, to) = (self.scalar(n.s(0))?, self.scalar(n)?);
         if from.itemsize() != to.itemsize() {
             return Err(err(n, "bitcast between types of different sizes"));
@@ -215,17 +213,27 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_int_value())
     }
 
-    pub(super) fn alu(&self, n: &Arc<UOp>) -> R<BasicValueEnum<'ctx>> {
+    /// The scalar ALU op, `CAST` or `BITCAST` `n` on the scalar operand
+    /// values `v` (one lane's, for vector nodes built lane by lane).
+    pub(super) fn scalar_op(
+        &self,
+        n: &Arc<UOp>,
+        v: &[BasicValueEnum<'ctx>],
+    ) -> R<BasicValueEnum<'ctx>> {
+        let first = || v.first().copied().ok_or_else(|| err(n, "missing operand"));
+        match n.op() {
+            Op::Cast => self.cast(n, first()?),
+            Op::Bitcast => self.bitcast(n, first()?),
+            _ => self.alu(n, v),
+        }
+    }
+
+    fn alu(&self, n: &Arc<UOp>, v: &[BasicValueEnum<'ctx>]) -> R<BasicValueEnum<'ctx>> {
         let t = self.scalar(n)?;
         let operand_t = match n.src().first() {
             Some(x) => self.scalar(x)?,
             None => t,
         };
-        let v: Vec<BasicValueEnum<'ctx>> = n
-            .src()
-            .iter()
-            .map(|x| self.value(x))
-            .collect::<Result<_, _>>()?;
         let arg = |i: usize| v.get(i).copied().ok_or_else(|| err(n, "missing operand"));
         let int = |i: usize| match arg(i)? {
             BasicValueEnum::IntValue(x) => Ok(x),

@@ -16,8 +16,10 @@
 //! Structure: counters of loops are phi nodes (`header: i = phi [start,
 //! pre], [i + 1, latch]`), `IF` is a conditional branch to a merge block,
 //! gated or guarded loads branch around the load and merge with a phi of
-//! the loaded value and 0; accumulators (`DEFINE_REG`) are allocas in the
-//! entry block, which the O3 pipeline promotes to phis.
+//! the loaded value and 0; accumulators (`DEFINE_REG`, scalar or vector)
+//! are allocas in the entry block, which the O3 pipeline promotes to phis.
+//! Vector values (lowering's vectorized lanes) are LLVM vector types, see
+//! [`super::vector`].
 //!
 //! Transcendentals: `SQRT` is `llvm.sqrt` and `RSQRT` is `1 / llvm.sqrt`
 //! (both correctly rounded, bit-identical to C's libm `sqrt`); every other
@@ -190,14 +192,17 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
+    /// The scalar type of `n`'s value (of each lane, for vectors).
     pub(super) fn scalar(&self, n: &UOp) -> R<ScalarType> {
-        if n.dtype().is_vector() {
-            return Err(err(n, "vector dtypes are not supported"));
-        }
         Ok(n.dtype().scalar_type())
     }
 
-    fn constant(&self, n: &UOp, c: ConstValue, t: ScalarType) -> R<BasicValueEnum<'ctx>> {
+    pub(super) fn constant(
+        &self,
+        n: &UOp,
+        c: ConstValue,
+        t: ScalarType,
+    ) -> R<BasicValueEnum<'ctx>> {
         let ty = self.value_type(n, t)?;
         Ok(match ty {
             BasicTypeEnum::IntType(it) if t.is_bool() => {
@@ -222,6 +227,9 @@ impl<'ctx> Gen<'ctx, '_> {
             n = n.s(0);
         }
         if let Some(c) = n.const_value() {
+            if n.dtype().is_vector() {
+                return self.vector_constant(n, c);
+            }
             let t = self.scalar(n)?;
             return self.constant(n, c, t);
         }
@@ -337,7 +345,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 if n.dtype().addr_space() != Some(AddrSpace::Reg) {
                     return Err(err(n, "DEFINE_REG must be a register pointer"));
                 }
-                let ty = self.value_type(n, n.dtype().scalar_type())?;
+                let ty = self.dtype_type(n, n.dtype().pointee())?;
                 let p = self.allocas.build_alloca(ty, "acc").map_err(be)?;
                 self.define(n, p);
             }
@@ -399,17 +407,26 @@ impl<'ctx> Gen<'ctx, '_> {
                     .map_err(be)?;
                 self.define(n, v);
             }
-            Op::Cast => {
-                let v = self.cast(n)?;
+            Op::Vectorize => {
+                let v = self.vectorize(n)?;
                 self.define(n, v);
             }
-            Op::Bitcast => {
-                let v = self.bitcast(n)?;
+            Op::Gep => {
+                let v = self.gep(n)?;
                 self.define(n, v);
             }
             _ => {
-                let v = self.alu(n)?;
-                self.define(n, v);
+                let v: Vec<BasicValueEnum<'ctx>> = n
+                    .src()
+                    .iter()
+                    .map(|x| self.value(x))
+                    .collect::<Result<_, _>>()?;
+                let e = if n.dtype().is_vector() {
+                    self.vector_op(n, &v, |lanes| self.scalar_op(n, lanes))?
+                } else {
+                    self.scalar_op(n, &v)?
+                };
+                self.define(n, e);
             }
         }
         Ok(())
@@ -514,6 +531,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let place = self.ptr(index)?;
         let st = self.scalar(n)?;
         let global = indexes_global(index);
+        let vector = n.dtype().is_vector();
+        if vector && self.guards.contains_key(&index.id()) {
+            return Err(err(n, "vector load through a guarded index"));
+        }
         let mut conds: Vec<IntValue<'ctx>> = Vec::new();
         if let Some(gate) = index.src().get(2) {
             conds.push(self.int(gate)?);
@@ -540,13 +561,22 @@ impl<'ctx> Gen<'ctx, '_> {
                 (Some(then), Some(merge), Some(from))
             }
         };
-        let ty = if global {
-            self.storage_type(n, st)?
+        let (ty, align) = if vector && global {
+            let (ty, align) = self.vector_access(n, n.dtype())?;
+            (ty, Some(align))
+        } else if vector {
+            (self.dtype_type(n, n.dtype())?, None)
+        } else if global {
+            (self.storage_type(n, st)?, None)
         } else {
-            self.value_type(n, st)?
+            (self.value_type(n, st)?, None)
         };
         let raw = self.b.build_load(ty, place, "").map_err(be)?;
+        if let Some(align) = align {
+            set_alignment(n, raw, align)?;
+        }
         let v: BasicValueEnum<'ctx> = match st {
+            _ if vector => raw,
             ScalarType::F16 if global => self.f16_to_f32(raw.into_int_value())?.into(),
             ScalarType::BF16 if global => self.bf16_to_f32(raw.into_int_value())?.into(),
             ScalarType::Bool if global => {
@@ -566,7 +596,11 @@ impl<'ctx> Gen<'ctx, '_> {
                     .ok_or_else(|| err(n, "no block"))?;
                 self.b.build_unconditional_branch(merge).map_err(be)?;
                 self.b.position_at_end(merge);
-                let zero = self.constant(n, ConstValue::zero(st), st)?;
+                let zero = if vector {
+                    self.vector_constant(n, ConstValue::zero(st))?
+                } else {
+                    self.constant(n, ConstValue::zero(st), st)?
+                };
                 let phi = self.b.build_phi(v.get_type(), "").map_err(be)?;
                 phi.add_incoming(&[(&v, end), (&zero, from)]);
                 phi.as_basic_value()
@@ -585,6 +619,18 @@ impl<'ctx> Gen<'ctx, '_> {
         let place = self.ptr(index)?;
         let v = self.value(n.s(1))?;
         let global = indexes_global(index);
+        if n.s(1).dtype().is_vector() {
+            if self.guards.contains_key(&index.id()) {
+                return Err(err(n, "vector store through a guarded index"));
+            }
+            let st = self.b.build_store(place, v).map_err(be)?;
+            if global {
+                let (_, align) = self.vector_access(n, n.s(1).dtype())?;
+                st.set_alignment(align)
+                    .map_err(|e| err(n, format!("store alignment: {e}")))?;
+            }
+            return Ok(());
+        }
         let v: BasicValueEnum<'ctx> = match self.scalar(n.s(1))? {
             ScalarType::F16 if global => self.f32_to_f16(v.into_float_value())?.into(),
             ScalarType::BF16 if global => self.f32_to_bf16(v.into_float_value())?.into(),
@@ -613,4 +659,13 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         Ok(())
     }
+}
+
+/// Sets the alignment of the load `v` (vector accesses assume only the
+/// element's alignment).
+fn set_alignment(n: &UOp, v: BasicValueEnum<'_>, align: u32) -> R<()> {
+    v.as_instruction_value()
+        .ok_or_else(|| err(n, "a load that is not an instruction"))?
+        .set_alignment(align)
+        .map_err(|e| err(n, format!("load alignment: {e}")))
 }

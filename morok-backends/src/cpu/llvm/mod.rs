@@ -21,6 +21,7 @@ mod half;
 mod ir;
 mod jit;
 mod target;
+mod vector;
 
 pub use jit::Jit;
 pub use target::{emit_object, llvm_version, TargetSpec};
@@ -63,9 +64,10 @@ impl Renderer for LlvmRenderer {
     fn caps(&self) -> Caps {
         Caps {
             native: OpSet::of(&[Op::Sqrt, Op::Rsqrt, Op::MulAcc]),
-            // The builder emits scalar code only (LLVM's vectorizers
-            // work on it); explicit vectors are the C renderer's.
-            vector_bytes: 0,
+            // The host's vector registers (detected at run time), filled
+            // with explicit LLVM vector types exactly as the C renderer
+            // fills its vector typedefs (see `vector.rs`).
+            vector_bytes: morok_core::caps::host_vector_bytes(),
         }
     }
 
