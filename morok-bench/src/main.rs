@@ -10,11 +10,13 @@
 //! binary run again in a fresh process with an empty `MOROK_CACHE_DIR`),
 //! and each installed peer's median with Morok's time ÷ the peer's. The
 //! table goes to `<out>/bench.md` and a bar chart to `<out>/bench.svg`.
-//! See `morok-bench/README.md` for the options and for installing the
-//! peers.
+//! `--codegens` instead compares the C and LLVM CPU codegens
+//! (`codegens.rs`, `<out>/codegens.md`). See `morok-bench/README.md` for
+//! the options and for installing the peers.
 
 #![warn(missing_docs)]
 
+mod codegens;
 mod limits;
 mod peers;
 mod report;
@@ -42,6 +44,9 @@ WORKLOADS   comma- or space-separated id prefixes (W1, W2, W2b, W4a, ...); all w
 --no-limits skip measuring the machine's bandwidth and FMA peak
 --out DIR   where bench.md and bench.svg go (default: docs/ of the repository)
 --note TEXT a line added to the report (e.g. \"busy machine\")
+--codegens  compare the C and LLVM CPU codegens (first call and warm time; W1 and W4a
+            unless workloads are named) into codegens.md; needs the `llvm` feature
+--rounds N  alternating rounds of --codegens (default 3; the table gives medians)
 --peers-dir DIR   the shared bench folder (default ../shared/bench beside the repository;
                   env MOROK_BENCH_PEERS)
 --python PATH     the peers' Python (default <peers-dir>/python/venv/bin/python; env MOROK_BENCH_PYTHON)
@@ -58,6 +63,10 @@ struct Options {
     out: PathBuf,
     note: Option<String>,
     peer_cfg: PeerConfig,
+    /// `--codegens`: compare the CPU codegens instead of the main table.
+    codegens: bool,
+    /// Rounds of `--codegens`.
+    rounds: usize,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -76,6 +85,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             rust_bin: env_path("MOROK_BENCH_RUST_PEERS").unwrap_or_else(peers::default_rust_bin),
             runs: 10,
         },
+        codegens: false,
+        rounds: 3,
     };
     let mut python = env_path("MOROK_BENCH_PYTHON");
     let mut it = args.iter();
@@ -94,6 +105,15 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("--runs needs a positive number, got `{v}`"))?;
             }
+            "--rounds" => {
+                let v = value("--rounds")?;
+                o.rounds = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--rounds needs a positive number, got `{v}`"))?;
+            }
+            "--codegens" => o.codegens = true,
             "--quick" => o.quick = true,
             "--no-peers" => o.peers = false,
             "--no-limits" => o.limits = false,
@@ -119,6 +139,9 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some(CHILD_FLAG) {
         return first_call_child(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some(codegens::CHILD_FLAG) {
+        return codegens::child_main(&args[1..]);
+    }
     let opts = match parse_args(&args) {
         Ok(o) => o,
         Err(e) => {
@@ -129,14 +152,28 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let selected = match workloads::select(&opts.filters) {
+    let filters = if opts.codegens && opts.filters.is_empty() {
+        codegens::default_workloads()
+    } else {
+        opts.filters.clone()
+    };
+    let selected = match workloads::select(&filters) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("morok-bench: {e}");
             return ExitCode::from(2);
         }
     };
-    match run(&opts, &selected) {
+    let result = if opts.codegens {
+        if cfg!(feature = "llvm") {
+            codegens::run(&opts, &selected, opts.rounds)
+        } else {
+            Err("--codegens needs the LLVM device: build with `--features llvm`".to_string())
+        }
+    } else {
+        run(&opts, &selected)
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -427,6 +464,13 @@ mod tests {
         assert!(!o.peers && !o.quick);
         assert!(parse_args(&["--runs".to_string(), "0".to_string()]).is_err());
         assert!(parse_args(&["--bogus".to_string()]).is_err());
+        let o = parse_args(&[
+            "--codegens".to_string(),
+            "--rounds".to_string(),
+            "2".to_string(),
+        ])
+        .unwrap();
+        assert!(o.codegens && o.rounds == 2 && o.filters.is_empty());
     }
 
     #[test]
