@@ -3,13 +3,15 @@
 //! corrupt cache entries rebuilt.
 
 use super::common::*;
-use morok_backends::cpu::llvm::{emit_object, TargetSpec};
+use morok_backends::cpu::llvm::{emit_assembly, emit_object, TargetSpec};
 use morok_backends::cpu::LlvmRenderer;
 use morok_backends::cpu::{Codegen, KernelFn, LlvmCodegen};
 use morok_backends::CpuDevice;
+use morok_core::caps::host_vector_bytes;
 use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
+use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps};
 use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::render::Renderer;
 use std::ffi::c_void;
@@ -49,13 +51,14 @@ fn unknown_triple_is_an_error() {
     assert!(e.to_string().contains("nonsense"), "{e}");
 }
 
-#[test]
-fn host_object_links_and_runs() {
+/// Links the object `obj` (the `a * b + a` kernel `name` over `n`
+/// floats, whose outer loop has `steps` iterations) into a shared library
+/// with the C compiler, runs it and checks its output.
+fn link_and_check(obj: &[u8], name: &str, n: usize, steps: i64) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let obj = emit_object(&lowered_kernel(), &TargetSpec::host().expect("host")).expect("emit");
     let o = dir.path().join("k.o");
     let so = dir.path().join("k.so");
-    std::fs::write(&o, &obj).expect("write");
+    std::fs::write(&o, obj).expect("write");
     let cc = morok_backends::cpu::Compiler::find(None).expect("a C compiler");
     let status = std::process::Command::new(cc.path())
         .args(["-shared", "-o"])
@@ -65,24 +68,79 @@ fn host_object_links_and_runs() {
         .status()
         .expect("link");
     assert!(status.success());
-    let a: Vec<f32> = (0..7).map(|x| x as f32 - 2.5).collect();
-    let b: Vec<f32> = (0..7).map(|x| 0.5 * x as f32).collect();
-    let mut out = vec![0f32; 7];
+    let a: Vec<f32> = (0..n).map(|x| x as f32 - 2.5).collect();
+    let b: Vec<f32> = (0..n).map(|x| 0.5 * x as f32).collect();
+    let mut out = vec![0f32; n];
     let bufs = [
         out.as_mut_ptr().cast::<c_void>(),
         a.as_ptr().cast_mut().cast::<c_void>(),
         b.as_ptr().cast_mut().cast::<c_void>(),
     ];
-    let sizes = [7i64; 3];
+    let sizes = [n as i64; 3];
     // SAFETY: the library is the kernel just compiled; its entry has the
-    // `KernelFn` ABI and the buffers hold 7 elements each.
+    // `KernelFn` ABI and the buffers hold `n` elements each.
     unsafe {
         let lib = libloading::Library::new(&so).expect("load");
-        let f = *lib.get::<KernelFn>(b"fma_like").expect("symbol");
-        f(bufs.as_ptr(), sizes.as_ptr(), std::ptr::null(), 0, 7);
+        let f = *lib.get::<KernelFn>(name.as_bytes()).expect("symbol");
+        f(bufs.as_ptr(), sizes.as_ptr(), std::ptr::null(), 0, steps);
     }
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x * y + x).collect();
     assert_eq!(out, want);
+}
+
+#[test]
+fn host_object_links_and_runs() {
+    let obj = emit_object(&lowered_kernel(), &TargetSpec::host().expect("host")).expect("emit");
+    link_and_check(&obj, "fma_like", 7, 7);
+}
+
+/// The `a * b + a` kernel over 64 floats with 16 upcast lanes, lowered
+/// for the LLVM renderer: one `<16 x float>` vector per step.
+fn vector_kernel() -> morok_core::lower::LoweredKernel {
+    let ast = elementwise(64, &[DType::F32, DType::F32], |v| {
+        v[0].mul(&v[1]).add(&v[0])
+    });
+    let limits = OptLimits::host_cpu().with_vector_bytes(64);
+    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], limits).expect("upcast");
+    let caps = LlvmRenderer.caps().with_vector_bytes(64);
+    let opts = LowerOptions::new(caps).with_name("vec16".to_string());
+    lower(&ast, &opts).expect("lower")
+}
+
+#[test]
+fn host_code_uses_the_widest_vector_registers() {
+    let asm = emit_assembly(&vector_kernel(), &TargetSpec::host().expect("host")).expect("asm");
+    match host_vector_bytes() {
+        64 => assert!(asm.contains("%zmm"), "AVX-512 registers:\n{asm}"),
+        32 => assert!(
+            asm.contains("%ymm") && !asm.contains("%zmm"),
+            "AVX2 registers only:\n{asm}"
+        ),
+        _ => {}
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn vectors_wider_than_the_cpu_are_split_and_run() {
+    // Baseline x86-64 (SSE2, no AVX) and AVX2: LLVM splits the 64-byte
+    // vectors into the registers the CPU has; the code still runs here.
+    let host = TargetSpec::host().expect("host");
+    for (cpu, features, wide) in [("x86-64", "", "%ymm"), ("haswell", "", "%zmm")] {
+        let spec = TargetSpec {
+            cpu: cpu.to_string(),
+            features: features.to_string(),
+            ..host.clone()
+        };
+        let asm = emit_assembly(&vector_kernel(), &spec).expect("asm");
+        assert!(!asm.contains(wide), "no {wide} on {cpu}:\n{asm}");
+        link_and_check(
+            &emit_object(&vector_kernel(), &spec).expect("emit"),
+            "vec16",
+            64,
+            4,
+        );
+    }
 }
 
 #[test]

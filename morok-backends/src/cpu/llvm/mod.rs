@@ -24,7 +24,7 @@ mod target;
 mod vector;
 
 pub use jit::Jit;
-pub use target::{emit_object, llvm_version, TargetSpec};
+pub use target::{emit_assembly, emit_object, llvm_version, TargetSpec};
 
 use super::c::compiler::{create_private_dir, io};
 use super::codegen::{Codegen, KernelFn, LoadedKernel};
@@ -164,7 +164,12 @@ impl LlvmCodegen {
                 reason: format!("no function `{}`", program.entry),
             })?;
         func.as_global_value().set_name(symbol);
-        let bytes = target::optimize_and_emit(&program.name, &module, &machine)?;
+        let bytes = target::optimize_and_emit(
+            &program.name,
+            &module,
+            &machine,
+            inkwell::targets::FileType::Object,
+        )?;
         store(&self.cache_dir, &obj, &sum, &bytes)?;
         Ok(bytes)
     }

@@ -1,6 +1,7 @@
 //! Targets and machine code: the host's target description (triple, CPU
 //! name, feature string), modules for a target, the O3 pipeline, and
-//! object emission ([`emit_object`], also the macros' build-time path).
+//! object emission ([`emit_object`], also the macros' build-time path;
+//! [`emit_assembly`] for reading the code).
 
 use super::ir::build_module;
 use inkwell::context::Context;
@@ -112,17 +113,19 @@ pub(super) fn target_module<'ctx>(
     Ok(module)
 }
 
-/// Runs the O3 pipeline on `module` and emits it as an object file.
+/// Runs the O3 pipeline on `module` and emits it as an object file (or
+/// assembly text, `file`).
 pub(super) fn optimize_and_emit(
     name: &str,
     module: &Module<'_>,
     machine: &TargetMachine,
+    file: FileType,
 ) -> DeviceResult<Vec<u8>> {
     module
         .run_passes("default<O3>", machine, PassBuilderOptions::create())
         .map_err(|e| compile_error(name, format!("O3 pipeline: {e}")))?;
     let buf = machine
-        .write_to_memory_buffer(module, FileType::Object)
+        .write_to_memory_buffer(module, file)
         .map_err(|e| compile_error(name, format!("code generation: {e}")))?;
     Ok(buf.as_slice().to_vec())
 }
@@ -131,8 +134,19 @@ pub(super) fn optimize_and_emit(
 /// relocatable `.o` exporting the kernel under its name, with the
 /// [`crate::cpu::KernelFn`] ABI), for linking ahead of time.
 pub fn emit_object(kernel: &LoweredKernel, target: &TargetSpec) -> DeviceResult<Vec<u8>> {
+    emit(kernel, target, FileType::Object)
+}
+
+/// The assembly text [`emit_object`] would assemble (to see which
+/// instructions and registers the target's code uses).
+pub fn emit_assembly(kernel: &LoweredKernel, target: &TargetSpec) -> DeviceResult<String> {
+    let text = emit(kernel, target, FileType::Assembly)?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+fn emit(kernel: &LoweredKernel, target: &TargetSpec, file: FileType) -> DeviceResult<Vec<u8>> {
     let machine = target.machine()?;
     let cx = Context::create();
     let module = target_module(&cx, kernel, &machine)?;
-    optimize_and_emit(&kernel.name, &module, &machine)
+    optimize_and_emit(&kernel.name, &module, &machine, file)
 }
