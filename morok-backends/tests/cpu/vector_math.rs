@@ -9,7 +9,7 @@
 use super::common::*;
 use morok_core::caps::{host_vector_bytes, Caps};
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions};
+use morok_core::lower::LowerOptions;
 use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps};
 use morok_core::uop::{AxisType, Op, UOp};
 use std::sync::Arc;
@@ -92,17 +92,7 @@ fn unary(n: i64, dtype: DType, f: &dyn Fn(&Arc<UOp>) -> Arc<UOp>) -> Arc<UOp> {
 fn run_with(ast: &Arc<UOp>, caps: Caps, args: &[Arg]) -> (Vec<u8>, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let dev = c_device_in(&dir.path().join("cache"), 1);
-    let lowered = lower(ast, &LowerOptions::new(caps)).expect("lower");
-    let k = compile_lowered(&dev, ast, lowered);
-    let mut args: Vec<Arg> = args
-        .iter()
-        .map(|a| Arg {
-            dtype: a.dtype,
-            bytes: a.bytes.clone(),
-        })
-        .collect();
-    run(&dev, &k, &mut args);
-    (args[0].bytes.clone(), k.source().to_string())
+    run_lowered_with(&dev, ast, &LowerOptions::new(caps), args)
 }
 
 /// The C device's capabilities (host vectors, vector masks).

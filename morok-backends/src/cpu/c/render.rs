@@ -158,6 +158,34 @@ fn libm(base: &str, t: ScalarType) -> String {
     }
 }
 
+/// The C operator of a binary ALU op (`+ - * /`, comparisons, bitwise).
+fn infix(op: Op) -> &'static str {
+    match op {
+        Op::Add => "+",
+        Op::Sub => "-",
+        Op::Mul => "*",
+        Op::Fdiv => "/",
+        Op::CmpLt => "<",
+        Op::CmpLe => "<=",
+        Op::CmpEq => "==",
+        Op::CmpNe => "!=",
+        Op::And => "&",
+        Op::Or => "|",
+        _ => "^",
+    }
+}
+
+/// The libm base name of a rounding op (`rint` rounds half to even in
+/// the default rounding mode, which kernels never change).
+fn rounding(op: Op) -> &'static str {
+    match op {
+        Op::Floor => "floor",
+        Op::Ceil => "ceil",
+        Op::Trunc => "trunc",
+        _ => "rint",
+    }
+}
+
 /// Rounds a `float` expression to the half type `t` (identity otherwise).
 fn round_half(expr: String, t: ScalarType) -> String {
     match t {
@@ -736,12 +764,7 @@ impl Ctx<'_> {
         let s = self.operands(n, None)?;
         match n.op() {
             Op::Add | Op::Sub | Op::Mul | Op::Fdiv if native => {
-                let sym = match n.op() {
-                    Op::Add => "+",
-                    Op::Sub => "-",
-                    Op::Mul => "*",
-                    _ => "/",
-                };
+                let sym = infix(n.op());
                 Ok(format!("({} {sym} {})", s[0], s[1]))
             }
             Op::Neg if native => Ok(format!("(-{})", s[0])),
@@ -781,29 +804,16 @@ impl Ctx<'_> {
         let bits = t.bits();
         let e = match n.op() {
             Op::Add | Op::Sub | Op::Mul if int => {
-                let sym = match n.op() {
-                    Op::Add => "+",
-                    Op::Sub => "-",
-                    _ => "*",
-                };
+                let sym = infix(n.op());
                 format!("(({ty})(({ut}){} {sym} ({ut}){}))", s[0], s[1])
             }
             Op::Neg if int => format!("(({ty})(-({ut}){}))", s[0]),
             Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if !ot.is_bool() => {
-                let sym = match n.op() {
-                    Op::CmpLt => "<",
-                    Op::CmpLe => "<=",
-                    Op::CmpEq => "==",
-                    _ => "!=",
-                };
+                let sym = infix(n.op());
                 mask_as(format!("({} {sym} {})", s[0], s[1]), ot, ScalarType::I32, w)
             }
             Op::And | Op::Or | Op::Xor if int || t.is_bool() => {
-                let sym = match n.op() {
-                    Op::And => "&",
-                    Op::Or => "|",
-                    _ => "^",
-                };
+                let sym = infix(n.op());
                 format!("({} {sym} {})", s[0], s[1])
             }
             Op::Not if int || t.is_bool() => format!("(~{})", s[0]),
@@ -834,12 +844,7 @@ impl Ctx<'_> {
                 format!("(({ty})(({ut}){} & {mag}))", s[0])
             }
             Op::Floor | Op::Ceil | Op::Trunc | Op::Round if float => {
-                let f = match n.op() {
-                    Op::Floor => "floor",
-                    Op::Ceil => "ceil",
-                    Op::Trunc => "trunc",
-                    _ => "rint",
-                };
+                let f = rounding(n.op());
                 format!("{ty}_{f}({})", s[0])
             }
             Op::Recip if float => {
@@ -923,11 +928,7 @@ impl Ctx<'_> {
         let bits = t.bits();
         let e = match n.op() {
             Op::Add | Op::Sub | Op::Mul => {
-                let sym = match n.op() {
-                    Op::Add => "+",
-                    Op::Sub => "-",
-                    _ => "*",
-                };
+                let sym = infix(n.op());
                 let (a, b) = (arg(0)?, arg(1)?);
                 if int && !plain {
                     format!("({ty})(({u}){a} {sym} ({u}){b})")
@@ -993,20 +994,11 @@ impl Ctx<'_> {
                 }
             }
             Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe => {
-                let sym = match n.op() {
-                    Op::CmpLt => "<",
-                    Op::CmpLe => "<=",
-                    Op::CmpEq => "==",
-                    _ => "!=",
-                };
+                let sym = infix(n.op());
                 format!("({} {sym} {})", arg(0)?, arg(1)?)
             }
             Op::And | Op::Or | Op::Xor => {
-                let sym = match n.op() {
-                    Op::And => "&",
-                    Op::Or => "|",
-                    _ => "^",
-                };
+                let sym = infix(n.op());
                 if float {
                     return Err(err(n, "bitwise op on floats"));
                 }
@@ -1039,14 +1031,7 @@ impl Ctx<'_> {
             Op::Floor | Op::Ceil | Op::Trunc | Op::Round => {
                 let a = arg(0)?;
                 if float {
-                    let f = match n.op() {
-                        Op::Floor => "floor",
-                        Op::Ceil => "ceil",
-                        Op::Trunc => "trunc",
-                        // rint rounds half to even in the default rounding
-                        // mode, which kernels never change.
-                        _ => "rint",
-                    };
+                    let f = rounding(n.op());
                     format!("{}({a})", libm(f, t))
                 } else {
                     a.to_string()
