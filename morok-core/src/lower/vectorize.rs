@@ -38,7 +38,7 @@
 //!   (`super::transcendental`) before the walk, so the whole polynomial
 //!   with its range reduction runs on vectors, 1.6× to 17× faster than a
 //!   libm call per lane (the choice per op, measured, is at
-//!   [`decomposed_on_vectors`]). Scalar code (values shared by the
+//!   `decomposed_on_vectors`). Scalar code (values shared by the
 //!   lanes, kernels without lanes) and the other ops keep libm.
 //!
 //! Every lane computes exactly the scalar operations the unvectorized
