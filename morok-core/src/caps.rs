@@ -46,7 +46,10 @@ pub struct Caps {
     /// Transcendental ops with a native (correctly rounded or libm
     /// quality) implementation on float types; `MulAcc` when the target
     /// renders a fused multiply-add (lowering then may form it in
-    /// optimized accumulations).
+    /// optimized accumulations); `Where` when the renderer has *vector
+    /// masks*: comparisons, `WHERE` with a per-lane condition, bitcasts,
+    /// casts, shifts, integer arithmetic and `FLOOR`-like roundings on
+    /// vectors, all in vector registers (see [`Caps::vector_masks`]).
     pub native: OpSet,
     /// Bytes of the widest SIMD register the target's renderer fills with
     /// explicit vector types (64 with AVX-512, 32 with AVX2, 16 with SSE
@@ -94,6 +97,22 @@ impl Caps {
     /// The same capabilities with vectors of `bytes` bytes.
     pub fn with_vector_bytes(mut self, bytes: u16) -> Caps {
         self.vector_bytes = bytes;
+        self
+    }
+
+    /// Whether the renderer evaluates the mask and integer ops of vectors
+    /// in vector registers (`Where` in [`Caps::native`]). Then lowering
+    /// keeps comparisons and selects of vector lanes as vectors, and
+    /// vector lanes of a transcendental take its decomposition (see
+    /// `crate::lower::vectorize`) instead of one libm call per lane.
+    pub fn vector_masks(&self) -> bool {
+        self.vector_bytes > 0 && self.native.contains(Op::Where)
+    }
+
+    /// The same capabilities with vector masks (see
+    /// [`Caps::vector_masks`]).
+    pub fn with_vector_masks(mut self) -> Caps {
+        self.native = self.native.with(Op::Where);
         self
     }
 

@@ -128,6 +128,21 @@ pub fn run(dev: &CpuDevice, k: &Arc<dyn CompiledKernel>, args: &mut [Arg]) {
     }
 }
 
+/// Lowers `ast` with `opts`, compiles it on `dev` and runs it on copies
+/// of `args`: the bytes of slot 0 afterwards and the kernel's source.
+pub fn run_lowered_with(
+    dev: &CpuDevice,
+    ast: &Arc<UOp>,
+    opts: &morok_core::lower::LowerOptions,
+    args: &[Arg],
+) -> (Vec<u8>, String) {
+    let lowered = morok_core::lower::lower(ast, opts).expect("lower");
+    let k = compile_lowered(dev, ast, lowered);
+    let mut args = args.to_vec();
+    run(dev, &k, &mut args);
+    (args[0].bytes.clone(), k.source().to_string())
+}
+
 /// Lowers, compiles and runs in one go.
 pub fn exec(dev: &CpuDevice, ast: &Arc<UOp>, args: &mut [Arg]) -> Arc<dyn CompiledKernel> {
     let k = compile(dev, ast);

@@ -10,4 +10,5 @@ mod opts;
 mod reduce;
 mod runtime;
 mod transcendental;
+mod vector_math;
 mod vectors;

@@ -10,7 +10,7 @@ use super::reduce::{matmul_ast, matmul_ref_fused};
 use morok_core::caps::host_vector_bytes;
 use morok_core::device::Device;
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions};
+use morok_core::lower::LowerOptions;
 use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps::*};
 use morok_core::uop::{AxisType, ConstValue, Op, ReduceOp, UOp};
 use std::sync::Arc;
@@ -44,11 +44,7 @@ fn input(dtype: DType, n: usize, seed: u64) -> Arg {
 /// Lowers `ast` for the C device's capabilities (host vectors, no FMA),
 /// runs it on copies of `args` and returns the output bytes and source.
 fn run_lowered(dev: &morok_backends::CpuDevice, ast: &Arc<UOp>, args: &[Arg]) -> (Vec<u8>, String) {
-    let lowered = lower(ast, &LowerOptions::new(dev.renderer().caps())).expect("lower");
-    let k = compile_lowered(dev, ast, lowered);
-    let mut args = args.to_vec();
-    run(dev, &k, &mut args);
-    (args[0].bytes.clone(), k.source().to_string())
+    run_lowered_with(dev, ast, &LowerOptions::new(dev.renderer().caps()), args)
 }
 
 /// Applies `opts` to `ast` and checks the result stores the unoptimized

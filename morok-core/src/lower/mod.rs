@@ -182,7 +182,7 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     }
     g = decompose::decompose(&g, &opts.caps)?;
     let buffers = bounds::buffer_slots(&g, ast)?;
-    let g = vectorize::vectorize(&g);
+    let g = vectorize::vectorize(&g, &opts.caps);
     let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);
     let g = reduce::lower_reduces(&g, fma)?;
     let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);

@@ -529,7 +529,7 @@ fn split_high(v: f64, bits: u32) -> f64 {
 }
 
 /// The decomposition of a float op, or `None` if `n` is not one.
-fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+pub(crate) fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     let t = n.dtype().scalar_type();
     if !n.dtype().is_float() {
         return None;

@@ -140,7 +140,8 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
 }
 
 /// Step 3: while the output has ≥ 1024 elements and the upcast product is
-/// below 32, upcast by 4 the best axis (lowest (buffers using it, sum of
+/// below 32, upcast by 4 (elementwise kernels: by a vector's lanes, see
+/// [`elementwise_upcast`]) the best axis (lowest (buffers using it, sum of
 /// its strides)) among the loop axes for which some buffer does not use
 /// the axis but uses every axis upcast so far.
 fn upcast_reused_axes(k: &mut OptKernel) {
@@ -176,7 +177,17 @@ fn upcast_reused_axes(k: &mut OptKernel) {
         let Some((_, pos)) = best else {
             return;
         };
-        if !try_opt(k, Opt::new(OptOps::Upcast, pos, 4)) {
+        // An elementwise kernel (a broadcast, like softmax's and
+        // layernorm's last kernels) upcasts its contiguous output axis by
+        // a whole vector: 4 lanes would leave 3/4 of each register empty
+        // and keep its transcendentals on libm (see
+        // `crate::lower::vectorize::MIN_DECOMPOSED_BYTES`).
+        let amt = if k.ranges_of(&[AxisType::Reduce]).is_empty() {
+            elementwise_upcast(k, &ranges[pos])
+        } else {
+            4
+        };
+        if !try_opt(k, Opt::new(OptOps::Upcast, pos, amt)) {
             return;
         }
     }

@@ -158,6 +158,34 @@ fn libm(base: &str, t: ScalarType) -> String {
     }
 }
 
+/// The C operator of a binary ALU op (`+ - * /`, comparisons, bitwise).
+fn infix(op: Op) -> &'static str {
+    match op {
+        Op::Add => "+",
+        Op::Sub => "-",
+        Op::Mul => "*",
+        Op::Fdiv => "/",
+        Op::CmpLt => "<",
+        Op::CmpLe => "<=",
+        Op::CmpEq => "==",
+        Op::CmpNe => "!=",
+        Op::And => "&",
+        Op::Or => "|",
+        _ => "^",
+    }
+}
+
+/// The libm base name of a rounding op (`rint` rounds half to even in
+/// the default rounding mode, which kernels never change).
+fn rounding(op: Op) -> &'static str {
+    match op {
+        Op::Floor => "floor",
+        Op::Ceil => "ceil",
+        Op::Trunc => "trunc",
+        _ => "rint",
+    }
+}
+
 /// Rounds a `float` expression to the half type `t` (identity otherwise).
 fn round_half(expr: String, t: ScalarType) -> String {
     match t {
@@ -219,8 +247,58 @@ fn literal(c: ConstValue, t: ScalarType) -> String {
 /// vector of a type that has one.
 fn vector_type(d: DType) -> Option<String> {
     let t = d.scalar_type();
+    if d.is_vector() && t == ScalarType::Bool {
+        return Some(mask_type(d.count()));
+    }
     (d.is_vector() && morok_core::caps::is_vector_element(t))
         .then(|| format!("morok_{}x{}", t.name(), d.count()))
+}
+
+/// The C type of a `bool` vector of `w` lanes: a mask of 32-bit lanes,
+/// all ones for true and 0 for false (what vector comparisons produce).
+fn mask_type(w: u16) -> String {
+    format!("morok_b32x{w}")
+}
+
+/// The vector typedef of `w` lanes of `t`.
+fn vec_of(t: ScalarType, w: u16) -> String {
+    vector_type(DType::scalar(t).vec(w)).unwrap_or_default()
+}
+
+/// The signed and the unsigned integer type as wide as `t`.
+fn same_width_ints(t: ScalarType) -> (ScalarType, ScalarType) {
+    if t.itemsize() == 8 {
+        (ScalarType::I64, ScalarType::U64)
+    } else {
+        (ScalarType::I32, ScalarType::U32)
+    }
+}
+
+/// `m ? a : b` per lane, for a mask `m` of lanes as wide as `t`'s (all
+/// ones or 0) and vectors `a`, `b` of type `t`: a bit select (C has no
+/// vector `?:`), which compilers turn into a blend.
+fn select(m: &str, a: &str, b: &str, t: ScalarType, w: u16) -> String {
+    let ty = vec_of(t, w);
+    let i = vec_of(same_width_ints(t).0, w);
+    format!("(({ty})((({i})({m}) & ({i})({a})) | (~({i})({m}) & ({i})({b}))))")
+}
+
+/// A mask (as produced by comparing vectors of `from`) as the mask of
+/// lanes of type `to`'s width.
+fn mask_as(m: String, from: ScalarType, to: ScalarType, w: u16) -> String {
+    if from.itemsize() == to.itemsize() {
+        m
+    } else {
+        format!(
+            "__builtin_convertvector({m}, {})",
+            vec_of(same_width_ints(to).0, w)
+        )
+    }
+}
+
+/// A vector of `w` copies of the C expression `x` of type `t`.
+fn splat(x: &str, t: ScalarType, w: u16) -> String {
+    format!("(({}){{{}}})", vec_of(t, w), vec![x; w as usize].join(", "))
 }
 
 /// The C type of a value of dtype `d` (of node `n`, for errors): a
@@ -240,12 +318,52 @@ fn c_type(n: &UOp, d: DType) -> Result<String, RenderError> {
 /// alignment is assumed).
 fn vector_prelude(d: DType) -> String {
     let name = vector_type(d).unwrap_or_default();
-    let elem = value_type(d.scalar_type()).unwrap_or("void");
-    let bytes = d.itemsize();
+    let t = d.scalar_type();
+    let (elem, bytes) = if t == ScalarType::Bool {
+        ("int32_t", 4 * d.count() as usize)
+    } else {
+        (value_type(t).unwrap_or("void"), d.itemsize())
+    };
     format!(
         "typedef {elem} {name} __attribute__((vector_size({bytes})));\n\
          static inline {name} {name}_load(const void *p) {{ {name} v; memcpy(&v, p, sizeof v); return v; }}\n\
          static inline void {name}_store(void *p, {name} v) {{ memcpy(p, &v, sizeof v); }}\n"
+    )
+}
+
+/// Roundings of a float vector type `t` × `w` to integers, exact like
+/// libm's `trunc`, `floor`, `ceil` and `rint` (which lanes would call):
+/// lanes of magnitude below `2^mantissa` round through an integer
+/// conversion (their sign bit put back, so `-0.5` gives `-0.0`), larger
+/// lanes, infinities and NaN are already integers and stay. `rint` adds
+/// and subtracts `2^mantissa` (round to nearest even, the default mode).
+fn rounding_prelude(t: ScalarType, w: u16) -> String {
+    let (i, u) = same_width_ints(t);
+    let (ty, it, ut) = (vec_of(t, w), vec_of(i, w), vec_of(u, w));
+    let (sign, lim, one) = if t == ScalarType::F64 {
+        ("0x8000000000000000ull", "0x1p52", "0x3ff0000000000000ull")
+    } else {
+        ("0x80000000u", "0x1p23f", "0x3f800000u")
+    };
+    format!(
+        "static inline {ty} {ty}_trunc({ty} a) {{\n\
+         \x20 {ut} bits = ({ut})a, sign = bits & {sign};\n\
+         \x20 {it} small = ({ty})(bits & ~sign) < {lim};\n\
+         \x20 {ty} t = __builtin_convertvector(__builtin_convertvector(({ty})(({ut})small & bits), {it}), {ty});\n\
+         \x20 return ({ty})(((({ut})t | sign) & ({ut})small) | (bits & ~({ut})small));\n\
+         }}\n\
+         static inline {ty} {ty}_floor({ty} a) {{ {ty} t = {ty}_trunc(a); return t - ({ty})(({ut})(t > a) & {one}); }}\n\
+         static inline {ty} {ty}_ceil({ty} a) {{\n\
+         \x20 {ty} t = {ty}_trunc(a); t = t + ({ty})(({ut})(t < a) & {one});\n\
+         \x20 return ({ty})(({ut})t | (({ut})a & {sign}));\n\
+         }}\n\
+         static inline {ty} {ty}_rint({ty} a) {{\n\
+         \x20 {ut} bits = ({ut})a, sign = bits & {sign};\n\
+         \x20 {ty} mag = ({ty})(bits & ~sign);\n\
+         \x20 {it} small = mag < {lim};\n\
+         \x20 {ty} r = ({ty})(({ut})((mag + {lim}) - {lim}) | sign);\n\
+         \x20 return ({ty})((({ut})r & ({ut})small) | (bits & ~({ut})small));\n\
+         }}\n"
     )
 }
 
@@ -290,8 +408,11 @@ impl Ctx<'_> {
         }
         if let Some(c) = n.const_value() {
             let ty = self.vtype(n)?;
-            let lit = literal(c, n.dtype().scalar_type());
+            let mut lit = literal(c, n.dtype().scalar_type());
             if n.dtype().is_vector() {
+                if n.dtype().is_bool() {
+                    lit = if c.truthy() { "-1" } else { "0" }.to_string();
+                }
                 let lanes = vec![lit; n.dtype().count() as usize];
                 return Ok(format!("(({ty}){{{}}})", lanes.join(", ")));
             }
@@ -317,6 +438,9 @@ impl Ctx<'_> {
             .map(|x| {
                 let name = self.name(x)?;
                 Ok(match lane {
+                    Some(i) if x.dtype().is_vector() && x.dtype().is_bool() => {
+                        format!("({name}[{i}] != 0)")
+                    }
                     Some(i) if x.dtype().is_vector() => format!("{name}[{i}]"),
                     _ => name,
                 })
@@ -331,8 +455,15 @@ impl Ctx<'_> {
         n: &Arc<UOp>,
         lane: impl Fn(usize) -> Result<String, RenderError>,
     ) -> Result<String, RenderError> {
+        let mask = n.dtype().is_bool();
         let lanes: Vec<String> = (0..n.dtype().count() as usize)
-            .map(lane)
+            .map(|i| {
+                Ok(if mask {
+                    format!("-(int32_t)({})", lane(i)?)
+                } else {
+                    lane(i)?
+                })
+            })
             .collect::<Result<_, _>>()?;
         Ok(format!("(({}){{{}}})", self.vtype(n)?, lanes.join(", ")))
     }
@@ -507,7 +638,9 @@ impl Ctx<'_> {
                 }
             }
             Op::Cast => {
-                let e = if n.dtype().is_vector() {
+                let e = if let Some(e) = self.vector_cast(n)? {
+                    e
+                } else if n.dtype().is_vector() {
                     let ty = value_type(n.dtype().scalar_type())
                         .ok_or_else(|| err(n, "no C type for this dtype"))?;
                     self.lanewise(n, |i| self.cast(n, &self.operands(n, Some(i))?[0], ty))?
@@ -517,7 +650,10 @@ impl Ctx<'_> {
                 self.define(n, e)?;
             }
             Op::Vectorize => {
-                let lanes = self.operands(n, None)?;
+                let mut lanes = self.operands(n, None)?;
+                if n.dtype().is_bool() {
+                    lanes = lanes.iter().map(|l| format!("-(int32_t){l}")).collect();
+                }
                 let e = format!("(({}){{{}}})", self.vtype(n)?, lanes.join(", "));
                 self.define(n, e)?;
             }
@@ -529,6 +665,10 @@ impl Ctx<'_> {
                     return Err(err(n, "GEP of several lanes"));
                 }
                 let e = format!("{}[{}]", self.name(n.s(0))?, lanes[0]);
+                self.define(n, e)?;
+            }
+            Op::Bitcast if n.dtype().is_vector() => {
+                let e = format!("(({})({}))", self.vtype(n)?, self.name(n.s(0))?);
                 self.define(n, e)?;
             }
             Op::Bitcast => self.bitcast(n)?,
@@ -616,17 +756,15 @@ impl Ctx<'_> {
         if !d.is_vector() {
             return self.scalar_alu(n, self.operands(n, None)?, &self.vtype(n)?);
         }
+        if let Some(e) = self.vector_alu(n)? {
+            return Ok(e);
+        }
         let native = matches!(d.scalar_type(), ScalarType::F32 | ScalarType::F64)
             && n.src().iter().all(|x| x.dtype() == d);
         let s = self.operands(n, None)?;
         match n.op() {
             Op::Add | Op::Sub | Op::Mul | Op::Fdiv if native => {
-                let sym = match n.op() {
-                    Op::Add => "+",
-                    Op::Sub => "-",
-                    Op::Mul => "*",
-                    _ => "/",
-                };
+                let sym = infix(n.op());
                 Ok(format!("({} {sym} {})", s[0], s[1]))
             }
             Op::Neg if native => Ok(format!("(-{})", s[0])),
@@ -636,6 +774,137 @@ impl Ctx<'_> {
                 self.lanewise(n, |i| self.scalar_alu(n, self.operands(n, Some(i))?, ty))
             }
         }
+    }
+
+    /// The expression of a vector ALU node `n` on whole vectors (vector
+    /// masks, see `Caps::vector_masks`), or `None` for the ops left to
+    /// [`Ctx::alu`]'s other forms. Every form computes exactly the scalar
+    /// expression of each lane: integer `+ - *` and left shifts wrap in
+    /// the unsigned type, shift amounts are masked, `MAX`/`MIN`
+    /// propagate NaN, roundings are the exact helpers of
+    /// [`rounding_prelude`], comparisons give 32-bit masks.
+    fn vector_alu(&self, n: &Arc<UOp>) -> Result<Option<String>, RenderError> {
+        let d = n.dtype();
+        let w = d.count();
+        let t = d.scalar_type();
+        if !n
+            .src()
+            .iter()
+            .all(|x| x.dtype().is_vector() && x.dtype().count() == w)
+        {
+            return Ok(None);
+        }
+        let s = self.operands(n, None)?;
+        let ty = self.vtype(n)?;
+        let ot = n.s(0).dtype().scalar_type();
+        let float = t.is_float();
+        let int = morok_core::caps::is_vector_element(t) && t.is_int();
+        let (_, u) = same_width_ints(t);
+        let ut = vec_of(u, w);
+        let bits = t.bits();
+        let e = match n.op() {
+            Op::Add | Op::Sub | Op::Mul if int => {
+                let sym = infix(n.op());
+                format!("(({ty})(({ut}){} {sym} ({ut}){}))", s[0], s[1])
+            }
+            Op::Neg if int => format!("(({ty})(-({ut}){}))", s[0]),
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if !ot.is_bool() => {
+                let sym = infix(n.op());
+                mask_as(format!("({} {sym} {})", s[0], s[1]), ot, ScalarType::I32, w)
+            }
+            Op::And | Op::Or | Op::Xor if int || t.is_bool() => {
+                let sym = infix(n.op());
+                format!("({} {sym} {})", s[0], s[1])
+            }
+            Op::Not if int || t.is_bool() => format!("(~{})", s[0]),
+            Op::Shl if int => format!(
+                "(({ty})(({ut}){} << (({ut}){} & {})))",
+                s[0],
+                s[1],
+                bits - 1
+            ),
+            Op::Shr if int => format!("(({ty})({} >> ({} & {})))", s[0], s[1], bits - 1),
+            Op::Max | Op::Min if float || int => {
+                let (a, b) = (&s[0], &s[1]);
+                let cmp = if n.op() == Op::Max { ">" } else { "<" };
+                let m = if float {
+                    format!("(({a} {cmp} {b}) | ({a} != {a}))")
+                } else {
+                    format!("({a} {cmp} {b})")
+                };
+                select(&m, a, b, t, w)
+            }
+            Op::Where if n.s(0).dtype().is_bool() && (float || int || t.is_bool()) => {
+                let m = mask_as(s[0].clone(), ScalarType::I32, t, w);
+                select(&m, &s[1], &s[2], t, w)
+            }
+            Op::Abs if float => {
+                let (_, u) = same_width_ints(t);
+                let mag = literal(ConstValue::max_of(same_width_ints(t).0), u);
+                format!("(({ty})(({ut}){} & {mag}))", s[0])
+            }
+            Op::Floor | Op::Ceil | Op::Trunc | Op::Round if float => {
+                let f = rounding(n.op());
+                format!("{ty}_{f}({})", s[0])
+            }
+            Op::Recip if float => {
+                let one = literal(ConstValue::Float(1.0), t);
+                format!("({} / {})", splat(&one, t, w), s[0])
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(e))
+    }
+
+    /// A cast of vectors of vector-element types or masks as one vector
+    /// conversion (`__builtin_convertvector`, the same conversion as the
+    /// scalar cast per lane), or `None` for scalars. Float → integer
+    /// saturates and maps NaN to 0 like [`Ctx::cast`]: lanes outside the
+    /// target's range convert a 0 and are replaced by its bounds.
+    fn vector_cast(&self, n: &Arc<UOp>) -> Result<Option<String>, RenderError> {
+        let (d, sd) = (n.dtype(), n.s(0).dtype());
+        let lane_type = |t: ScalarType| t.is_bool() || morok_core::caps::is_vector_element(t);
+        if !d.is_vector()
+            || !sd.is_vector()
+            || !lane_type(d.scalar_type())
+            || !lane_type(sd.scalar_type())
+        {
+            return Ok(None);
+        }
+        let (from, to, w) = (sd.scalar_type(), d.scalar_type(), d.count());
+        let a = self.name(n.s(0))?;
+        let ty = self.vtype(n)?;
+        Ok(Some(match (from, to) {
+            (ScalarType::Bool, _) => format!("__builtin_convertvector(({a} & 1), {ty})"),
+            (_, ScalarType::Bool) => {
+                let zero = literal(ConstValue::zero(from), from);
+                mask_as(format!("({a} != {zero})"), from, ScalarType::I32, w)
+            }
+            (f, t) if f.is_float() && t.is_int() => {
+                let bits = t.bits() as i32;
+                let (lo, hi) = if t.is_unsigned() {
+                    (-1.0, 2f64.powi(bits))
+                } else {
+                    (-(2f64.powi(bits - 1)) - 1.0, 2f64.powi(bits - 1))
+                };
+                let (lo, hi) = (
+                    literal(ConstValue::Float(lo), f),
+                    literal(ConstValue::Float(hi), f),
+                );
+                let inside = format!("(({a} > {lo}) & ({a} < {hi}))");
+                let zero = splat(&literal(ConstValue::zero(f), f), f, w);
+                let conv = format!(
+                    "__builtin_convertvector({}, {ty})",
+                    select(&inside, &a, &zero, f, w)
+                );
+                let max = splat(&literal(ConstValue::max_of(t), t), t, w);
+                let min = splat(&literal(ConstValue::min_of(t), t), t, w);
+                let high = mask_as(format!("({a} >= {hi})"), f, t, w);
+                let low = mask_as(format!("({a} <= {lo})"), f, t, w);
+                select(&low, &min, &select(&high, &max, &conv, t, w), t, w)
+            }
+            _ => format!("__builtin_convertvector({a}, {ty})"),
+        }))
     }
 
     /// The scalar expression of ALU node `n` on the operand expressions
@@ -659,11 +928,7 @@ impl Ctx<'_> {
         let bits = t.bits();
         let e = match n.op() {
             Op::Add | Op::Sub | Op::Mul => {
-                let sym = match n.op() {
-                    Op::Add => "+",
-                    Op::Sub => "-",
-                    _ => "*",
-                };
+                let sym = infix(n.op());
                 let (a, b) = (arg(0)?, arg(1)?);
                 if int && !plain {
                     format!("({ty})(({u}){a} {sym} ({u}){b})")
@@ -729,20 +994,11 @@ impl Ctx<'_> {
                 }
             }
             Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe => {
-                let sym = match n.op() {
-                    Op::CmpLt => "<",
-                    Op::CmpLe => "<=",
-                    Op::CmpEq => "==",
-                    _ => "!=",
-                };
+                let sym = infix(n.op());
                 format!("({} {sym} {})", arg(0)?, arg(1)?)
             }
             Op::And | Op::Or | Op::Xor => {
-                let sym = match n.op() {
-                    Op::And => "&",
-                    Op::Or => "|",
-                    _ => "^",
-                };
+                let sym = infix(n.op());
                 if float {
                     return Err(err(n, "bitwise op on floats"));
                 }
@@ -775,14 +1031,7 @@ impl Ctx<'_> {
             Op::Floor | Op::Ceil | Op::Trunc | Op::Round => {
                 let a = arg(0)?;
                 if float {
-                    let f = match n.op() {
-                        Op::Floor => "floor",
-                        Op::Ceil => "ceil",
-                        Op::Trunc => "trunc",
-                        // rint rounds half to even in the default rounding
-                        // mode, which kernels never change.
-                        _ => "rint",
-                    };
+                    let f = rounding(n.op());
                     format!("{}({a})", libm(f, t))
                 } else {
                     a.to_string()
@@ -846,7 +1095,7 @@ impl Renderer for CRenderer {
     fn caps(&self) -> Caps {
         let mut caps = Caps::all_native().with_vector_bytes(morok_core::caps::host_vector_bytes());
         caps.native = caps.native.with(Op::MulAcc);
-        caps
+        caps.with_vector_masks()
     }
 
     fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
@@ -872,8 +1121,23 @@ impl Renderer for CRenderer {
             .filter(|d| vector_type(*d).is_some())
             .map(|d| (d.scalar_type(), d.count()))
             .collect();
-        for (t, count) in vectors {
+        let mut all = std::collections::BTreeSet::new();
+        for &(t, count) in &vectors {
+            let (i, u) = same_width_ints(t);
+            all.extend([
+                (t, count),
+                (i, count),
+                (u, count),
+                (ScalarType::Bool, count),
+            ]);
+        }
+        for &(t, count) in &all {
             src.push_str(&vector_prelude(DType::scalar(t).vec(count)));
+        }
+        for &(t, count) in &all {
+            if t.is_float() {
+                src.push_str(&rounding_prelude(t, count));
+            }
         }
         let _ = writeln!(
             src,

@@ -1,0 +1,193 @@
+//! Transcendentals on vector lanes (vector masks, see
+//! `morok_core::lower::vectorize`): the upcast lanes of `exp`, `exp2`,
+//! `log`, `log2` and `tanh` run their decomposition on whole vectors. Each kernel must
+//! store exactly the bytes of the scalar decomposition (the same ops per
+//! lane, rendered without vectors) on random data mixed with the special
+//! values: NaN, ±inf, ±0, subnormals, huge and tiny magnitudes, halves
+//! (rounding ties).
+
+use super::common::*;
+use morok_core::caps::{host_vector_bytes, Caps};
+use morok_core::dtype::DType;
+use morok_core::lower::LowerOptions;
+use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps};
+use morok_core::uop::{AxisType, Op, UOp};
+use std::sync::Arc;
+
+/// Special values and random ones in roughly [-300, 300] (f64 values,
+/// rounded to `dtype` by [`args`]).
+fn values(n: usize) -> Vec<f64> {
+    let specials = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-40,
+        1e-310,
+        f64::MIN_POSITIVE,
+        1e-30,
+        -1e-30,
+        0.5,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        1.0,
+        -1.0,
+        88.5,
+        -103.9,
+        709.0,
+        -745.0,
+        1e30,
+        -1e30,
+        3e38,
+        1e300,
+        8388607.5,
+        4503599627370495.5,
+        2.0f64.powi(31),
+        -(2.0f64.powi(31)),
+        1e5,
+        -1e5,
+    ];
+    let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|k| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (s >> 11) as f64 / (1u64 << 53) as f64;
+            match k % 3 {
+                0 => specials[(s >> 7) as usize % specials.len()],
+                1 => (r - 0.5) * 20.0,
+                _ => (r - 0.5) * 600.0,
+            }
+        })
+        .collect()
+}
+
+/// The output and input buffers of an `n`-element kernel of `dtype`.
+fn args(dtype: DType, n: usize) -> Vec<Arg> {
+    let v = values(n);
+    let input = if dtype == DType::F64 {
+        Arg::new(dtype, &v)
+    } else {
+        Arg::new(dtype, &v.iter().map(|x| *x as f32).collect::<Vec<_>>())
+    };
+    vec![Arg::zeros(dtype, n), input]
+}
+
+/// A function of one node.
+type UnaryFn = dyn Fn(&Arc<UOp>) -> Arc<UOp>;
+
+/// `out[i] = f(x[i])` over `n` elements.
+fn unary(n: i64, dtype: DType, f: &dyn Fn(&Arc<UOp>) -> Arc<UOp>) -> Arc<UOp> {
+    let i = range(n, 0, AxisType::Loop);
+    store_kernel(0, &i, &f(&load(1, dtype, &i)), std::slice::from_ref(&i))
+}
+
+/// Runs `ast` lowered with `caps` (and the C renderer) on copies of
+/// `args`; the output bytes and the C source.
+fn run_with(ast: &Arc<UOp>, caps: Caps, args: &[Arg]) -> (Vec<u8>, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dev = c_device_in(&dir.path().join("cache"), 1);
+    run_lowered_with(&dev, ast, &LowerOptions::new(caps), args)
+}
+
+/// The C device's capabilities (host vectors, vector masks).
+fn c_caps() -> Caps {
+    use morok_core::device::Device;
+    let dir = tempfile::tempdir().expect("temp dir");
+    c_device_in(&dir.path().join("cache"), 1).renderer().caps()
+}
+
+/// Checks that `f` upcast by the host's vector width stores the bytes of
+/// its scalar decomposition, and that no libm call is left in the
+/// vectorized kernel.
+fn same_as_scalar_decomposition(name: &str, dtype: DType, f: &dyn Fn(&Arc<UOp>) -> Arc<UOp>) {
+    let lanes = (morok_core::lower::vectorize::MIN_DECOMPOSED_BYTES / dtype.itemsize()) as i64;
+    let n = lanes * 37;
+    let ast = unary(n, dtype, f);
+    let args = args(dtype, n as usize);
+    let (want, _) = run_with(&ast, Caps::none_native(), &args);
+    let up = apply_opts(
+        &ast,
+        &[Opt::new(OptOps::Upcast, 0, lanes)],
+        OptLimits::host_cpu().with_vector_bytes(host_vector_bytes()),
+    )
+    .expect("upcast");
+    let (got, src) = run_with(&up, c_caps(), &args);
+    if want != got {
+        let t = dtype.itemsize();
+        let x = &args[1].bytes;
+        for k in 0..n as usize {
+            let r = k * t..(k + 1) * t;
+            assert_eq!(
+                got[r.clone()],
+                want[r.clone()],
+                "{name} {dtype} lane {k}: input bytes {:?}\n{src}",
+                &x[r]
+            );
+        }
+    }
+    for call in [
+        "expf(", "logf(", "sinf(", "cosf(", "exp2f(", "log2f(", "tanhf(",
+    ] {
+        assert!(!src.contains(call), "{name}: {call} left in\n{src}");
+    }
+}
+
+#[test]
+fn vector_transcendentals_match_the_scalar_decomposition() {
+    let ops: [(&str, Op); 5] = [
+        ("exp", Op::Exp),
+        ("exp2", Op::Exp2),
+        ("log", Op::Log),
+        ("log2", Op::Log2),
+        ("tanh", Op::Tanh),
+    ];
+    for dtype in [DType::F32, DType::F64] {
+        for (name, op) in ops {
+            same_as_scalar_decomposition(name, dtype, &|x| x.un(op));
+        }
+    }
+}
+
+#[test]
+fn sin_keeps_libm_on_vectors() {
+    // Its decomposition on vectors measured 20× slower than libm per lane.
+    let n = 64;
+    let ast = unary(n, DType::F32, &|x| x.un(Op::Sin));
+    let up = apply_opts(
+        &ast,
+        &[Opt::new(OptOps::Upcast, 0, 16)],
+        OptLimits::host_cpu().with_vector_bytes(host_vector_bytes()),
+    )
+    .expect("upcast");
+    let args = args(DType::F32, n as usize);
+    let (want, _) = run_with(&ast, c_caps(), &args);
+    let (got, src) = run_with(&up, c_caps(), &args);
+    assert!(src.contains("sinf("), "{src}");
+    assert_eq!(got, want);
+}
+
+#[test]
+fn vector_roundings_and_casts_match_scalars() {
+    // The vector helpers of FLOOR, CEIL, TRUNC, ROUND, ABS, MAX and the
+    // saturating float → int casts, lane by lane against scalar code.
+    let fs: [(&str, &UnaryFn); 7] = [
+        ("floor", &|x| x.un(Op::Floor)),
+        ("ceil", &|x| x.un(Op::Ceil)),
+        ("trunc", &|x| x.un(Op::Trunc)),
+        ("round", &|x| x.un(Op::Round)),
+        ("abs", &|x| x.un(Op::Abs)),
+        ("cast_i32", &|x| x.cast(DType::I32).cast(x.dtype())),
+        ("cast_i64", &|x| x.cast(DType::I64).cast(x.dtype())),
+    ];
+    for dtype in [DType::F32, DType::F64] {
+        for (name, f) in fs {
+            same_as_scalar_decomposition(name, dtype, f);
+        }
+    }
+}
