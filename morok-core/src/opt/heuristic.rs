@@ -6,7 +6,7 @@
 //! 2. grouped reductions for small outputs (GPUs: refused without locals);
 //! 3. upcast of output axes that some buffer does not index (its value is
 //!    reused across the lanes: the register tile of a matmul), by 4,
-//!    while the output has ≥ 1024 elements and the tile has < 32 lanes;
+//!    while the output has ≥ 256 elements (a small matmul gets independent accumulators too) and the tile has < 32 lanes;
 //!    the axis indexed by the fewest buffers with the smallest strides
 //!    goes first; on a target with vectors, a kernel with a reduce whose
 //!    stores are contiguous along such an axis gets a register tile sized
@@ -139,7 +139,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
     }
 }
 
-/// Step 3: while the output has ≥ 1024 elements and the upcast product is
+/// Step 3: while the output has ≥ 256 elements and the upcast product is
 /// below 32, upcast by 4 the best axis (lowest (buffers using it, sum of
 /// its strides)) among the loop axes for which some buffer does not use
 /// the axis but uses every axis upcast so far.
@@ -147,7 +147,7 @@ fn upcast_reused_axes(k: &mut OptKernel) {
     loop {
         let upcast = k.ranges_of(&[AxisType::Upcast]);
         let product: i64 = upcast.iter().filter_map(|r| range_size(r)).product();
-        if output_size(k) < 1024 || product >= 32 {
+        if output_size(k) < 256 || product >= 32 {
             return;
         }
         let ranges = k.ranges();
