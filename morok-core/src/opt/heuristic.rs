@@ -6,7 +6,8 @@
 //! 2. grouped reductions for small outputs (GPUs: refused without locals);
 //! 3. upcast of output axes that some buffer does not index (its value is
 //!    reused across the lanes: the register tile of a matmul), by 4,
-//!    while the output has ≥ 256 elements (a small matmul gets independent accumulators too) and the tile has < 32 lanes;
+//!    while the output has ≥ 256 elements (a small matmul gets
+//!    independent accumulators too) and the tile has < 32 lanes;
 //!    the axis indexed by the fewest buffers with the smallest strides
 //!    goes first; on a target with vectors, a kernel with a reduce whose
 //!    stores are contiguous along such an axis gets a register tile sized
