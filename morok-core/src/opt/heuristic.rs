@@ -215,12 +215,12 @@ fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
 /// A register tile for a reduce kernel on a target with vectors (the
 /// matmul micro-kernel): upcast the output axis `j` the stores step
 /// through with stride 1 (and some buffer does not index) by `NR = 2W`
-/// (or `W`), `W` the lanes of its vectors (see [`vector_width`]), then
+/// (or `W`), `W` the lanes of its vectors (see `vector_width`), then
 /// the output axis `i` some buffer indexing `j` does not index by `MR`,
 /// the largest of 8, 6, 4, 3, 2 that divides it and keeps `MR·NR/W`
 /// accumulators plus `NR/W` loaded rows and one broadcast within the
 /// vector registers (32 with 64-byte vectors, 16 otherwise), then a
-/// third axis where one fits (see [`third_tile_axis`]). Lowering makes
+/// third axis where one fits (see `third_tile_axis`). Lowering makes
 /// each row of the tile `NR/W` vectors updated by vector FMAs; the last
 /// reduce axis is then unrolled by 4 when 4 divides it. Returns false
 /// (nothing applied) when the kernel has no such axes.
