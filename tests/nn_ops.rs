@@ -736,3 +736,40 @@ fn kaiming_modes_and_gains() {
         )
     );
 }
+
+#[test]
+fn padded_conv2d_reads_a_padded_copy_and_matches_the_reference() {
+    // A 3x3 convolution with padding 1 on a row width the vector register
+    // tile divides (8): the padded input is realized by its own kernel,
+    // so the convolution's loads carry no border test (no `?:` around a
+    // load in its code) and its register tile is vectors, and the result
+    // equals the reference evaluator.
+    use morok::{ConvOptions, DType};
+    let input = |shape: &[usize], seed| {
+        Tensor::randn_seeded(shape, DType::F32, seed)
+            .realize()
+            .unwrap()
+    };
+    let (img, w, b) = (
+        input(&[2, 4, 8, 8], 21),
+        input(&[16, 4, 3, 3], 22),
+        input(&[16], 23),
+    );
+    let opts = ConvOptions {
+        padding: (1, 1),
+        ..ConvOptions::default()
+    };
+    let y = img.conv2d(&w, Some(&b), opts).unwrap();
+    common::check(&y).unwrap();
+    let kernels = y.realize().unwrap().kernels();
+    assert_eq!(kernels.len(), 2, "a padding copy and the convolution");
+    let conv = &kernels[1];
+    if conv.backend == "CPU" {
+        assert!(!conv.code.contains("? data"), "{}", conv.code);
+        assert!(conv.code.contains("morok_f32x"), "vectors:\n{}", conv.code);
+    }
+    // no padding: no copy
+    let plain = img.conv2d(&w, None, ConvOptions::default()).unwrap();
+    common::check(&plain).unwrap();
+    assert_eq!(plain.realize().unwrap().kernels().len(), 1);
+}

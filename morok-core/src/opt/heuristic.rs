@@ -6,7 +6,8 @@
 //! 2. grouped reductions for small outputs (GPUs: refused without locals);
 //! 3. upcast of output axes that some buffer does not index (its value is
 //!    reused across the lanes: the register tile of a matmul), by 4,
-//!    while the output has ≥ 1024 elements and the tile has < 32 lanes;
+//!    while the output has ≥ 256 elements (a small matmul gets
+//!    independent accumulators too) and the tile has < 32 lanes;
 //!    the axis indexed by the fewest buffers with the smallest strides
 //!    goes first; on a target with vectors, a kernel with a reduce whose
 //!    stores are contiguous along such an axis gets a register tile sized
@@ -139,7 +140,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
     }
 }
 
-/// Step 3: while the output has ≥ 1024 elements and the upcast product is
+/// Step 3: while the output has ≥ 256 elements and the upcast product is
 /// below 32, upcast by 4 (elementwise kernels: by a vector's lanes, see
 /// [`elementwise_upcast`]) the best axis (lowest (buffers using it, sum of
 /// its strides)) among the loop axes for which some buffer does not use
@@ -148,7 +149,7 @@ fn upcast_reused_axes(k: &mut OptKernel) {
     loop {
         let upcast = k.ranges_of(&[AxisType::Upcast]);
         let product: i64 = upcast.iter().filter_map(|r| range_size(r)).product();
-        if output_size(k) < 1024 || product >= 32 {
+        if output_size(k) < 256 || product >= 32 {
             return;
         }
         let ranges = k.ranges();
@@ -222,20 +223,21 @@ fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
     }
 }
 
-/// A register tile for a reduce kernel on a target with vectors of `W`
-/// lanes (the matmul micro-kernel): upcast the output axis `j` the stores
-/// step through with stride 1 (and some buffer does not index) by
-/// `NR = 2W` (or `W`), then the output axis `i` some buffer indexing `j`
-/// does not index by `MR`, the largest of 8, 6, 4, 3, 2 that divides it
-/// and keeps `MR·NR/W` accumulators plus `NR/W` loaded rows and one
-/// broadcast within the vector registers (32 with 64-byte vectors, 16
-/// otherwise). Lowering makes each row of the tile `NR/W` vectors updated
-/// by vector FMAs; the last reduce axis is then unrolled by 4 when 4
-/// divides it. Returns false (nothing applied) when the kernel has no
-/// such axes.
+/// A register tile for a reduce kernel on a target with vectors (the
+/// matmul micro-kernel): upcast the output axis `j` the stores step
+/// through with stride 1 (and some buffer does not index) by `NR = 2W`
+/// (or `W`), `W` the lanes of its vectors (see `vector_width`), then
+/// the output axis `i` some buffer indexing `j` does not index by `MR`,
+/// the largest of 8, 6, 4, 3, 2 that divides it and keeps `MR·NR/W`
+/// accumulators plus `NR/W` loaded rows and one broadcast within the
+/// vector registers (32 with 64-byte vectors, 16 otherwise), then a
+/// third axis where one fits (see `third_tile_axis`). Lowering makes
+/// each row of the tile `NR/W` vectors updated by vector FMAs; the last
+/// reduce axis is then unrolled by 4 when 4 divides it. Returns false
+/// (nothing applied) when the kernel has no such axes.
 pub fn vector_register_tile(k: &mut OptKernel) -> bool {
-    let w = vector_lanes(k);
-    if w < 4 || k.ranges_of(&[AxisType::Reduce]).is_empty() || output_size(k) < 1024 {
+    let full = vector_lanes(k);
+    if full < 4 || k.ranges_of(&[AxisType::Reduce]).is_empty() || output_size(k) < 1024 {
         return false;
     }
     let Some(store) = first_store(&k.ast) else {
@@ -255,11 +257,12 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     let Some(j) = loops.iter().copied().find(|r| {
         stride(store.s(0).s(1), r, &ranges) == Some(1)
             && reused(r, None)
-            && range_size(r).is_some_and(|s| s % w == 0)
+            && range_size(r).is_some_and(|s| s % 4 == 0)
     }) else {
         return false;
     };
     let size_j = range_size(j).unwrap_or(0);
+    let w = vector_width(full, size_j);
     let nr = if size_j % (2 * w) == 0 && 2 * w <= k.limits.max_upcast {
         2 * w
     } else {
@@ -288,11 +291,62 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
         .into_iter()
         .find(|mr| size_i % mr == 0 && mr * rows + rows < registers);
     if let (Some(mr), Some(pi)) = (mr, pos(k, i_id)) {
-        try_opt(k, Opt::new(OptOps::Upcast, pi, mr));
+        if try_opt(k, Opt::new(OptOps::Upcast, pi, mr)) {
+            third_tile_axis(k, [j_id, i_id], mr * rows, registers);
+        }
     }
     // unroll the reduce by 4 (fewer loop branches per FMA; refused when 4
     // does not divide it)
     let reduces = k.ranges_of(&[AxisType::Reduce]).len();
     try_opt(k, Opt::new(OptOps::Unroll, reduces - 1, 4));
     true
+}
+
+/// The register tile's third axis (a convolution's output rows): the
+/// innermost other output loop axis `h` some buffer indexing `i` does
+/// not index (its loads, a convolution's weights, are reused across
+/// `h`'s lanes), upcast by the largest of 4, 3, 2 that divides it while
+/// the `acc · amt` accumulators plus `amt` loaded vectors stay within the
+/// registers. `acc`: accumulators so far (vectors).
+fn third_tile_axis(k: &mut OptKernel, [j_id, i_id]: [usize; 2], acc: i64, registers: i64) {
+    let indices = buffer_indices(&k.ast);
+    let ranges = k.ranges();
+    let Some(i) = ranges.iter().find(|r| axis_id(r) == i_id) else {
+        return;
+    };
+    let Some(h) = ranges.iter().rev().find(|r| {
+        let id = axis_id(r);
+        r.axis_type() == Some(AxisType::Loop)
+            && id != i_id
+            && id != j_id
+            && indices
+                .iter()
+                .any(|idx| !uses_range(idx, r) && uses_range(idx, i))
+            && indices.iter().any(|idx| uses_range(idx, r))
+    }) else {
+        return;
+    };
+    let size = range_size(h).unwrap_or(1);
+    let Some(amt) = [4, 3, 2]
+        .into_iter()
+        .find(|a| size % a == 0 && acc * a + a < registers)
+    else {
+        return;
+    };
+    if let Some(ph) = k.ranges().iter().position(|r| axis_id(r) == axis_id(h)) {
+        try_opt(k, Opt::new(OptOps::Upcast, ph, amt));
+    }
+}
+
+/// The lanes of `j`'s vectors for a register tile along an axis of
+/// `size` elements on a target with `full`-lane vectors: the largest
+/// power of two up to `full` that divides `size` (a 56-wide image row
+/// gets 8-lane vectors where a register holds 16), at least 4 when `4`
+/// divides `size`.
+fn vector_width(full: i64, size: i64) -> i64 {
+    let mut w = 4;
+    while w * 2 <= full && size % (w * 2) == 0 {
+        w *= 2;
+    }
+    w
 }

@@ -399,3 +399,58 @@ fn heuristics_size_register_tiles_and_upcasts_by_the_vector_width() {
     assert_eq!(with(32, &e).applied, vec![Opt::new(Upcast, 0, 8)]);
     assert_eq!(run(&e, &[4096; 3]), run(&with(64, &e).ast, &[4096; 3]));
 }
+
+/// out[o, y, x] = sum_{c, ky, kx} in[c, y + ky, x + kx] · w[o, c, ky, kx]:
+/// a 3×3 convolution over an already padded input of `(h + 2)·(wd + 2)`
+/// pixels per channel.
+fn conv3x3(outs: i64, chans: i64, h: i64, wd: i64) -> Arc<UOp> {
+    let o = range(outs, 0, AxisType::Loop);
+    let y = range(h, 1, AxisType::Loop);
+    let x = range(wd, 2, AxisType::Loop);
+    let c = range(chans, 3, AxisType::Reduce);
+    let ky = range(3, 4, AxisType::Reduce);
+    let kx = range(3, 5, AxisType::Reduce);
+    let (ph, pw) = (UOp::index(h + 2), UOp::index(wd + 2));
+    let pixel = c.mul(&ph).add(&y.add(&ky)).mul(&pw).add(&x.add(&kx));
+    let weight = o
+        .mul(&UOp::index(chans))
+        .add(&c)
+        .mul(&UOp::index(3))
+        .add(&ky)
+        .mul(&UOp::index(3))
+        .add(&kx);
+    let v = load(1, &pixel)
+        .mul(&load(2, &weight))
+        .reduce(ReduceOp::Add, &[c.clone(), ky.clone(), kx.clone()]);
+    let idx = o.mul(&UOp::index(h)).add(&y).mul(&UOp::index(wd)).add(&x);
+    UOp::sink(vec![store(&idx, &v).end(&[o, y, x])])
+}
+
+#[test]
+fn heuristics_tile_a_convolution_by_half_vectors_and_output_rows() {
+    let (outs, chans, h, wd) = (16, 2, 6, 24);
+    let conv = conv3x3(outs, chans, h, wd);
+    let sizes = [
+        (outs * h * wd) as usize,
+        (chans * (h + 2) * (wd + 2)) as usize,
+        (outs * chans * 9) as usize,
+    ];
+    let upcasts = |bytes: u16| {
+        let mut k = OptKernel::new(&conv, cpu().with_vector_bytes(bytes));
+        heuristic::hand_coded_optimizations(&mut k);
+        assert_eq!(run(&conv, &sizes), run(&k.ast, &sizes), "{:?}", k.applied);
+        let mut s: Vec<i64> = k
+            .ranges_of(&[AxisType::Upcast])
+            .iter()
+            .filter_map(|r| kernel::range_size(r))
+            .collect();
+        s.sort_unstable();
+        s
+    };
+    // AVX-512: 24 columns take 8-lane vectors (16 does not divide 24),
+    // 8 output channels, 3 output rows: 24 accumulators + 3 rows ≤ 32
+    assert_eq!(upcasts(64), vec![3, 8, 8]);
+    // AVX2: 8 columns by 8 channels; a second row would not fit 16
+    // registers
+    assert_eq!(upcasts(32), vec![8, 8]);
+}
