@@ -213,7 +213,8 @@ impl CallSite {
             return g.clone();
         }
         let names = self.sig.names.len();
-        let found = if names == 0 || names > MAX_NAMES {
+        // Fixed dims take one value only: nothing to generalize.
+        let found = if names > MAX_NAMES || self.sig.is_fixed() {
             None
         } else {
             self.probe(build, names).map(Arc::new)

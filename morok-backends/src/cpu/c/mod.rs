@@ -1,7 +1,9 @@
 //! The C codegen: programs rendered as C11 ([`CRenderer`]), compiled by
 //! the system C compiler into shared objects ([`ObjectCache`], cached on
-//! disk), loaded with `libloading`.
+//! disk), loaded with `libloading`; or taken from the kernels compiled at
+//! build time and linked into the program ([`aot`]).
 
+pub mod aot;
 pub mod compiler;
 pub mod render;
 
@@ -73,6 +75,14 @@ impl Codegen for CCodegen {
     }
 
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
+        if let Some(k) = aot::lookup(&program.source) {
+            // Linked into the program: nothing to keep mapped.
+            return Ok(LoadedKernel {
+                func: k.func,
+                code: Arc::new(()),
+            });
+        }
+        aot::count_jit_build();
         let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
         let cached = lock().get(&program.source).cloned();
         let lib = match cached {
