@@ -1,0 +1,74 @@
+//! The `aot` binary runs its kernels from the build-time table with no C
+//! compiler reachable, and a program whose kernels render differently
+//! (other options) does not run them.
+
+use std::process::{Command, Output};
+
+/// Runs the built binary with `PATH` pointing nowhere (no `cc`, `clang`,
+/// `gcc`), no `MOROK_CC`, a fresh kernel cache directory, and `extra`.
+fn run_without_compiler(extra: &[(&str, &str)]) -> Output {
+    let cache = std::env::temp_dir().join(format!("morok-aot-test-{}", std::process::id()));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aot"));
+    cmd.env("PATH", "/nonexistent")
+        .env("MOROK_CACHE_DIR", &cache)
+        .env_remove("MOROK_CC")
+        .env_remove("MOROK_DEVICE")
+        .env_remove("MOROK_NOOPT")
+        .env_remove("MOROK_BEAM");
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the aot binary starts");
+    let _ = std::fs::remove_dir_all(&cache);
+    out
+}
+
+/// The number after `label` in `out`.
+fn count(out: &str, label: &str) -> usize {
+    out.lines()
+        .find_map(|l| l.strip_prefix(label))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `{label}` line in:\n{out}"))
+}
+
+fn error(out: &str, label: &str) -> f64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix(label))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `{label}` line in:\n{out}"))
+}
+
+#[test]
+fn runs_build_time_kernels_without_a_compiler() {
+    let out = run_without_compiler(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(count(&stdout, "kernels linked into the program:") > 0);
+    assert!(count(&stdout, "aot kernels used:") > 0, "{stdout}");
+    assert_eq!(count(&stdout, "jit kernel builds:"), 0, "{stdout}");
+    assert_eq!(count(&stdout, "warm calls:"), 3, "{stdout}");
+    assert!(error(&stdout, "scale_add max error:") < 1e-6, "{stdout}");
+    assert!(error(&stdout, "mlp max error:") < 1e-5, "{stdout}");
+    assert!(
+        stdout.contains("batch 7: mlp: dim `B` is 7 in parameter `x` (dim 0) but the kernel fixes it to 32"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn kernels_that_render_differently_miss_the_table() {
+    // Without the optimizer the sources differ from the table's keys, so
+    // the device needs the JIT compiler, which is not there.
+    let out = run_without_compiler(&[("MOROK_NOOPT", "1")]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("found on PATH"), "{all}");
+}
