@@ -67,10 +67,12 @@ pub fn signature(
     names: &[String],
     fixed: &[(String, usize)],
 ) -> TokenStream {
-    let fixed = names.iter().map(|n| match fixed.iter().find(|(f, _)| f == n) {
-        Some((_, v)) => quote!(::core::option::Option::Some(#v)),
-        None => quote!(::core::option::Option::None),
-    });
+    let fixed = names
+        .iter()
+        .map(|n| match fixed.iter().find(|(f, _)| f == n) {
+            Some((_, v)) => quote!(::core::option::Option::Some(#v)),
+            None => quote!(::core::option::Option::None),
+        });
     let specs = params.iter().map(|p| {
         let name = p.name.to_string();
         let dt = dtype_tokens(p.ty.dtype);

@@ -121,7 +121,14 @@ pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     let name = f.sig.ident.to_string();
     let graph = if errors.is_none() {
         check_fixed(&fixed, &params).and_then(|fixed| {
-            graph(&name, &params, result.as_ref(), &f.block.stmts, &f.block, &fixed)
+            graph(
+                &name,
+                &params,
+                result.as_ref(),
+                &f.block.stmts,
+                &f.block,
+                &fixed,
+            )
         })
     } else {
         Err(errors.take().expect("checked"))
@@ -253,7 +260,14 @@ pub fn kernel_closure(input: TokenStream) -> TokenStream {
         syn::Expr::Block(b) => b.block.stmts.clone(),
         e => vec![syn::Stmt::Expr(e.clone(), None)],
     };
-    let (code, errs) = match graph("kernel!", &k.params, k.result.as_ref(), &stmts, &k.body, &[]) {
+    let (code, errs) = match graph(
+        "kernel!",
+        &k.params,
+        k.result.as_ref(),
+        &stmts,
+        &k.body,
+        &[],
+    ) {
         Ok(g) => (g.body(), TokenStream::new()),
         Err(e) => (failed_body(&idents), e.to_compile_error()),
     };

@@ -12,7 +12,9 @@ fn data(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
@@ -38,7 +40,10 @@ fn max_error(got: &[f32], want: &[f64]) -> f64 {
 
 fn main() -> morok::Result<()> {
     morok::aot::install(MOROK_AOT_KERNELS);
-    println!("kernels linked into the program: {}", MOROK_AOT_KERNELS.len());
+    println!(
+        "kernels linked into the program: {}",
+        MOROK_AOT_KERNELS.len()
+    );
 
     let (a, b) = (data(32, 1), data(32, 2));
     let y = kernels::scale_add(
@@ -50,7 +55,10 @@ fn main() -> morok::Result<()> {
         .zip(&b)
         .map(|(a, b)| (2.0 * *a as f64 + *b as f64).max(0.0))
         .collect();
-    println!("scale_add max error: {:.1e}", max_error(&y.to_vec::<f32>()?, &want));
+    println!(
+        "scale_add max error: {:.1e}",
+        max_error(&y.to_vec::<f32>()?, &want)
+    );
 
     let (x, w1, w2) = (data(32 * 64, 3), data(64 * 128, 4), data(128 * 10, 5));
     let tx = morok::Tensor::from_vec(x.clone(), &[32, 64])?;
@@ -73,7 +81,10 @@ fn main() -> morok::Result<()> {
         let s: f64 = e.iter().sum();
         want.extend(e.iter().map(|v| v / s));
     }
-    println!("mlp max error: {:.1e}", max_error(&p.to_vec::<f32>()?, &want));
+    println!(
+        "mlp max error: {:.1e}",
+        max_error(&p.to_vec::<f32>()?, &want)
+    );
 
     // The batch is fixed: another size is an error, not a compile.
     let small = morok::Tensor::from_vec(data(7 * 64, 6), &[7, 64])?;
@@ -81,14 +92,8 @@ fn main() -> morok::Result<()> {
         println!("batch 7: {e}");
     }
 
-    println!(
-        "aot kernels used: {}",
-        morok::stats::aot_kernel_hits()
-    );
-    println!(
-        "jit kernel builds: {}",
-        morok::stats::jit_kernel_builds()
-    );
+    println!("aot kernels used: {}", morok::stats::aot_kernel_hits());
+    println!("jit kernel builds: {}", morok::stats::jit_kernel_builds());
     println!("warm calls: {}", morok::stats::dsl_warm_calls());
     Ok(())
 }

@@ -54,7 +54,9 @@ fn runs_build_time_kernels_without_a_compiler() {
     assert!(error(&stdout, "scale_add max error:") < 1e-6, "{stdout}");
     assert!(error(&stdout, "mlp max error:") < 1e-5, "{stdout}");
     assert!(
-        stdout.contains("batch 7: mlp: dim `B` is 7 in parameter `x` (dim 0) but the kernel fixes it to 32"),
+        stdout.contains(
+            "batch 7: mlp: dim `B` is 7 in parameter `x` (dim 0) but the kernel fixes it to 32"
+        ),
         "{stdout}"
     );
 }
