@@ -3,11 +3,18 @@
 //! (other options) does not run them.
 
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Runs the built binary with `PATH` pointing nowhere (no `cc`, `clang`,
-/// `gcc`), no `MOROK_CC`, a fresh kernel cache directory, and `extra`.
+/// `gcc`), no `MOROK_CC`, a fresh kernel cache directory, and `extra`
+/// (which may set `PATH` again).
 fn run_without_compiler(extra: &[(&str, &str)]) -> Output {
-    let cache = std::env::temp_dir().join(format!("morok-aot-test-{}", std::process::id()));
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let cache = std::env::temp_dir().join(format!(
+        "morok-aot-test-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_aot"));
     cmd.env("PATH", "/nonexistent")
         .env("MOROK_CACHE_DIR", &cache)
@@ -59,6 +66,33 @@ fn runs_build_time_kernels_without_a_compiler() {
         ),
         "{stdout}"
     );
+}
+
+#[test]
+fn never_runs_a_compiler_that_is_there() {
+    // Fake compilers that leave a mark when anything runs them.
+    let bin = std::env::temp_dir().join(format!("morok-aot-fake-cc-{}", std::process::id()));
+    std::fs::create_dir_all(&bin).expect("temp dir");
+    for name in ["cc", "clang", "gcc"] {
+        let path = bin.join(name);
+        std::fs::write(&path, "#!/bin/sh\n: > \"$0.ran\"\nexit 1\n").expect("write");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+    }
+    let path = bin.to_string_lossy().into_owned();
+    let out = run_without_compiler(&[("PATH", path.as_str())]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ran: Vec<_> = ["cc", "clang", "gcc"]
+        .iter()
+        .filter(|n| bin.join(format!("{n}.ran")).exists())
+        .collect();
+    let _ = std::fs::remove_dir_all(&bin);
+    assert!(out.status.success(), "{stdout}");
+    assert_eq!(count(&stdout, "jit kernel builds:"), 0, "{stdout}");
+    assert!(ran.is_empty(), "ran {ran:?}");
 }
 
 #[test]

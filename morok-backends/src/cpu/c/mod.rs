@@ -68,6 +68,11 @@ impl Codegen for CCodegen {
     }
 
     fn describe(&self) -> String {
+        if self.objects.get().is_none() && aot::installed() > 0 {
+            // Only kernels compiled ahead of time have run: describing the
+            // JIT compiler would run it (`--version`).
+            return "C (kernels compiled ahead of time)".to_string();
+        }
         match self.objects() {
             Ok(o) => format!("C ({})", o.compiler_version()),
             Err(e) => format!("C ({e})"),
