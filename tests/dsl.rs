@@ -160,3 +160,49 @@ fn model_parameters_forward_and_safetensors() -> morok::Result<()> {
     std::fs::remove_dir_all(&dir).unwrap();
     Ok(())
 }
+
+/// `B` fixed by the attribute: the kernel takes that one value.
+#[morok::kernel(B = 4)]
+fn fixed_relu(x: Tensor<f32, B, 8>) -> Tensor<f32, B, 8> {
+    (x * 2.0).relu()
+}
+
+#[test]
+fn fixed_dims_bind_one_value_and_render_ahead_of_time() -> morok::Result<()> {
+    let x = rand(&[4, 8], 1);
+    let want: Vec<f32> = x
+        .to_vec::<f32>()?
+        .iter()
+        .map(|v| (v * 2.0).max(0.0))
+        .collect();
+    let (cold, warm) = (fixed_relu(&x)?, fixed_relu(&x)?);
+    assert_eq!(cold.to_vec::<f32>()?, want);
+    assert_eq!(warm.to_vec::<f32>()?, want);
+    // A plan's results list its kernels, cold or warm.
+    let kernels = warm.kernels();
+    assert_eq!(kernels.len(), 1);
+    assert_eq!(cold.kernels(), kernels);
+    assert!(kernels[0].code.contains(&kernels[0].name));
+    let e = fixed_relu(&rand(&[3, 8], 2)).unwrap_err();
+    assert!(message(e).starts_with(
+        "fixed_relu: dim `B` is 3 in parameter `x` (dim 0) but the kernel fixes it to 4"
+    ));
+    // What a build script compiles: one kernel, whose C entry point is in
+    // its source.
+    let sources = morok::aot::render(&morok::aot::kernels!(fixed_relu))?;
+    assert_eq!(sources.len(), 1);
+    let k = &sources[0];
+    assert_eq!(k.function, "fixed_relu");
+    assert!(
+        k.source.contains(&format!("void {}(", k.entry)),
+        "{}",
+        k.source
+    );
+    assert_eq!(k.key.len(), 64);
+    // A named dim that nothing fixes cannot be compiled ahead of time.
+    let e = morok::aot::render(&morok::aot::kernels!(shared_mlp::mlp)).unwrap_err();
+    assert!(e
+        .to_string()
+        .contains("kernel `mlp` has named dims [B]: fix each to a value"));
+    Ok(())
+}

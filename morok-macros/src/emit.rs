@@ -59,8 +59,20 @@ pub fn check_result_names(result: &TensorType, names: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The `static` signature the generated code checks its arguments against.
-pub fn signature(kernel: &str, params: &[Param], names: &[String]) -> TokenStream {
+/// The `static` signature the generated code checks its arguments against;
+/// `fixed` lists the dims the attribute fixes (`B = 32`).
+pub fn signature(
+    kernel: &str,
+    params: &[Param],
+    names: &[String],
+    fixed: &[(String, usize)],
+) -> TokenStream {
+    let fixed = names
+        .iter()
+        .map(|n| match fixed.iter().find(|(f, _)| f == n) {
+            Some((_, v)) => quote!(::core::option::Option::Some(#v)),
+            None => quote!(::core::option::Option::None),
+        });
     let specs = params.iter().map(|p| {
         let name = p.name.to_string();
         let dt = dtype_tokens(p.ty.dtype);
@@ -78,6 +90,7 @@ pub fn signature(kernel: &str, params: &[Param], names: &[String]) -> TokenStrea
             kernel: #kernel,
             names: &[#(#names),*],
             params: &[#(#specs),*],
+            fixed: &[#(#fixed),*],
         };
     }
 }

@@ -10,15 +10,65 @@ use std::collections::HashMap;
 use syn::parse::{Parse, ParseStream};
 use syn::{Error, Ident, Result, Token};
 
-/// Expands `#[morok::kernel] fn name(x: Tensor<f32, B, 64>, ...) -> Tensor<..> { .. }`.
+/// The attribute's arguments: dims fixed to values (`B = 32, N = 4`).
+struct FixedDims(Vec<(Ident, usize)>);
+
+impl Parse for FixedDims {
+    fn parse(input: ParseStream) -> Result<Self> {
+        let mut dims = Vec::new();
+        while !input.is_empty() {
+            let name: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value: syn::LitInt = input.parse()?;
+            let v: usize = value.base10_parse()?;
+            if v == 0 {
+                return Err(Error::new(value.span(), "a fixed dim is at least 1"));
+            }
+            dims.push((name, v));
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(FixedDims(dims))
+    }
+}
+
+/// Checks the fixed dims against the signature's names: each must be one
+/// of them, once.
+fn check_fixed(fixed: &[(Ident, usize)], params: &[Param]) -> Result<Vec<(String, usize)>> {
+    let names = dim_names(params)?;
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for (id, v) in fixed {
+        let n = id.to_string();
+        if !names.contains(&n) {
+            return Err(Error::new(
+                id.span(),
+                format!(
+                    "`{n}` is no dim of the signature (its dims are [{}])",
+                    names.join(", ")
+                ),
+            ));
+        }
+        if out.iter().any(|(m, _)| *m == n) {
+            return Err(Error::new(id.span(), format!("dim `{n}` is fixed twice")));
+        }
+        out.push((n, *v));
+    }
+    Ok(out)
+}
+
+/// Expands `#[morok::kernel] fn name(x: Tensor<f32, B, 64>, ...) -> Tensor<..> { .. }`
+/// (or `#[morok::kernel(B = 32)]`) into the function and its hidden
+/// ahead-of-time spec `__morok_aot_name()` (see `morok::aot`).
 pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = None;
-    if !attr.is_empty() {
-        push_err(
-            &mut errors,
-            Error::new_spanned(&attr, "`#[morok::kernel]` takes no arguments"),
-        );
-    }
+    let fixed = match syn::parse2::<FixedDims>(attr) {
+        Ok(f) => f.0,
+        Err(e) => {
+            push_err(&mut errors, e);
+            Vec::new()
+        }
+    };
     let f: syn::ItemFn = match syn::parse2(item) {
         Ok(f) => f,
         Err(e) => return e.to_compile_error(),
@@ -69,58 +119,100 @@ pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let name = f.sig.ident.to_string();
-    let body = if errors.is_none() {
-        generate(&name, &params, result.as_ref(), &f.block.stmts, &f.block)
+    let graph = if errors.is_none() {
+        check_fixed(&fixed, &params).and_then(|fixed| {
+            graph(
+                &name,
+                &params,
+                result.as_ref(),
+                &f.block.stmts,
+                &f.block,
+                &fixed,
+            )
+        })
     } else {
         Err(errors.take().expect("checked"))
     };
     let (attrs, vis, ident) = (&f.attrs, &f.vis, &f.sig.ident);
-    let (code, errs) = match body {
-        Ok(b) => (b, TokenStream::new()),
-        Err(e) => (failed_body(&idents), e.to_compile_error()),
+    let spec_fn = format_ident!("__morok_aot_{}", ident);
+    let (code, spec, errs) = match graph {
+        Ok(g) => {
+            let (sig, build) = (&g.sig, &g.build);
+            let spec = quote!({
+                #sig
+                ::morok::aot::KernelSpec { sig: &__MOROK_SIG, graph: #build }
+            });
+            (g.body(), spec, TokenStream::new())
+        }
+        Err(e) => (
+            failed_body(&idents),
+            quote!({ ::core::unreachable!() }),
+            e.to_compile_error(),
+        ),
     };
     quote! {
         #errs
         #(#attrs)*
         #[track_caller]
         #vis fn #ident(#(#idents: &::morok::Tensor),*) -> ::morok::Result<::morok::Tensor> #code
+
+        /// What a build script needs to compile this kernel ahead of time
+        /// (`morok::aot::kernels!`).
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        #vis fn #spec_fn() -> ::morok::aot::KernelSpec #spec
     }
 }
 
-/// The checked body of a kernel whose result is realized: the graph code
-/// as a closure that the call site's cache (`morok::dsl::rt::CallSite`)
-/// runs on a cold call only.
-fn generate(
+/// The generated parts of a checked kernel: its `static` signature and
+/// the graph code (a closure from the arguments to the lazy result).
+struct Graph {
+    sig: TokenStream,
+    build: TokenStream,
+    ids: Vec<Ident>,
+}
+
+impl Graph {
+    /// The body of a kernel whose result is realized: the call site's
+    /// cache (`morok::dsl::rt::CallSite`) runs the graph code on a cold
+    /// call only.
+    fn body(&self) -> TokenStream {
+        let (sig, build, ids) = (&self.sig, &self.build, &self.ids);
+        quote!({
+            #sig
+            static __MOROK_SITE: ::morok::dsl::rt::CallSite = ::morok::dsl::rt::CallSite::new(&__MOROK_SIG);
+            __MOROK_SITE.call(&[#(#ids),*], &#build)
+        })
+    }
+}
+
+/// Checks a kernel and generates its [`Graph`].
+fn graph(
     name: &str,
     params: &[Param],
     result: Option<&TensorType>,
     stmts: &[syn::Stmt],
     whole: &impl quote::ToTokens,
-) -> Result<TokenStream> {
+    fixed: &[(String, usize)],
+) -> Result<Graph> {
     let names = dim_names(params)?;
     if let Some(r) = result {
         check_result_names(r, &names)?;
     }
     let layers = HashMap::new();
     let body = check_body(params, &names, &layers, &[], stmts, whole, result)?;
-    let sig = signature(name, params, &names);
+    let sig = signature(name, params, &names, fixed);
     let bind = bind_args(params, &names);
     let (stmts, res) = (body.stmts, body.result);
-    let ids: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
+    let ids: Vec<Ident> = params.iter().map(|p| p.name.clone()).collect();
     let at = 0..ids.len();
-    Ok(quote!({
-        #sig
-        static __MOROK_SITE: ::morok::dsl::rt::CallSite = ::morok::dsl::rt::CallSite::new(&__MOROK_SIG);
-        __MOROK_SITE.call(
-            &[#(#ids),*],
-            &|__args: &[&::morok::Tensor]| -> ::morok::Result<::morok::Tensor> {
-                #(let #ids: &::morok::Tensor = __args[#at];)*
-                #bind
-                #(#stmts)*
-                ::core::result::Result::Ok(::core::clone::Clone::clone(#res))
-            },
-        )
-    }))
+    let build = quote!(|__args: &[&::morok::Tensor]| -> ::morok::Result<::morok::Tensor> {
+        #(let #ids: &::morok::Tensor = __args[#at];)*
+        #bind
+        #(#stmts)*
+        ::core::result::Result::Ok(::core::clone::Clone::clone(#res))
+    });
+    Ok(Graph { sig, build, ids })
 }
 
 /// The input of `kernel!`: `|a: f32[N, K], ...| (-> f32[..])? body`.
@@ -168,12 +260,37 @@ pub fn kernel_closure(input: TokenStream) -> TokenStream {
         syn::Expr::Block(b) => b.block.stmts.clone(),
         e => vec![syn::Stmt::Expr(e.clone(), None)],
     };
-    let (code, errs) = match generate("kernel!", &k.params, k.result.as_ref(), &stmts, &k.body) {
-        Ok(b) => (b, TokenStream::new()),
+    let (code, errs) = match graph(
+        "kernel!",
+        &k.params,
+        k.result.as_ref(),
+        &stmts,
+        &k.body,
+        &[],
+    ) {
+        Ok(g) => (g.body(), TokenStream::new()),
         Err(e) => (failed_body(&idents), e.to_compile_error()),
     };
     quote!({
         #errs
         move |#(#idents: &::morok::Tensor),*| -> ::morok::Result<::morok::Tensor> #code
     })
+}
+
+/// Expands `aot_kernels!(path::to::f, g)` into
+/// `[path::to::__morok_aot_f(), __morok_aot_g()]`: the specs that
+/// `#[morok::kernel]` generates beside each function.
+pub fn aot_kernels(input: TokenStream) -> TokenStream {
+    let parser = syn::punctuated::Punctuated::<syn::Path, Token![,]>::parse_terminated;
+    let paths = match syn::parse::Parser::parse2(parser, input) {
+        Ok(p) => p,
+        Err(e) => return e.to_compile_error(),
+    };
+    let specs = paths.into_iter().map(|mut p| {
+        if let Some(last) = p.segments.last_mut() {
+            last.ident = format_ident!("__morok_aot_{}", last.ident, span = last.ident.span());
+        }
+        quote!(#p())
+    });
+    quote!([#(#specs),*])
 }

@@ -34,6 +34,14 @@ pub fn kernel_closure(input: TokenStream) -> TokenStream {
     kernel::kernel_closure(input.into()).into()
 }
 
+/// `aot_kernels!(kernels::mlp, kernels::scale)`: the ahead-of-time specs
+/// (`morok::aot::KernelSpec`) of `#[morok::kernel]` functions, as an
+/// array; re-exported as `morok::aot::kernels`.
+#[proc_macro]
+pub fn aot_kernels(input: TokenStream) -> TokenStream {
+    kernel::aot_kernels(input.into()).into()
+}
+
 /// `model! { struct ..; fn forward(..) -> .. { .. } }`: a struct of layers
 /// with `new(seed)`, `parameters()`, safetensors I/O and checked forward
 /// functions; re-exported as `morok::dsl::model`.

@@ -252,7 +252,7 @@ fn forward(
             &f.body,
             Some(&f.result),
         )?;
-        let sig = signature(&kernel, &f.params, &names);
+        let sig = signature(&kernel, &f.params, &names, &[]);
         let bind = bind_args(&f.params, &names);
         let (stmts, res) = (body.stmts, body.result);
         Ok::<_, Error>(quote!({

@@ -20,7 +20,7 @@ use crate::device::Device;
 use crate::kernel_cache::get_or_compile_with_vars;
 use crate::realize::{alloc, compile_options, count_launch};
 use crate::storage::{self, BufferRef};
-use crate::{Error, Result, Tensor};
+use crate::{Error, KernelInfo, Result, Tensor};
 use morok_core::device::{CompiledKernel, DeviceBuffer};
 use morok_core::program::kernel_name;
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule};
@@ -103,6 +103,8 @@ pub(crate) struct Plan {
     out_len: usize,
     out_shape: Vec<usize>,
     scratch: Vec<(DType, usize)>,
+    /// The kernels, as the results' [`Tensor::kernels`] list them.
+    kernels: Arc<[KernelInfo]>,
     /// Handles of the `Fixed` buffers, which keep them registered.
     _fixed: Vec<BufferRef>,
     /// Sets of intermediates not in use by a running call.
@@ -213,7 +215,8 @@ impl CallSite {
             return g.clone();
         }
         let names = self.sig.names.len();
-        let found = if names == 0 || names > MAX_NAMES {
+        // Fixed dims take one value only: nothing to generalize.
+        let found = if names > MAX_NAMES || self.sig.is_fixed() {
             None
         } else {
             self.probe(build, names).map(Arc::new)
@@ -343,6 +346,16 @@ impl CallSite {
         let Some(spec) = sched.buffers.iter().find(|b| b.id == out) else {
             return Ok(Prepared::TensorPath);
         };
+        let compiler = bound.device.backend().describe();
+        let kernels = steps
+            .iter()
+            .map(|s| KernelInfo {
+                name: s.kernel.name().to_string(),
+                backend: bound.device.name().to_string(),
+                compiler: compiler.clone(),
+                code: s.kernel.source().to_string(),
+            })
+            .collect();
         Ok(Prepared::Plan(Arc::new(Plan {
             device: bound.device.clone(),
             steps,
@@ -350,6 +363,7 @@ impl CallSite {
             out_len: spec.size,
             out_shape: result.shape().to_vec(),
             scratch,
+            kernels,
             _fixed: fixed,
             pool: Mutex::new(Vec::new()),
         })))
@@ -465,11 +479,12 @@ impl Plan {
         drop(bufs);
         lock(&self.pool).push(scratch);
         let handle = storage::register(new_buffer_id(), self.device.clone(), out, self.out_len);
-        Tensor::from_registered(
+        Ok(Tensor::from_registered(
             handle,
             self.out_dtype.scalar_type(),
             self.out_len,
             &self.out_shape,
-        )
+        )?
+        .with_kernel_list(self.kernels.clone()))
     }
 }

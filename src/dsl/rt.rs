@@ -37,6 +37,9 @@ pub struct Signature {
     pub names: &'static [&'static str],
     /// The parameters.
     pub params: &'static [ParamSpec],
+    /// Values fixed by the attribute (`#[morok::kernel(B = 32)]`), by name
+    /// number (empty: none fixed).
+    pub fixed: &'static [Option<usize>],
 }
 
 fn declared(p: &ParamSpec, names: &[&str]) -> String {
@@ -114,10 +117,43 @@ impl Signature {
                 }
             }
         }
+        for (i, v) in values.iter().enumerate() {
+            if let (Some((n, who, at)), Some(Some(want))) = (v, self.fixed.get(i)) {
+                if n != want {
+                    return Err(fail(format!(
+                        "dim `{}` is {n} in parameter `{who}` (dim {at}) but the kernel fixes it to {want}",
+                        self.names[i]
+                    )));
+                }
+            }
+        }
         Ok(values
             .into_iter()
             .map(|v| v.map_or(0, |(n, _, _)| n))
             .collect())
+    }
+
+    /// Whether every dim is known before a call: each is a literal or
+    /// fixed by the attribute (the kernel can be compiled ahead of time).
+    pub fn is_fixed(&self) -> bool {
+        (0..self.names.len()).all(|i| matches!(self.fixed.get(i), Some(Some(_))))
+    }
+
+    /// The shape of every parameter with the fixed values, if
+    /// [`Signature::is_fixed`].
+    pub fn fixed_shapes(&self) -> Option<Vec<Vec<usize>>> {
+        self.params
+            .iter()
+            .map(|p| {
+                p.dims
+                    .iter()
+                    .map(|d| match *d {
+                        DimSpec::Lit(n) => Some(n),
+                        DimSpec::Name(i) => self.fixed.get(i).copied().flatten(),
+                    })
+                    .collect()
+            })
+            .collect()
     }
 }
 

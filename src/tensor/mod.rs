@@ -70,7 +70,9 @@ pub struct Tensor {
 
 struct Inner {
     state: State,
-    kernels: Vec<KernelInfo>,
+    /// The kernels that produced it (shared by a realize's outputs and a
+    /// call-site plan's results).
+    kernels: Option<Arc<[KernelInfo]>>,
 }
 
 enum State {
@@ -90,14 +92,14 @@ struct Graph {
 impl Tensor {
     /// A tensor for `uop` (of `shape`) that reads `buffers`.
     fn from_parts(uop: Arc<UOp>, shape: Shape, buffers: Vec<BufferRef>) -> Tensor {
-        Tensor::with_kernels(uop, shape, buffers, Vec::new())
+        Tensor::with_kernels(uop, shape, buffers, None)
     }
 
     fn with_kernels(
         uop: Arc<UOp>,
         shape: Shape,
         buffers: Vec<BufferRef>,
-        kernels: Vec<KernelInfo>,
+        kernels: Option<Arc<[KernelInfo]>>,
     ) -> Tensor {
         let dtype = uop.dtype().scalar_type();
         Tensor {
@@ -118,7 +120,7 @@ impl Tensor {
         Tensor {
             inner: Arc::new(Inner {
                 state: State::Failed(error),
-                kernels: Vec::new(),
+                kernels: None,
             }),
         }
     }
@@ -200,9 +202,30 @@ impl Tensor {
     }
 
     /// The kernels that ran to produce this tensor (empty unless it was
-    /// returned by [`Tensor::realize`]).
+    /// returned by [`Tensor::realize`] or by a `#[morok::kernel]` call).
     pub fn kernels(&self) -> Vec<KernelInfo> {
-        self.inner.kernels.clone()
+        self.inner
+            .kernels
+            .as_deref()
+            .map_or_else(Vec::new, <[KernelInfo]>::to_vec)
+    }
+
+    /// This tensor, listing `kernels` as the ones that produced it.
+    pub(crate) fn with_kernel_list(&self, kernels: Arc<[KernelInfo]>) -> Tensor {
+        Tensor {
+            inner: Arc::new(Inner {
+                state: match &self.inner.state {
+                    State::Lazy(g) => State::Lazy(Graph {
+                        uop: g.uop.clone(),
+                        shape: g.shape.clone(),
+                        dtype: g.dtype,
+                        buffers: g.buffers.clone(),
+                    }),
+                    State::Failed(e) => State::Failed(e.clone()),
+                },
+                kernels: Some(kernels),
+            }),
+        }
     }
 
     /// The buffer this tensor views in full, if it is a plain buffer view
@@ -289,6 +312,8 @@ impl Tensor {
                 ),
             ));
         }
+        let kernels: Option<Arc<[KernelInfo]>> =
+            (!done.kernels.is_empty()).then(|| done.kernels.clone().into());
         let mut out = Vec::with_capacity(tensors.len());
         for (t, uop) in tensors.iter().zip(done.outputs) {
             let id = uop.toposort().iter().find_map(|n| match n.arg() {
@@ -309,7 +334,7 @@ impl Tensor {
                 uop,
                 shape,
                 vec![handle],
-                done.kernels.clone(),
+                kernels.clone(),
             ));
         }
         Ok(out)

@@ -1,7 +1,9 @@
 //! The C codegen: programs rendered as C11 ([`CRenderer`]), compiled by
 //! the system C compiler into shared objects ([`ObjectCache`], cached on
-//! disk), loaded with `libloading`.
+//! disk), loaded with `libloading`; or taken from the kernels compiled at
+//! build time and linked into the program ([`aot`]).
 
+pub mod aot;
 pub mod compiler;
 pub mod render;
 
@@ -66,6 +68,11 @@ impl Codegen for CCodegen {
     }
 
     fn describe(&self) -> String {
+        if self.objects.get().is_none() && aot::installed() > 0 {
+            // Only kernels compiled ahead of time have run: describing the
+            // JIT compiler would run it (`--version`).
+            return "C (kernels compiled ahead of time)".to_string();
+        }
         match self.objects() {
             Ok(o) => format!("C ({})", o.compiler_version()),
             Err(e) => format!("C ({e})"),
@@ -73,6 +80,14 @@ impl Codegen for CCodegen {
     }
 
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
+        if let Some(k) = aot::lookup(&program.source) {
+            // Linked into the program: nothing to keep mapped.
+            return Ok(LoadedKernel {
+                func: k.func,
+                code: Arc::new(()),
+            });
+        }
+        aot::count_jit_build();
         let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
         let cached = lock().get(&program.source).cloned();
         let lib = match cached {
