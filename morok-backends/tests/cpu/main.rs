@@ -9,5 +9,6 @@ mod llvm;
 mod opts;
 mod reduce;
 mod runtime;
+mod threads;
 mod transcendental;
 mod vectors;
