@@ -239,7 +239,7 @@ fn count(c: &Arc<UOp>, r: &Arc<UOp>, n: i64) -> Option<Arc<UOp>> {
 }
 
 /// The conjuncts of a boolean `AND` tree, left to right (iterative).
-fn conjuncts(c: &Arc<UOp>, out: &mut Vec<Arc<UOp>>) {
+pub(super) fn conjuncts(c: &Arc<UOp>, out: &mut Vec<Arc<UOp>>) {
     let mut todo = vec![c.clone()];
     while let Some(c) = todo.pop() {
         if c.op() == Op::And && c.dtype().is_bool() {
