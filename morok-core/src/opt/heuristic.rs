@@ -76,6 +76,7 @@ fn output_size(k: &OptKernel) -> i64 {
 
 /// Applies the heuristics above to `k`.
 pub fn hand_coded_optimizations(k: &mut OptKernel) {
+    let iterations = super::threads::loop_nest_iterations(k);
     // 1. tensor cores (refused on targets without them)
     let tc = Opt {
         op: OptOps::Tc,
@@ -129,7 +130,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
         }
     }
     // 6. threads (refused without them)
-    super::threads::thread_outer_axis(k);
+    super::threads::thread_outer_axis(k, iterations);
     // 7. locals (refused without them)
     if !k.limits.has_local {
         return;

@@ -30,21 +30,25 @@ use crate::uop::AxisType;
 pub const MIN_WORK_PER_THREAD: i64 = 1 << 15;
 
 /// Iterations of the kernel's whole loop nest: the product of its
-/// constant range sizes (ranges of unknown size count as one).
-fn loop_nest_iterations(k: &OptKernel) -> i64 {
+/// constant range sizes (ranges of unknown size count as one). Range
+/// splits keep it; `PARTIALS` moves iterations into lanes, so the
+/// heuristics take it before any opt.
+pub fn loop_nest_iterations(k: &OptKernel) -> i64 {
     k.ranges()
         .iter()
         .filter_map(|r| range_size(r))
         .fold(1i64, |a, s| a.saturating_mul(s))
 }
 
-/// Applies one `THREAD` opt as described in the module docs; returns
-/// whether one was applied.
-pub fn thread_outer_axis(k: &mut OptKernel) -> bool {
+/// Applies one `THREAD` opt as described in the module docs, for a
+/// kernel of `iterations` loop-nest iterations
+/// ([`loop_nest_iterations`] of the unoptimized kernel); returns whether
+/// one was applied.
+pub fn thread_outer_axis(k: &mut OptKernel, iterations: i64) -> bool {
     if k.limits.max_threads < 2 || !k.ranges_of(&[AxisType::Thread]).is_empty() {
         return false;
     }
-    let by_work = loop_nest_iterations(k) / MIN_WORK_PER_THREAD;
+    let by_work = iterations / MIN_WORK_PER_THREAD;
     let cap = i64::try_from(k.limits.max_threads)
         .unwrap_or(i64::MAX)
         .min(by_work);
