@@ -24,7 +24,7 @@
 use super::buffer_removal::inline;
 use super::depends_on;
 use super::index_simplify::{self as ix};
-use super::reduce_simplify::conjuncts;
+use super::reduce_simplify::{conjuncts, split_off_range};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
@@ -129,16 +129,9 @@ fn solve_equality(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
     };
     let a = as_index(a)?;
     let b = index_value(b)?;
-    let lin = ix::linear(&a);
-    let pos = lin.terms.iter().position(|(t, _)| Arc::ptr_eq(t, r))?;
-    let coeff = lin.terms[pos].1;
-    let mut rest = lin.clone();
-    rest.terms.remove(pos);
-    if rest.terms.iter().any(|(t, _)| depends_on(t, r)) {
-        return None;
-    }
+    let (coeff, rest) = split_off_range(&a, r)?;
     // ±r + rest = b  ⟺  r = ±(b − rest).
-    let diff = ix::add(&b, &ix::mul_c(&rest.build(DType::INDEX), -1));
+    let diff = ix::add(&b, &ix::mul_c(&rest, -1));
     match coeff {
         1 => Some(diff),
         -1 => Some(ix::mul_c(&diff, -1)),
