@@ -80,3 +80,65 @@ fn independent_kernels_of_a_group_run_together_and_match_the_reference() {
         }
     }
 }
+
+/// The thread count of a CPU device (`MOROK_THREADS`, here
+/// `CpuConfig::threads`) caps the `THREAD` axes the optimizer plans and
+/// the threads a launch uses; no reduction is split, so every thread
+/// count stores the same bits, and the results match the reference.
+#[test]
+fn thread_counts_give_identical_results_matching_the_reference() {
+    use morok::Device;
+    use morok_backends::{CpuConfig, CpuDevice};
+    let devices: Vec<Device> = [1usize, 2, 4]
+        .iter()
+        .map(|&threads| {
+            let name = format!("CPU_THREADS_{threads}");
+            Device::register(&name, move || {
+                let config = CpuConfig {
+                    threads,
+                    ..CpuConfig::from_env()
+                };
+                Ok(std::sync::Arc::new(CpuDevice::with_config(config)) as _)
+            })
+            .unwrap();
+            Device::get(&name).unwrap()
+        })
+        .collect();
+    let data = |n: usize, seed: f32| -> Vec<f32> {
+        (0..n).map(|i| ((i as f32) * 0.0137 + seed).sin()).collect()
+    };
+    let results: Vec<Vec<Vec<f32>>> = devices
+        .iter()
+        .map(|dev| {
+            let on = |v: Vec<f32>, shape: &[usize]| {
+                Tensor::from_vec(v, shape).unwrap().to_device(dev).unwrap()
+            };
+            let wide = on(data(2 * 65536, 0.3), &[2, 65536]);
+            let a = on(data(96 * 64, 0.1), &[96, 64]);
+            let b = on(data(64 * 48, 0.2), &[64, 48]);
+            let c = on(data(300 * 700, 0.5), &[300, 700]);
+            let outs = [
+                (&wide * 3.0).relu().unwrap(),
+                a.matmul(&b).unwrap(),
+                c.softmax(-1).unwrap(),
+                c.sum(Some(&[0]), false).unwrap(),
+            ];
+            outs.iter()
+                .map(|t| {
+                    let got = t.to_vec::<f32>().unwrap();
+                    let want = t.reference().unwrap();
+                    for (x, w) in got.iter().zip(want.iter()) {
+                        assert!(
+                            (*x as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                            "{x} vs {w}"
+                        );
+                    }
+                    got
+                })
+                .collect()
+        })
+        .collect();
+    for (i, r) in results.iter().enumerate().skip(1) {
+        assert_eq!(r, &results[0], "device {i} differs from one thread");
+    }
+}

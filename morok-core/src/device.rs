@@ -172,6 +172,13 @@ pub trait Device: Send + Sync {
         self.renderer().caps()
     }
 
+    /// Most threads one kernel launch may run on (1: none). The optimizer
+    /// plans `THREAD` axes for at most this many (`OptLimits::max_threads`);
+    /// a CPU device reads it from `MOROK_THREADS` or its configuration.
+    fn threads(&self) -> usize {
+        1
+    }
+
     /// Allocates a buffer of `count` elements. Its contents are
     /// unspecified: callers write every element before reading it.
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>>;

@@ -58,11 +58,23 @@ pub fn compile_program(
         opts.mode,
         &OptTarget {
             caps,
-            limits: OptLimits::host_cpu().with_vector_bytes(caps.vector_bytes),
+            limits: limits_for(device).with_vector_bytes(caps.vector_bytes),
             device,
         },
     )?;
     lower_optimized(ast, &optimized, renderer, opts)
+}
+
+/// The optimizer's limits for a kernel that runs on `device`: the host
+/// CPU's, with the threads capped at the device's
+/// ([`Device::threads`], `MOROK_THREADS` on the CPU device). Without a
+/// device, the host's cores.
+fn limits_for(device: Option<&dyn Device>) -> OptLimits {
+    let host = OptLimits::host_cpu();
+    match device {
+        Some(d) => host.with_threads(d.threads()),
+        None => host,
+    }
 }
 
 /// Steps 2–4 of [`compile_program`]: lowers `optimized` (the optimizer's

@@ -149,6 +149,10 @@ impl Device for CpuDevice {
         self.codegen.renderer()
     }
 
+    fn threads(&self) -> usize {
+        self.config.threads.max(1)
+    }
+
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
         if !c::render::storable(dtype) {
             return Err(DeviceError::Alloc {

@@ -9,6 +9,7 @@ mod llvm;
 mod opts;
 mod reduce;
 mod runtime;
+mod threads;
 mod transcendental;
 mod vector_math;
 mod vectors;

@@ -19,9 +19,11 @@
 //! 5. with nothing upcast and no reduction strategy, upcast the last
 //!    output axis by a vector's lanes when the stores step through it
 //!    contiguously, else by 4;
-//! 6. locals (GPUs).
+//! 6. a `THREAD` axis for large kernels on targets with threads
+//!    ([`super::threads`]);
+//! 7. locals (GPUs).
 //!
-//! Threads need no opt on the CPU: the host splits the outermost output
+//! Without a `THREAD` axis the CPU host still splits the outermost output
 //! loop across its cores (see `Launch::parallel`).
 
 use super::kernel::{axis_id, range_size, uses_range, OptKernel};
@@ -75,6 +77,7 @@ fn output_size(k: &OptKernel) -> i64 {
 
 /// Applies the heuristics above to `k`.
 pub fn hand_coded_optimizations(k: &mut OptKernel) {
+    let iterations = super::threads::loop_nest_iterations(k);
     // 1. tensor cores (refused on targets without them)
     let tc = Opt {
         op: OptOps::Tc,
@@ -127,7 +130,9 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
             }
         }
     }
-    // 6. locals (refused without them)
+    // 6. threads (refused without them)
+    super::threads::thread_outer_axis(k, iterations);
+    // 7. locals (refused without them)
     if !k.limits.has_local {
         return;
     }

@@ -11,6 +11,8 @@
 //!   of how reductions use the cores.
 //! - [`search`]: beam search over measured candidates, [`measure`] builds
 //!   and times them on a device, [`beam_cache`] keeps the results on disk.
+//! - [`threads`]: the heuristic's `THREAD` axis for large kernels, at most
+//!   [`OptLimits::max_threads`] (the device's cap, `MOROK_THREADS`).
 //!
 //! [`optimize`] runs the heuristics, or the beam search when the mode asks
 //! for it and a device is there to time candidates on (without one,
@@ -24,6 +26,7 @@ pub mod kernel;
 pub mod measure;
 pub mod reduce_strategy;
 pub mod search;
+pub mod threads;
 
 pub use actions::{apply_opt, Opt, OptArg, OptOps};
 pub use kernel::OptKernel;
@@ -78,6 +81,13 @@ impl OptLimits {
             max_upcast: 16,
             vector_bytes: 0,
         }
+    }
+
+    /// These limits with at most `threads` threads for a `THREAD` axis
+    /// (the device's cap, e.g. `MOROK_THREADS`; 0 counts as 1).
+    pub fn with_threads(mut self, threads: usize) -> OptLimits {
+        self.max_threads = threads.max(1);
+        self
     }
 
     /// These limits for a target whose vectors have `bytes` bytes: upcasts

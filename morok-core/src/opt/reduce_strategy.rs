@@ -352,8 +352,12 @@ mod tests {
             1e-4,
         );
         // the chunks of a split full sum, and 8 when 16 does not divide
+        // (2^20 iterations: also the 4 threads the test limits allow)
         let k = heuristics(&chunk_sum(256, 4096));
-        assert_eq!(k.applied, vec![Opt::new(Partials, 0, 16)]);
+        assert_eq!(
+            k.applied,
+            vec![Opt::new(Partials, 0, 16), Opt::new(Thread, 0, 4)]
+        );
         let odd = chunk_sum(3, 200);
         let k = heuristics(&odd);
         assert_eq!(k.applied, vec![Opt::new(Partials, 0, 8)]);
@@ -376,7 +380,12 @@ mod tests {
 
     #[test]
     fn the_strategy_upcasts_the_columns_of_a_column_sum() {
-        let wide = vec![Opt::new(Upcast, 0, 16), Opt::new(Upcast, 0, 4)];
+        // 2^18 iterations: 4 threads (the limit) over the column blocks
+        let wide = vec![
+            Opt::new(Upcast, 0, 16),
+            Opt::new(Upcast, 0, 4),
+            Opt::new(Thread, 0, 4),
+        ];
         for (rows, cols, opts) in [
             (64, 4096, wide),
             (37, 24, vec![Opt::new(Upcast, 0, 8)]),

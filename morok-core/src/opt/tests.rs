@@ -328,7 +328,9 @@ fn heuristics_tile_a_matmul_and_keep_its_results() {
         vec![
             Opt::new(Upcast, 1, 4),
             Opt::new(Upcast, 0, 4),
-            Opt::new(Unroll, 0, 4)
+            Opt::new(Unroll, 0, 4),
+            // 65536 loop-nest iterations: two threads of 2^15 each
+            Opt::new(Thread, 0, 2),
         ]
     );
     let sizes = [32 * 32, 32 * 64, 64 * 32];

@@ -8,8 +8,8 @@
 //! 3. `realize` ([`rangeify::realize`]): where kernels split;
 //! 4. `rangeify` ([`rangeify::indexing`]): movement ops become index
 //!    arithmetic, realized nodes BUFFERIZE nodes;
-//! 5. `simplify` ([`rangeify::index_simplify`], [`rangeify::reduce_simplify`]
-//!    and the shared [`crate::symbolic::symbolic`] rules);
+//! 5. `simplify` ([`rangeify::index_simplify`], [`rangeify::reduce_simplify`],
+//!    [`rangeify::gather_collapse`] and the shared [`crate::symbolic::symbolic`] rules);
 //! 6. `buffers` ([`rangeify::buffer_removal`]): folding, inlining, dead axes;
 //! 7. `kernelize` ([`kernelize`]): BUFFERIZE → STORE → KERNEL;
 //! 8. `schedule` ([`schedule`](mod@schedule)): items in dependency order and
@@ -148,6 +148,7 @@ fn simplify_rules() -> PatternMatcher {
         .combined(&rangeify::index_simplify::index_rules(), "simplify")
         .combined(&rangeify::gated_index::gated_index_rules(), "simplify")
         .combined(&rangeify::reduce_simplify::reduce_rules(), "simplify")
+        .combined(&rangeify::gather_collapse::gather_rules(), "simplify")
 }
 
 /// Fails if a tensor-level op survived rangeify (an op without a rule).

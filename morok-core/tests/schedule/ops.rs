@@ -350,3 +350,46 @@ fn padded_consumers_gate_the_loads_of_inlined_and_stored_buffers() {
     }
     assert_close(&out[1], &want);
 }
+
+/// `x[idx[i]]` through a one-hot sum (`select_along` in the tensor
+/// crate): `Σ_r where(idx_i == arange(n)_r, x_r, 0)`. The NE-gated gather
+/// collapse (`rangeify/gather_collapse.rs`) turns the sum into one gated
+/// load per output; indices outside `[0, n)` give 0 as the sum did.
+#[test]
+fn one_hot_gather_collapses_to_a_gated_load() {
+    let mut io = Inputs::default();
+    let n = 7;
+    let d = data(n, 21);
+    let x = io.f32(&[n], d.clone());
+    let picks = [3.0, 0.0, 6.0, -1.0, 7.0, 5.0, 3.0, 100.0];
+    let m = picks.len();
+    let idx = io.typed(DType::I64, &[m], picks.to_vec());
+    let pos = arange(n, DType::I64);
+    let hit = bin(
+        Op::CmpEq,
+        &expand(&reshape(&idx, &[m, 1]), &[m, n]),
+        &expand(&reshape(&pos, &[1, n]), &[m, n]),
+    );
+    let picked = hit.where_(
+        &expand(&reshape(&x, &[1, n]), &[m, n]),
+        &full(0.0, DType::F32, &[m, n]),
+    );
+    let (s, out) = io.run(&[sum(&picked, &[1])]);
+    let want: Vec<f64> = picks
+        .iter()
+        .map(|&p| {
+            if (0.0..n as f64).contains(&p) {
+                d[p as usize]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    assert_close(&out[0], &want);
+    assert_eq!(
+        count_ops(&s, Op::Reduce),
+        0,
+        "the gather kept its loop:\n{}",
+        s.items[0].ast.tree()
+    );
+}

@@ -77,7 +77,11 @@ fn inline_removable(n: &Arc<UOp>) -> Option<Arc<UOp>> {
 /// hand-written walk because it must stop at BUFFERIZE nodes (which
 /// `graph_rewrite` would enter); iterative, in operands-first order, so
 /// deep bodies do not overflow the stack.
-fn inline(body: &Arc<UOp>, map: &HashMap<u64, Arc<UOp>>, gate: Option<&Arc<UOp>>) -> Arc<UOp> {
+pub(super) fn inline(
+    body: &Arc<UOp>,
+    map: &HashMap<u64, Arc<UOp>>,
+    gate: Option<&Arc<UOp>>,
+) -> Arc<UOp> {
     let mut done: HashMap<u64, Arc<UOp>> = HashMap::new();
     let stop = |n: &UOp| n.op() == Op::Bufferize || map.contains_key(&n.id());
     for n in body.toposort_until(stop) {

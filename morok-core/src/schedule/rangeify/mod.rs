@@ -10,8 +10,9 @@
 //!    turning movement ops into index arithmetic, REDUCE_AXIS into REDUCE
 //!    over fresh ranges and every realized node into a BUFFERIZE;
 //! 5. [`index_simplify`] + [`reduce_simplify`]: index algebra, reduce
-//!    collapse (closed forms for gated sums such as `arange`) and
-//!    unparented-range removal;
+//!    collapse (closed forms for gated sums such as `arange`),
+//!    unparented-range removal and [`gather_collapse`] (a one-hot sum
+//!    becomes one gated read);
 //! 6. [`buffer_removal`]: buffer folding, inlining of cheap heuristic
 //!    buffers (partial contiguous) and dead-axis removal.
 //!
@@ -31,6 +32,7 @@
 
 pub mod buffer_removal;
 pub mod gated_index;
+pub mod gather_collapse;
 pub mod index_simplify;
 pub mod indexing;
 pub mod realize;

@@ -239,7 +239,7 @@ fn count(c: &Arc<UOp>, r: &Arc<UOp>, n: i64) -> Option<Arc<UOp>> {
 }
 
 /// The conjuncts of a boolean `AND` tree, left to right (iterative).
-fn conjuncts(c: &Arc<UOp>, out: &mut Vec<Arc<UOp>>) {
+pub(super) fn conjuncts(c: &Arc<UOp>, out: &mut Vec<Arc<UOp>>) {
     let mut todo = vec![c.clone()];
     while let Some(c) = todo.pop() {
         if c.op() == Op::And && c.dtype().is_bool() {
@@ -249,6 +249,20 @@ fn conjuncts(c: &Arc<UOp>, out: &mut Vec<Arc<UOp>>) {
             out.push(c);
         }
     }
+}
+
+/// The `index` expression `x` as `c·r + e` with `e` free of `r`: returns
+/// `(c, e)`, or `None` when `r` occurs other than as a linear term.
+pub(super) fn split_off_range(x: &Arc<UOp>, r: &Arc<UOp>) -> Option<(i128, Arc<UOp>)> {
+    let lin = ix::linear(x);
+    let pos = lin.terms.iter().position(|(t, _)| Arc::ptr_eq(t, r))?;
+    let coeff = lin.terms[pos].1;
+    let mut rest = lin.clone();
+    rest.terms.remove(pos);
+    if rest.terms.iter().any(|(t, _)| depends_on(t, r)) {
+        return None;
+    }
+    Some((coeff, rest.build(DType::INDEX)))
 }
 
 /// Reads `a < b`, `a <= b`, `a == b` or `not(a < b)` over `index` as a
@@ -273,15 +287,7 @@ fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
         }
         _ => return None,
     };
-    let lin = ix::linear(&diff);
-    let pos = lin.terms.iter().position(|(t, _)| Arc::ptr_eq(t, r))?;
-    let coeff = lin.terms[pos].1;
-    let mut rest = lin.clone();
-    rest.terms.remove(pos);
-    if rest.terms.iter().any(|(t, _)| depends_on(t, r)) {
-        return None;
-    }
-    let e = rest.build(DType::INDEX);
+    let (coeff, e) = split_off_range(&diff, r)?;
     let neg_e = ix::mul_c(&e, -1);
     match (coeff, eq) {
         // r + e < 0 ⟺ r < −e.
