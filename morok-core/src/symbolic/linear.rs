@@ -394,7 +394,10 @@ mod tests {
         assert!(matches!(f, Cow::Borrowed(_)), "a sum's forms are cached");
         assert_eq!(f.written.terms.len(), 3);
         assert_eq!(f.merged().terms.len(), 2);
-        assert_eq!((f.written_interval, f.merged_interval), (Some((0, 40)), Some((0, 40))));
+        assert_eq!(
+            (f.written_interval, f.merged_interval),
+            (Some((0, 40)), Some((0, 40)))
+        );
         assert!(std::ptr::eq(sum_forms(&e).unwrap().as_ref(), f.as_ref()));
         // A plain variable is its own term: not stored (no self-reference).
         assert!(matches!(sum_forms(&x).unwrap(), Cow::Owned(_)));

@@ -126,7 +126,7 @@ fn lt_threshold(lin: &Linear, c: i128) -> Option<(Linear, i128)> {
 
 /// `S < c → T < m` (see [`lt_threshold`]), when `m` fits the dtype.
 fn sum_lt(s: &Arc<UOp>, c: ConstValue) -> Option<Arc<UOp>> {
-    let (t, m) = lt_threshold(&exact_form(s)?.merged(), c.as_i128()?)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c.as_i128()?)?;
     let dt = s.dtype();
     fits(dt, (m, m)).then(|| t.build(dt).bin(Op::CmpLt, &int_node(dt, m)))
 }
@@ -135,7 +135,7 @@ fn sum_lt(s: &Arc<UOp>, c: ConstValue) -> Option<Arc<UOp>> {
 /// `T < m` (see [`lt_threshold`]).
 fn lt_sum(c: ConstValue, s: &Arc<UOp>) -> Option<Arc<UOp>> {
     let c1 = c.as_i128()?.checked_add(1)?;
-    let (t, m) = lt_threshold(&exact_form(s)?.merged(), c1)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c1)?;
     let dt = s.dtype();
     fits(dt, (m - 1, m - 1)).then(|| int_node(dt, m - 1).bin(Op::CmpLt, &t.build(dt)))
 }
@@ -143,14 +143,14 @@ fn lt_sum(c: ConstValue, s: &Arc<UOp>) -> Option<Arc<UOp>> {
 /// `S ≤ c → T < m` with `S < c + 1` as `T < m` (see [`lt_threshold`]).
 fn sum_le(s: &Arc<UOp>, c: ConstValue) -> Option<Arc<UOp>> {
     let c1 = c.as_i128()?.checked_add(1)?;
-    let (t, m) = lt_threshold(&exact_form(s)?.merged(), c1)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c1)?;
     let dt = s.dtype();
     fits(dt, (m, m)).then(|| t.build(dt).bin(Op::CmpLt, &int_node(dt, m)))
 }
 
 /// `c ≤ S → m ≤ T` with `S < c` as `T < m` (see [`lt_threshold`]).
 fn le_sum(c: ConstValue, s: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let (t, m) = lt_threshold(&exact_form(s)?.merged(), c.as_i128()?)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c.as_i128()?)?;
     let dt = s.dtype();
     fits(dt, (m, m)).then(|| int_node(dt, m).bin(Op::CmpLe, &t.build(dt)))
 }
