@@ -10,7 +10,10 @@
 //!   processed from stage 0. Otherwise (or in [`Direction::BottomUp`]) the
 //!   operands are scheduled first;
 //! - stage 1: the node is rebuilt from its rewritten operands and the
-//!   rules are tried again; a match is processed from stage 0;
+//!   rules are tried again; a match is processed from stage 0. (Top-down
+//!   with a zero-sized context, a node whose operands came back
+//!   unchanged is not tried again: the rules declined it in stage 0, and
+//!   without context state they would decline it again.)
 //! - stage 2: the node's result is the result of its replacement.
 //!
 //! A rule set that keeps producing new nodes is stopped after a budget of
@@ -20,8 +23,7 @@
 //! node.
 
 use super::PatternMatcher;
-use crate::uop::UOp;
-use std::collections::HashMap;
+use crate::uop::{IdMap, UOp};
 use std::fmt;
 use std::sync::Arc;
 
@@ -155,18 +157,26 @@ pub fn graph_rewrite_with<C>(
     ctx: &mut C,
     opts: RewriteOptions,
 ) -> Result<Arc<UOp>, RewriteError> {
-    let budget = match opts.max_rewrites {
-        Some(b) => b,
-        None => 100_000 + 64 * root.node_count(),
+    // The default budget needs the graph's size; it is counted only once
+    // the rewrite count passes the fixed part, which few rewrites do.
+    const FIXED_BUDGET: usize = 100_000;
+    let mut sized_budget: Option<usize> = None;
+    let mut over_budget = |rewrites: usize| match opts.max_rewrites {
+        Some(b) => rewrites > b,
+        None if rewrites <= FIXED_BUDGET => false,
+        None => {
+            rewrites > *sized_budget.get_or_insert_with(|| FIXED_BUDGET + 64 * root.node_count())
+        }
     };
+    let stateless = std::mem::size_of::<C>() == 0;
     let mut rewrites = 0usize;
-    let mut done: HashMap<u64, Arc<UOp>> = HashMap::new();
+    let mut done: IdMap<Arc<UOp>> = IdMap::default();
     let mut stack: Vec<(Arc<UOp>, Stage, Arc<UOp>)> =
         vec![(root.clone(), Stage::Enter, root.clone())];
 
     let mut replaced = |node: &Arc<UOp>, new: Arc<UOp>, stack: &mut Vec<_>| {
         rewrites += 1;
-        if rewrites > budget {
+        if over_budget(rewrites) {
             return Err(RewriteError::new(
                 pm.name(),
                 node,
@@ -211,11 +221,22 @@ pub fn graph_rewrite_with<C>(
                 }
                 let src = cur.src().iter().map(|s| done[&s.id()].clone()).collect();
                 let rebuilt = cur.with_sources(src);
-                if !Arc::ptr_eq(&rebuilt, &cur) && opts.direction == Direction::TopDown {
+                let unchanged = Arc::ptr_eq(&rebuilt, &cur);
+                if !unchanged && opts.direction == Direction::TopDown {
                     replaced(&node, rebuilt, &mut stack)?;
                     continue;
                 }
-                match pm.rewrite(&rebuilt, ctx)? {
+                // Top-down, the rules already declined this very node at
+                // `Enter`; with a zero-sized context a rule cannot carry
+                // state from the operands' rewrites, so it would decline
+                // again, and asking twice is skipped.
+                let declined = unchanged && opts.direction == Direction::TopDown && stateless;
+                let new = if declined {
+                    None
+                } else {
+                    pm.rewrite(&rebuilt, ctx)?
+                };
+                match new {
                     Some(new) => replaced(&node, new, &mut stack)?,
                     None => {
                         // A fixpoint maps to itself, so revisiting it is free.

@@ -25,6 +25,12 @@ pub fn bounds(node: &Arc<UOp>) -> (ConstValue, ConstValue) {
     if let Some(b) = node.cache().bounds.get() {
         return *b;
     }
+    // Usually the operands' bounds are known already: compute directly.
+    if !uses_operand_bounds(node.op())
+        || node.src().iter().all(|s| s.cache().bounds.get().is_some())
+    {
+        return *node.cache().bounds.get_or_init(|| compute(node));
+    }
     // Post-order over the nodes whose bounds are not cached yet.
     let mut stack: Vec<(Arc<UOp>, bool)> = vec![(node.clone(), false)];
     while let Some((n, operands_done)) = stack.pop() {

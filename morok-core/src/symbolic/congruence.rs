@@ -9,15 +9,14 @@
 //! its non-negative remainder.
 
 use super::bounds::int_bounds;
-use super::linear::{Expand, Linear};
+use super::linear::{gcd, sum_forms, Linear, SumForms};
 use super::{fits, int_node, is_int};
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, Op, UOp};
+use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::sync::Arc;
-
-/// Sums with more terms than this are left alone.
-const MAX_TERMS: usize = 32;
 
 /// Factor splits look for divisors of constants up to this size (index
 /// divisors are small; trial division stays cheap).
@@ -28,10 +27,10 @@ const MAX_ENUMERATION: i128 = 256;
 
 /// The dividend as a merged linear form, with its exact interval, when
 /// that interval is non-negative and fits `dtype`.
-fn nonneg_form(s: &Arc<UOp>) -> Option<(Linear, (i128, i128))> {
-    let lin = Linear::of(s, Expand::AddMul, MAX_TERMS)?.scale(1);
-    let iv = lin.interval(int_bounds)?;
-    (iv.0 >= 0 && fits(s.dtype(), iv)).then_some((lin, iv))
+fn nonneg_form(s: &Arc<UOp>) -> Option<Cow<'_, SumForms>> {
+    let forms = sum_forms(s)?;
+    let iv = forms.merged_interval?;
+    (iv.0 >= 0 && fits(s.dtype(), iv)).then_some(forms)
 }
 
 /// The positive integer value of divisor `c` (of an integer node `n`).
@@ -46,7 +45,8 @@ fn divisor(n: &Arc<UOp>, c: ConstValue) -> Option<i128> {
 /// exact on the whole range, since every value was checked.
 /// Example: `(3a + 3) // 4 → a` and `(3a + 3) % 4 → 3 − a` for `a ∈ [0, 3]`.
 fn affine_quotient(n: &Arc<UOp>, s: &Arc<UOp>, c: i128) -> Option<Arc<UOp>> {
-    let (lin, _) = nonneg_form(s)?;
+    let forms = nonneg_form(s)?;
+    let lin = forms.merged();
     let [(v, k)] = lin.terms.as_slice() else {
         return None;
     };
@@ -83,11 +83,15 @@ fn affine_quotient(n: &Arc<UOp>, s: &Arc<UOp>, c: i128) -> Option<Arc<UOp>> {
 /// up to `√c`).
 fn divisors_desc(c: i128) -> Vec<i128> {
     let mut out = Vec::new();
-    let mut i: i128 = 1;
-    while i * i <= c {
-        if c % i == 0 {
-            out.push(i);
-            out.push(c / i);
+    // Callers bound `c` by `MAX_DIVISOR`, so 64-bit division is exact.
+    let Ok(c64) = u64::try_from(c) else {
+        return out;
+    };
+    let mut i: u64 = 1;
+    while i * i <= c64 {
+        if c64 % i == 0 {
+            out.push(i128::from(i));
+            out.push(i128::from(c64 / i));
         }
         i += 1;
     }
@@ -110,14 +114,27 @@ fn factor_split(n: &Arc<UOp>, s: &Arc<UOp>, c: i128) -> Option<Arc<UOp>> {
     if c > MAX_DIVISOR {
         return None;
     }
-    let (lin, _) = nonneg_form(s)?;
+    let forms = nonneg_form(s)?;
+    let lin = forms.merged();
     let dt = n.dtype();
+    // A divisor `g` of `c` takes a term out exactly when it divides
+    // `gcd(k, c)`; when no term shares a factor with `c` there is nothing
+    // to split (checked before any form is built).
+    let shared: SmallVec<[i128; 8]> = lin
+        .terms
+        .iter()
+        .map(|(_, k)| gcd(*k, c))
+        .filter(|g| *g > 1)
+        .collect();
+    if shared.is_empty() {
+        return None;
+    }
     for g in divisors_desc(c) {
-        let (big, small): (Vec<_>, Vec<_>) =
-            lin.terms.iter().cloned().partition(|(_, k)| k % g == 0);
-        if big.is_empty() {
+        if !shared.iter().any(|s| s % g == 0) {
             continue;
         }
+        let (big, small): (Vec<_>, Vec<_>) =
+            lin.terms.iter().cloned().partition(|(_, k)| k % g == 0);
         let (r, shift, (_, rhi)) = Linear::remainder_mod(small, lin.constant, g, int_bounds)?;
         if rhi >= g {
             continue;

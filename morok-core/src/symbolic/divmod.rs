@@ -10,40 +10,47 @@
 //! needs this checks it, so the rules hold for narrow types too.
 
 use super::bounds::int_bounds;
-use super::linear::{gcd, Expand, Linear};
+use super::linear::{gcd, sum_forms, Linear};
 use super::{fits, int_node, is_int};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, Op, UOp};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Splits a factor `k` by a divisor `c` into `(q, r)` with `k = c*q + r`.
 type FactorSplit = fn(i128, i128) -> (i128, i128);
 
-/// Sums with more terms than this are left alone (keeps rules linear-time).
-const MAX_TERMS: usize = 32;
-
 /// An integer node read as a linear sum `Σ coeff * term + konst` (the
 /// shared [`Linear`] form, with the dtype its nodes wrap in).
-struct Sum {
+struct Sum<'a> {
     dtype: DType,
-    lin: Linear,
+    lin: Cow<'a, Linear>,
 }
 
-impl Sum {
-    /// Flattens the `Add` tree under `n` (and constant factors of `Mul`).
-    fn of(n: &Arc<UOp>) -> Option<Sum> {
-        Some(Sum {
+impl<'a> Sum<'a> {
+    /// Flattens the `Add` tree under `n` (and constant factors of `Mul`),
+    /// with the sum's exact interval when it fits the dtype (see
+    /// [`Sum::exact`]).
+    fn of(n: &'a Arc<UOp>) -> Option<(Sum<'a>, Option<(i128, i128)>)> {
+        let forms = sum_forms(n)?;
+        let exact = forms.written_interval.filter(|b| fits(n.dtype(), *b));
+        let lin = match forms {
+            Cow::Borrowed(f) => Cow::Borrowed(&f.written),
+            Cow::Owned(f) => Cow::Owned(f.written),
+        };
+        let sum = Sum {
             dtype: n.dtype(),
-            lin: Linear::of(n, Expand::AddMul, MAX_TERMS)?,
-        })
+            lin,
+        };
+        Some((sum, exact))
     }
 
-    fn with(&self, lin: Linear) -> Sum {
+    fn with(&self, lin: Linear) -> Sum<'static> {
         Sum {
             dtype: self.dtype,
-            lin,
+            lin: Cow::Owned(lin),
         }
     }
 
@@ -78,8 +85,8 @@ impl Sum {
     /// together, and interval bounds of the result would no longer see
     /// that (a flipped view's index would seem to leave its buffer). Every
     /// split satisfies `self = c*Q + R` exactly over the integers.
-    fn split(&self, c: i128) -> (Sum, Sum) {
-        let konst = self.lin.constant;
+    fn split(&self, c: i128) -> (Sum<'static>, Sum<'static>) {
+        let (strategy, q_const, r_const) = self.split_plan(c);
         let part = |f: &dyn Fn(i128) -> i128, constant: i128| {
             self.with(Linear {
                 terms: self
@@ -91,25 +98,38 @@ impl Sum {
                 constant,
             })
         };
+        (
+            part(&|k| strategy(k, c).0, q_const),
+            part(&|k| strategy(k, c).1, r_const),
+        )
+    }
+
+    /// The choice [`Sum::split`] makes, without building anything: the
+    /// factor split and the constants of `Q` and `R`.
+    fn split_plan(&self, c: i128) -> (FactorSplit, i128, i128) {
+        let konst = self.lin.constant;
         let strategies: [FactorSplit; 2] = [
             |k, c| (k / c, k % c),
             |k, c| (k.div_euclid(c), k.rem_euclid(c)),
         ];
         for strategy in strategies {
-            let mut r = part(&|k| strategy(k, c).1, 0);
-            let Some((lo, hi)) = r.interval() else {
+            let r_terms = self.lin.terms.iter().map(|(t, k)| (t, strategy(*k, c).1));
+            let Some((lo, hi)) = Linear::interval_of(r_terms, 0, int_bounds) else {
                 continue;
             };
             let shift = (konst + lo).div_euclid(c);
-            r.lin.constant = konst - c * shift;
-            if hi + r.lin.constant < c {
-                return (part(&|k| strategy(k, c).0, shift), r);
+            let r_const = konst - c * shift;
+            if hi + r_const < c {
+                return (strategy, shift, r_const);
             }
         }
-        (
-            part(&|k| k / c, konst.div_euclid(c)),
-            part(&|k| k % c, konst.rem_euclid(c)),
-        )
+        (strategies[0], konst.div_euclid(c), konst.rem_euclid(c))
+    }
+
+    /// True if `Q` of [`Sum::split`] by `c` is zero (nothing to split off).
+    fn quotient_is_zero(&self, c: i128) -> bool {
+        let (strategy, q_const, _) = self.split_plan(c);
+        q_const == 0 && self.lin.terms.iter().all(|(_, k)| strategy(*k, c).0 == 0)
     }
 }
 
@@ -137,9 +157,13 @@ fn negative_divisor(n: &Arc<UOp>, c: ConstValue) -> Option<i128> {
 /// identity) and both are computed exactly; `Q` when R is always in
 /// `[0, c)`. For modulo the result is `R % c`, or `R`.
 fn split_sum(n: &Arc<UOp>, s: &Arc<UOp>, divisor: &Arc<UOp>, c: i128) -> Option<Arc<UOp>> {
-    let sum = Sum::of(s)?;
+    let (sum, exact) = Sum::of(s)?;
+    let sr = exact?;
+    if sum.quotient_is_zero(c) {
+        return None;
+    }
     let (q, r) = sum.split(c);
-    let (sr, rr) = (sum.exact()?, r.exact()?);
+    let rr = r.exact()?;
     let same_sign = (sr.0 >= 0 && rr.0 >= 0) || (sr.1 <= 0 && rr.1 <= 0);
     if q.lin.is_zero() || !same_sign {
         return None;
@@ -158,12 +182,12 @@ fn split_sum(n: &Arc<UOp>, s: &Arc<UOp>, divisor: &Arc<UOp>, c: i128) -> Option<
 /// computed exactly (exact rational division: truncation of the same
 /// quotient, and C's remainder scales with both operands).
 fn cancel_gcd(n: &Arc<UOp>, s: &Arc<UOp>, d: i128) -> Option<Arc<UOp>> {
-    let sum = Sum::of(s)?;
+    let (sum, exact) = Sum::of(s)?;
     let g = gcd(sum.lin.content(), d);
     if g <= 1 || sum.lin.terms.is_empty() {
         return None;
     }
-    sum.exact()?;
+    exact?;
     let t = sum.with(sum.lin.divided(g)).build();
     let dt = n.dtype();
     Some(match (n.op(), g == d) {

@@ -12,9 +12,91 @@
 //! terms keep their first-appearance order (left operand first), so that
 //! equal graphs give equal forms and [`Linear::build`] gives equal nodes.
 
+use super::bounds::int_bounds;
 use crate::dtype::DType;
 use crate::uop::{ConstValue, Op, UOp};
+use smallvec::{smallvec, SmallVec};
+use std::borrow::Cow;
 use std::sync::Arc;
+
+/// Sums with more terms than this are left alone by the rules that read
+/// nodes through [`sum_forms`] (keeps those rules linear-time).
+pub const SUM_MAX_TERMS: usize = 32;
+
+/// The sum under an integer node as the div/mod and term rules read it
+/// ([`Expand::AddMul`], at most [`SUM_MAX_TERMS`] terms), with the
+/// facts those rules ask for. See [`sum_forms`].
+#[derive(Clone, Debug)]
+pub struct SumForms {
+    /// The terms as written (not merged).
+    pub written: Linear,
+    /// Exact interval of `written` (each term's bounds), if bounded.
+    pub written_interval: Option<(i128, i128)>,
+    /// `written` with equal terms merged and zero terms dropped, when that
+    /// differs from `written` (see [`SumForms::merged`]).
+    merged: Option<Linear>,
+    /// Exact interval of the merged form, if bounded.
+    pub merged_interval: Option<(i128, i128)>,
+}
+
+impl SumForms {
+    fn of(n: &Arc<UOp>) -> Option<SumForms> {
+        let written = Linear::of(n, Expand::AddMul, SUM_MAX_TERMS)?;
+        let written_interval = written.interval(int_bounds);
+        let distinct = written.terms.iter().enumerate().all(|(i, (t, k))| {
+            *k != 0 && !written.terms[..i].iter().any(|(u, _)| Arc::ptr_eq(u, t))
+        });
+        // Distinct non-zero terms merge to the same form.
+        let merged = (!distinct).then(|| written.scale(1));
+        let merged_interval = match &merged {
+            Some(m) => m.interval(int_bounds),
+            None => written_interval,
+        };
+        Some(SumForms {
+            written,
+            written_interval,
+            merged,
+            merged_interval,
+        })
+    }
+
+    /// The written form with equal terms merged and zero terms dropped.
+    pub fn merged(&self) -> &Linear {
+        self.merged.as_ref().unwrap_or(&self.written)
+    }
+
+    /// Moves every term node out (so a dying node can release them
+    /// iteratively, see `UOp`'s `Drop`).
+    pub fn into_terms(self) -> impl Iterator<Item = Arc<UOp>> {
+        let merged = self.merged.into_iter().flat_map(|m| m.terms);
+        self.written.terms.into_iter().chain(merged).map(|(t, _)| t)
+    }
+}
+
+/// The [`SumForms`] of `n`, computed once per node: the forms of a sum or
+/// a scaled term are stored in the node's cache, and every rule that
+/// reads the node shares them. A node that is its own only term (not a
+/// sum) is not stored, since the cache would then keep the node alive;
+/// its forms are rebuilt on each call (one term, cheap). `None` for
+/// non-integer nodes and sums of more than [`SUM_MAX_TERMS`] terms.
+pub fn sum_forms(n: &Arc<UOp>) -> Option<Cow<'_, SumForms>> {
+    if let Some(cached) = n.cache().sum.get() {
+        return cached.as_deref().map(Cow::Borrowed);
+    }
+    let forms = SumForms::of(n);
+    if let Some(f) = &forms {
+        if f.written.terms.iter().any(|(t, _)| Arc::ptr_eq(t, n)) {
+            return forms.map(Cow::Owned);
+        }
+    }
+    let _ = n.cache().sum.set(forms.map(Box::new));
+    n.cache()
+        .sum
+        .get()
+        .expect("just set")
+        .as_deref()
+        .map(Cow::Borrowed)
+}
 
 /// Greatest common divisor of `|a|` and `|b|` (`gcd(0, 0) = 0`).
 pub fn gcd(a: i128, b: i128) -> i128 {
@@ -78,7 +160,7 @@ impl Linear {
         }
         let full = expand == Expand::AddSubNegMul;
         let mut lin = Linear::default();
-        let mut stack = vec![(n.clone(), 1i128)];
+        let mut stack: SmallVec<[(Arc<UOp>, i128); 8]> = smallvec![(n.clone(), 1i128)];
         while let Some((x, scale)) = stack.pop() {
             if let Some(c) = x.const_int() {
                 lin.constant = lin.constant.checked_add(scale.checked_mul(c)?)?;
@@ -182,10 +264,21 @@ impl Linear {
         &self,
         bounds: impl Fn(&Arc<UOp>) -> Option<(i128, i128)>,
     ) -> Option<(i128, i128)> {
-        let (mut lo, mut hi) = (self.constant, self.constant);
-        for (t, c) in &self.terms {
+        let terms = self.terms.iter().map(|(t, c)| (t, *c));
+        Linear::interval_of(terms, self.constant, bounds)
+    }
+
+    /// [`Linear::interval`] of the form `Σ c·t + constant` given as
+    /// `(t, c)` pairs, so a caller can bound a form it has not built.
+    pub fn interval_of<'a>(
+        terms: impl IntoIterator<Item = (&'a Arc<UOp>, i128)>,
+        constant: i128,
+        bounds: impl Fn(&Arc<UOp>) -> Option<(i128, i128)>,
+    ) -> Option<(i128, i128)> {
+        let (mut lo, mut hi) = (constant, constant);
+        for (t, c) in terms {
             let (a, b) = bounds(t)?;
-            let (p, q) = (a.checked_mul(*c)?, b.checked_mul(*c)?);
+            let (p, q) = (a.checked_mul(c)?, b.checked_mul(c)?);
             lo = lo.checked_add(p.min(q))?;
             hi = hi.checked_add(p.max(q))?;
         }
@@ -291,6 +384,38 @@ mod tests {
         }
         let l = Linear::of(&e, Expand::AddMul, 4).unwrap();
         assert_eq!((l.constant, l.terms.len()), (100_000, 1));
+    }
+
+    #[test]
+    fn sum_forms_are_cached_and_shared() {
+        let (x, y) = (var("x"), var("y"));
+        let e = x.mul(&UOp::index(2)).add(&y).add(&x);
+        let f = sum_forms(&e).unwrap();
+        assert!(matches!(f, Cow::Borrowed(_)), "a sum's forms are cached");
+        assert_eq!(f.written.terms.len(), 3);
+        assert_eq!(f.merged().terms.len(), 2);
+        assert_eq!(
+            (f.written_interval, f.merged_interval),
+            (Some((0, 40)), Some((0, 40)))
+        );
+        assert!(std::ptr::eq(sum_forms(&e).unwrap().as_ref(), f.as_ref()));
+        // A plain variable is its own term: not stored (no self-reference).
+        assert!(matches!(sum_forms(&x).unwrap(), Cow::Owned(_)));
+        let distinct = x.add(&y);
+        let g = sum_forms(&distinct).unwrap();
+        assert!(std::ptr::eq(g.merged(), &g.written));
+    }
+
+    #[test]
+    fn cached_forms_are_released_without_recursion() {
+        // Each node's cached form holds the previous `%` node; dropping the
+        // chain must not free those one inside another.
+        let mut e = var("x");
+        for _ in 0..200_000 {
+            e = e.bin(Op::Mod, &UOp::index(7)).add(&UOp::index(1));
+            assert!(matches!(sum_forms(&e), Some(Cow::Borrowed(_))));
+        }
+        drop(e);
     }
 
     #[test]

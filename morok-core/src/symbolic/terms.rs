@@ -7,36 +7,27 @@
 //! the graph computes is the exact value and integer identities apply.
 
 use super::bounds::int_bounds;
-use super::linear::{gcd, Expand, Linear};
-use super::{fits, int_node, is_int};
+use super::linear::{gcd, sum_forms, Linear, SumForms};
+use super::{fits, int_node};
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{ConstValue, Op, UOp};
+use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Sums with more terms than this are left alone.
-const MAX_TERMS: usize = 32;
-
-/// The sum under `s` as a merged linear form, when its exact interval
-/// fits the dtype.
-fn exact_form(s: &Arc<UOp>) -> Option<Linear> {
-    if !is_int(s) {
-        return None;
-    }
-    let lin = Linear::of(s, Expand::AddMul, MAX_TERMS)?.scale(1);
-    fits(s.dtype(), lin.interval(int_bounds)?).then_some(lin)
-}
-
-/// Number of leaves of the `ADD` tree under `s` (terms as written).
-fn written_terms(s: &Arc<UOp>) -> Option<usize> {
-    Some(Linear::of(s, Expand::AddMul, MAX_TERMS)?.terms.len())
+/// The sum under `s` (its [`SumForms`], shared by every rule), when the
+/// exact interval of its merged form fits the dtype.
+fn exact_form(s: &Arc<UOp>) -> Option<Cow<'_, SumForms>> {
+    let forms = sum_forms(s)?;
+    fits(s.dtype(), forms.merged_interval?).then_some(forms)
 }
 
 /// Like terms: an `ADD` tree in which one term occurs twice (`b + a·2 +
 /// a·3`) is rebuilt from its merged form (`b + a·5`).
 fn merge_like_terms(s: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let lin = exact_form(s)?;
-    (lin.terms.len() < written_terms(s)?).then(|| lin.build(s.dtype()))
+    let forms = exact_form(s)?;
+    (forms.merged().terms.len() < forms.written.terms.len())
+        .then(|| forms.merged().build(s.dtype()))
 }
 
 /// The term `x % c` (its `x`, `c`), if `t` is one with `c > 0`.
@@ -52,7 +43,8 @@ fn mod_of(t: &Arc<UOp>) -> Option<(&Arc<UOp>, i128)> {
 /// (the digits of `x` below `a·b`). The pair is replaced inside the
 /// merged form, the other terms stay.
 fn recombine(s: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let lin = exact_form(s)?;
+    let forms = exact_form(s)?;
+    let lin = forms.merged();
     let dt = s.dtype();
     for (i, (m, k)) in lin.terms.iter().enumerate() {
         let Some((x, a)) = mod_of(m) else {
@@ -134,7 +126,7 @@ fn lt_threshold(lin: &Linear, c: i128) -> Option<(Linear, i128)> {
 
 /// `S < c → T < m` (see [`lt_threshold`]), when `m` fits the dtype.
 fn sum_lt(s: &Arc<UOp>, c: ConstValue) -> Option<Arc<UOp>> {
-    let (t, m) = lt_threshold(&exact_form(s)?, c.as_i128()?)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c.as_i128()?)?;
     let dt = s.dtype();
     fits(dt, (m, m)).then(|| t.build(dt).bin(Op::CmpLt, &int_node(dt, m)))
 }
@@ -143,7 +135,7 @@ fn sum_lt(s: &Arc<UOp>, c: ConstValue) -> Option<Arc<UOp>> {
 /// `T < m` (see [`lt_threshold`]).
 fn lt_sum(c: ConstValue, s: &Arc<UOp>) -> Option<Arc<UOp>> {
     let c1 = c.as_i128()?.checked_add(1)?;
-    let (t, m) = lt_threshold(&exact_form(s)?, c1)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c1)?;
     let dt = s.dtype();
     fits(dt, (m - 1, m - 1)).then(|| int_node(dt, m - 1).bin(Op::CmpLt, &t.build(dt)))
 }
@@ -151,14 +143,14 @@ fn lt_sum(c: ConstValue, s: &Arc<UOp>) -> Option<Arc<UOp>> {
 /// `S ≤ c → T < m` with `S < c + 1` as `T < m` (see [`lt_threshold`]).
 fn sum_le(s: &Arc<UOp>, c: ConstValue) -> Option<Arc<UOp>> {
     let c1 = c.as_i128()?.checked_add(1)?;
-    let (t, m) = lt_threshold(&exact_form(s)?, c1)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c1)?;
     let dt = s.dtype();
     fits(dt, (m, m)).then(|| t.build(dt).bin(Op::CmpLt, &int_node(dt, m)))
 }
 
 /// `c ≤ S → m ≤ T` with `S < c` as `T < m` (see [`lt_threshold`]).
 fn le_sum(c: ConstValue, s: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let (t, m) = lt_threshold(&exact_form(s)?, c.as_i128()?)?;
+    let (t, m) = lt_threshold(exact_form(s)?.merged(), c.as_i128()?)?;
     let dt = s.dtype();
     fits(dt, (m, m)).then(|| int_node(dt, m).bin(Op::CmpLe, &t.build(dt)))
 }

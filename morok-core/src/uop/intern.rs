@@ -11,12 +11,13 @@
 //! found by structural key without storing the key twice, and removed by
 //! the dying node itself.
 
+use super::fast_hash::FastHasher;
 use super::{Op, UOp};
 use crate::dtype::DType;
 use crate::uop::op::Arg;
 use smallvec::SmallVec;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -50,7 +51,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The structural hash of a node: op, dtype, arg and source ids.
 pub(super) fn structural_hash(op: Op, dtype: DType, src: &[Arc<UOp>], arg: &Arg) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = FastHasher::default();
     op.hash(&mut h);
     dtype.hash(&mut h);
     arg.hash(&mut h);

@@ -7,18 +7,20 @@
 //! code that first built it (provenance), which errors quote.
 
 mod build;
+pub mod fast_hash;
 mod intern;
 pub mod op;
 mod print;
 mod shape;
 
+pub use fast_hash::{IdMap, IdSet};
 pub use intern::interned_count;
 pub use op::{Arg, AxisType, ConstValue, Op, OpGroup, ReduceOp};
 pub use shape::{shape_of, tensor_shape};
 
 use crate::dtype::DType;
 use smallvec::SmallVec;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::panic::Location;
@@ -36,6 +38,9 @@ pub struct NodeCache {
     pub bounds: OnceLock<(ConstValue, ConstValue)>,
     /// Tensor shape, or the error that makes the node ill-shaped.
     pub shape: OnceLock<Result<Option<Shape>, crate::shape::ShapeError>>,
+    /// The node read as a sum (see `symbolic::linear::sum_forms`); only
+    /// stored when every term is a strict descendant.
+    pub sum: OnceLock<Option<Box<crate::symbolic::linear::SumForms>>>,
 }
 
 /// A node of the IR. Always handled as `Arc<UOp>`.
@@ -163,7 +168,7 @@ impl UOp {
     /// is true are not visited (the node itself is listed). Iterative.
     pub fn toposort_until(self: &Arc<Self>, stop: impl Fn(&UOp) -> bool) -> Vec<Arc<UOp>> {
         let mut order = Vec::new();
-        let mut seen: HashSet<u64> = HashSet::new();
+        let mut seen = IdSet::default();
         let mut stack: Vec<(Arc<UOp>, bool)> = vec![(self.clone(), false)];
         while let Some((node, expanded)) = stack.pop() {
             if expanded {
@@ -188,7 +193,7 @@ impl UOp {
 
     /// Replaces nodes by pointer identity throughout the graph.
     pub fn substitute(self: &Arc<Self>, map: &HashMap<u64, Arc<UOp>>) -> Arc<UOp> {
-        let mut done: HashMap<u64, Arc<UOp>> = HashMap::new();
+        let mut done: IdMap<Arc<UOp>> = IdMap::default();
         for node in self.toposort() {
             let new = if let Some(r) = map.get(&node.id) {
                 r.clone()
@@ -212,11 +217,23 @@ impl Drop for UOp {
     /// so a million-node chain does not recurse a million frames deep.
     fn drop(&mut self) {
         intern::forget(self.hash);
-        let mut stack: Vec<Arc<UOp>> = std::mem::take(&mut self.src).into_vec();
+        let mut stack = Srcs::new();
+        self.release_children(&mut stack);
         while let Some(child) = stack.pop() {
             if let Some(mut inner) = Arc::into_inner(child) {
-                stack.extend(std::mem::take(&mut inner.src));
+                inner.release_children(&mut stack);
             }
+        }
+    }
+}
+
+impl UOp {
+    /// Moves every node this one holds (operands, and the terms of its
+    /// cached sum form) onto `stack`, for the iterative `Drop`.
+    fn release_children(&mut self, stack: &mut Srcs) {
+        stack.extend(std::mem::take(&mut self.src));
+        if let Some(Some(forms)) = self.cache.sum.take() {
+            stack.extend(forms.into_terms());
         }
     }
 }
