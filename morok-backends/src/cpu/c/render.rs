@@ -703,12 +703,7 @@ impl Ctx<'_> {
             }
             (_, ScalarType::F16 | ScalarType::BF16) => round_half(a.to_string(), to),
             (f, t) if f.is_float() && t.is_int() => {
-                let bits = t.bits() as i32;
-                let (lo, hi) = if t.is_unsigned() {
-                    (-1.0, 2f64.powi(bits))
-                } else {
-                    (-(2f64.powi(bits - 1)) - 1.0, 2f64.powi(bits - 1))
-                };
+                let (lo, hi) = int_range_exclusive(t);
                 format!(
                     "({a} != {a} ? ({ty})0 : {a} >= {hi:e} ? {max} : {a} <= {lo:e} ? {min} : ({ty}){a})",
                     max = literal(ConstValue::max_of(t), t),
@@ -881,12 +876,7 @@ impl Ctx<'_> {
                 mask_as(format!("({a} != {zero})"), from, ScalarType::I32, w)
             }
             (f, t) if f.is_float() && t.is_int() => {
-                let bits = t.bits() as i32;
-                let (lo, hi) = if t.is_unsigned() {
-                    (-1.0, 2f64.powi(bits))
-                } else {
-                    (-(2f64.powi(bits - 1)) - 1.0, 2f64.powi(bits - 1))
-                };
+                let (lo, hi) = int_range_exclusive(t);
                 let (lo, hi) = (
                     literal(ConstValue::Float(lo), f),
                     literal(ConstValue::Float(hi), f),
@@ -1157,4 +1147,16 @@ impl Renderer for CRenderer {
 /// The storage dtype check the device uses before handing buffers over.
 pub(crate) fn storable(d: DType) -> bool {
     !d.is_ptr() && !d.is_vector() && storage_type(d.scalar_type()).is_some()
+}
+
+/// The open interval `(lo, hi)` of floats that convert to the integer type
+/// `t` without saturating: the casts render `x <= lo` and `x >= hi` as
+/// `t`'s minimum and maximum.
+fn int_range_exclusive(t: ScalarType) -> (f64, f64) {
+    let bits = t.bits() as i32;
+    if t.is_unsigned() {
+        (-1.0, 2f64.powi(bits))
+    } else {
+        (-(2f64.powi(bits - 1)) - 1.0, 2f64.powi(bits - 1))
+    }
 }

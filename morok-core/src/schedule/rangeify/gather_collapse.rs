@@ -24,7 +24,7 @@
 use super::buffer_removal::inline;
 use super::depends_on;
 use super::index_simplify::{self as ix};
-use super::reduce_simplify::{conjuncts, split_off_range};
+use super::reduce_simplify::{collapse_one_range, conjuncts, split_off_range};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
@@ -54,22 +54,7 @@ fn gather_collapse(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     if !zero_is_identity {
         return None;
     }
-    let x = n.s(0);
-    let ranges = &n.src()[1..];
-    ranges.iter().enumerate().find_map(|(k, r)| {
-        let picked = pick_one(x, r)?;
-        let rest: Vec<_> = ranges
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != k)
-            .map(|(_, r)| r.clone())
-            .collect();
-        Some(if rest.is_empty() {
-            picked
-        } else {
-            picked.reduce(*op, &rest)
-        })
-    })
+    collapse_one_range(n, *op, pick_one)
 }
 
 /// `where(g, y[r := e], 0)` for a body `x` that selects the one iteration

@@ -81,10 +81,22 @@ fn reduce_collapse(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     if reduce_op(n)? != ReduceOp::Add || n.dtype().is_bool() {
         return None;
     }
+    collapse_one_range(n, ReduceOp::Add, sum_closed)
+}
+
+/// `REDUCE(x, ranges)` with the first range `r` for which `f(x, r)` gives
+/// the body reduced over `r` alone replaced by that result, still reduced
+/// by `op` over the other ranges (correct because a reduction over several
+/// ranges is the nested reduction over each).
+pub(super) fn collapse_one_range(
+    n: &Arc<UOp>,
+    op: ReduceOp,
+    f: impl Fn(&Arc<UOp>, &Arc<UOp>) -> Option<Arc<UOp>>,
+) -> Option<Arc<UOp>> {
     let x = n.s(0);
     let ranges = &n.src()[1..];
     ranges.iter().enumerate().find_map(|(k, r)| {
-        let closed = sum_closed(x, r)?;
+        let collapsed = f(x, r)?;
         let rest: Vec<_> = ranges
             .iter()
             .enumerate()
@@ -92,9 +104,9 @@ fn reduce_collapse(n: &Arc<UOp>) -> Option<Arc<UOp>> {
             .map(|(_, r)| r.clone())
             .collect();
         Some(if rest.is_empty() {
-            closed
+            collapsed
         } else {
-            closed.reduce(ReduceOp::Add, &rest)
+            collapsed.reduce(op, &rest)
         })
     })
 }
