@@ -110,7 +110,7 @@ fn vector_lanes(leaves: &[Arc<UOp>], caps: &Caps, next_axis: &mut usize) -> Opti
     let host = caps.vector_lanes(dtype.scalar_type()) as usize;
     let w = (1..=host.min(amt))
         .rev()
-        .find(|w| w.is_power_of_two() && amt % w == 0)?;
+        .find(|w| w.is_power_of_two() && amt.is_multiple_of(*w))?;
     if w < 2 {
         return None;
     }
