@@ -271,3 +271,75 @@ fn matmul_tiles_with_prime_reduce_and_fma() {
         );
     }
 }
+
+/// Lowers `ast` with `opts` applied for the C device once with its
+/// vectors and once without any, runs both and checks they store the same
+/// bytes; returns the vector kernel's C source. With the `llvm` feature
+/// the LLVM codegen's vector kernel must store those bytes too.
+fn same_with_and_without_vectors(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> String {
+    let (dev, _dir) = c_device();
+    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
+    let optimized = apply_opts(ast, opts, limits).unwrap_or_else(|e| panic!("{e}"));
+    let scalar = LowerOptions::new(dev.renderer().caps().with_vector_bytes(0));
+    let (want, scalar_src) = run_lowered_with(&dev, &optimized, &scalar, args);
+    let (got, src) = run_lowered(&dev, &optimized, args);
+    assert_eq!(got, want, "opts {opts:?}:\n{src}\nscalar:\n{scalar_src}");
+    #[cfg(feature = "llvm")]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let llvm = llvm_device_in(&dir.path().join("cache"), 2);
+        let (got, ir) = run_lowered(&llvm, &optimized, args);
+        assert_eq!(got, want, "LLVM, opts {opts:?}:\n{ir}");
+    }
+    src
+}
+
+#[test]
+fn partial_accumulators_are_vectors_with_the_scalar_partials_bytes() {
+    // out[i] = ⊕_r x[i·len + r] with PARTIALS: the partial accumulators
+    // are vectors of the host's lanes (several when amt is wider), and
+    // the horizontal combine keeps the scalar partials' order: same bytes.
+    let lanes = |d: DType| usize::from(host_vector_bytes()) / d.itemsize();
+    let cases = [
+        (DType::F32, ReduceOp::Add, 5i64, 16 * 67i64, 16i64),
+        (DType::F32, ReduceOp::Max, 3, 16 * 67, 16),
+        (DType::F32, ReduceOp::Min, 3, 8 * 37, 8),
+        (DType::F32, ReduceOp::Add, 7, 8 * 37, 8),
+        (DType::F64, ReduceOp::Add, 3, 16 * 19, 16),
+        (DType::F64, ReduceOp::Max, 2, 4 * 19, 4),
+    ];
+    for (dtype, op, rows, len, amt) in cases {
+        let i = range(rows, 0, AxisType::Loop);
+        let r = range(len, 1, AxisType::Reduce);
+        let x = load(1, dtype, &i.mul(&UOp::index(len)).add(&r));
+        let v = x.reduce(op, std::slice::from_ref(&r));
+        let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
+        let n = (rows * len) as usize;
+        let mut args = vec![Arg::zeros(dtype, rows as usize), input(dtype, n, 11)];
+        if rows > 2 {
+            // NaN in row 1, +inf and -inf in row 2
+            let special = [
+                (len + 3, f64::NAN),
+                (2 * len, f64::INFINITY),
+                (2 * len + 9, f64::NEG_INFINITY),
+            ];
+            let mut data: Vec<f64> = random(n, 11);
+            for (at, v) in special {
+                data[at as usize] = v;
+            }
+            args[1] = match dtype {
+                DType::F64 => Arg::new(dtype, &data),
+                _ => Arg::new(dtype, &data.iter().map(|x| *x as f32).collect::<Vec<_>>()),
+            };
+        }
+        let src = same_with_and_without_vectors(&ast, &args, &[Opt::new(Partials, 0, amt)]);
+        let w = lanes(dtype).min(amt as usize);
+        let name = if dtype == DType::F64 { "f64" } else { "f32" };
+        if w > 1 {
+            assert!(
+                src.contains(&format!("morok_{name}x{w} acc")),
+                "{dtype} {op:?}: a vector accumulator of {w} lanes:\n{src}"
+            );
+        }
+    }
+}

@@ -82,7 +82,7 @@ fn vectorize_of(lanes: &[Arc<UOp>]) -> Arc<UOp> {
 }
 
 /// `GEP(v, [i])`: lane `i` of the vector `v`.
-fn gep(v: &Arc<UOp>, i: usize) -> Arc<UOp> {
+pub(super) fn gep(v: &Arc<UOp>, i: usize) -> Arc<UOp> {
     UOp::new(
         Op::Gep,
         v.dtype().base(),
@@ -127,7 +127,7 @@ fn lane_range(store: &Arc<UOp>) -> Option<Arc<UOp>> {
 }
 
 /// The vectorizer of one store's graph over one lane range.
-struct Lanewise {
+pub(super) struct Lanewise {
     lane: Arc<UOp>,
     w: usize,
     /// Whether the target has vector masks (`Caps::vector_masks`).
@@ -334,11 +334,11 @@ impl Lanewise {
         }
     }
 
-    /// The roots replacing `store` (`STORE(INDEX, value)`): one vector
-    /// store when the index is consecutive, else one store per lane.
-    fn store(&mut self, store: &Arc<UOp>) -> Vec<Arc<UOp>> {
+    /// Computes the lanes of every node of `root`'s graph but its
+    /// `STORE`s, operands first.
+    fn walk(&mut self, root: &Arc<UOp>) {
         let mut depends: HashMap<u64, bool> = HashMap::new();
-        for n in store.toposort() {
+        for n in root.toposort() {
             let dep = Arc::ptr_eq(&n, &self.lane) || n.src().iter().any(|s| depends[&s.id()]);
             depends.insert(n.id(), dep);
             if n.op() == Op::Store {
@@ -351,6 +351,40 @@ impl Lanewise {
             };
             self.lanes.insert(n.id(), lanes);
         }
+    }
+
+    /// The lanes of `value` over the lane range `lane` of `w` lanes as one
+    /// vector node, if they become one (see the module docs); with vector
+    /// masks its transcendentals take their decomposition first.
+    pub(super) fn vector_of(
+        value: &Arc<UOp>,
+        lane: &Arc<UOp>,
+        w: usize,
+        caps: &Caps,
+    ) -> Option<Arc<UOp>> {
+        let masks = caps.vector_masks();
+        let value = if masks {
+            decompose_lanes(value, lane, w)
+        } else {
+            value.clone()
+        };
+        let mut lw = Lanewise {
+            lane: lane.clone(),
+            w,
+            masks,
+            lanes: HashMap::new(),
+        };
+        lw.walk(&value);
+        match lw.of(&value) {
+            Lanes::Vector(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    /// The roots replacing `store` (`STORE(INDEX, value)`): one vector
+    /// store when the index is consecutive, else one store per lane.
+    fn store(&mut self, store: &Arc<UOp>) -> Vec<Arc<UOp>> {
+        self.walk(store);
         let (index, value) = (store.s(0), store.s(1));
         let vector_value =
             is_vector_element(value.dtype().scalar_type()) && !value.dtype().is_bool();

@@ -12,7 +12,9 @@
 //!   splits the axis into `amt` interleaved partial reductions with one
 //!   accumulator each (lane `u` reduces the elements `u, u+amt, u+2·amt,
 //!   …`), combined pairwise after the loop. The lanes of one iteration read
-//!   `amt` consecutive elements and their adds are independent.
+//!   `amt` consecutive elements and their adds are independent. Lowering
+//!   gives the accumulators as lanes of vectors of the host's width
+//!   (`crate::lower::partial_vectors`): one vector load and add per vector.
 //! - **strided reduce axis with a contiguous output axis** (column sums):
 //!   the output axis is upcast, so one pass of the reduce loop reads a run
 //!   of consecutive elements of one row into as many accumulators

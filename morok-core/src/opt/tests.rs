@@ -16,7 +16,7 @@ pub(super) fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
 }
 
 /// out[i] = op_k x[i*K + k].
-pub(super) fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
+pub(crate) fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
     let i = range(rows, 0, AxisType::Loop);
     let r = range(k, 1, AxisType::Reduce);
     let v = load(1, &i.mul(&UOp::index(k)).add(&r)).reduce(op, std::slice::from_ref(&r));
@@ -25,7 +25,7 @@ pub(super) fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
 
 /// out[i, j] = exp(x[i, j] - max_k x[i, k]) / sum_k exp(x[i, k] - max):
 /// a reduce nested in another one's value.
-pub(super) fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
+pub(crate) fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
     let i = range(rows, 0, AxisType::Loop);
     let j = range(cols, 1, AxisType::Loop);
     let r = range(cols, 2, AxisType::Reduce);
@@ -71,7 +71,7 @@ pub(crate) fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
     bufs.swap_remove(0)
 }
 
-pub(super) fn cpu() -> OptLimits {
+pub(crate) fn cpu() -> OptLimits {
     OptLimits {
         max_threads: 4,
         ..OptLimits::host_cpu()
