@@ -41,6 +41,12 @@ fn input(dtype: DType, n: usize, seed: u64) -> Arg {
     }
 }
 
+/// `ast` with `opts` applied under the host CPU's limits and vector width.
+fn optimized_for_host(ast: &Arc<UOp>, opts: &[Opt]) -> Arc<UOp> {
+    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
+    apply_opts(ast, opts, limits).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Lowers `ast` for the C device's capabilities (host vectors, no FMA),
 /// runs it on copies of `args` and returns the output bytes and source.
 fn run_lowered(dev: &morok_backends::CpuDevice, ast: &Arc<UOp>, args: &[Arg]) -> (Vec<u8>, String) {
@@ -54,8 +60,7 @@ fn run_lowered(dev: &morok_backends::CpuDevice, ast: &Arc<UOp>, args: &[Arg]) ->
 fn same_as_scalar(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> String {
     let (dev, _dir) = c_device();
     let (want, _) = run_lowered(&dev, ast, args);
-    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
-    let optimized = apply_opts(ast, opts, limits).unwrap_or_else(|e| panic!("{e}"));
+    let optimized = optimized_for_host(ast, opts);
     let (got, src) = run_lowered(&dev, &optimized, args);
     assert_eq!(got, want, "opts {opts:?}:\n{src}");
     #[cfg(feature = "llvm")]
@@ -278,8 +283,7 @@ fn matmul_tiles_with_prime_reduce_and_fma() {
 /// the LLVM codegen's vector kernel must store those bytes too.
 fn same_with_and_without_vectors(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> String {
     let (dev, _dir) = c_device();
-    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
-    let optimized = apply_opts(ast, opts, limits).unwrap_or_else(|e| panic!("{e}"));
+    let optimized = optimized_for_host(ast, opts);
     let scalar = LowerOptions::new(dev.renderer().caps().with_vector_bytes(0));
     let (want, scalar_src) = run_lowered_with(&dev, &optimized, &scalar, args);
     let (got, src) = run_lowered(&dev, &optimized, args);
