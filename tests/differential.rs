@@ -1324,7 +1324,8 @@ fn reference_evaluates_every_case() {
 
 /// Compiled results against the reference, on the default device
 /// (`MOROK_DEVICE`; the interpreter device `INTERP` is registered too).
-/// `DIFF_EVERY=N` checks every `N`th case only (for the slow modes).
+/// `DIFF_EVERY=N` checks every `N`th case only (for the slow modes). The
+/// cases are shared among one worker thread per core.
 #[test]
 fn compiled_matches_reference() {
     common::interp_device::register();
@@ -1334,12 +1335,28 @@ fn compiled_matches_reference() {
         .filter(|n| *n > 0)
         .unwrap_or(1);
     let cases: Vec<_> = suite().into_iter().step_by(every).collect();
-    let mut failures = Vec::new();
-    for (name, t) in &cases {
-        if let Err(e) = check(t) {
-            failures.push(format!("{name}: {e}"));
-        }
-    }
+    // Cases run on one worker per core (most of the time goes to compiling
+    // kernels, one at a time per worker); the devices are thread-safe.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let cases = &cases;
+                scope.spawn(move || {
+                    cases
+                        .iter()
+                        .skip(w)
+                        .step_by(workers)
+                        .filter_map(|(name, t)| check(t).err().map(|e| format!("{name}: {e}")))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a differential worker panicked"))
+            .collect()
+    });
     report(&format!(
         "differential: {} cases, {} beam searches, {} failed",
         cases.len(),
