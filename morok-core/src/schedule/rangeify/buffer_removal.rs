@@ -77,7 +77,7 @@ fn inline_removable(n: &Arc<UOp>) -> Option<Arc<UOp>> {
 /// hand-written walk because it must stop at BUFFERIZE nodes (which
 /// `graph_rewrite` would enter); iterative, in operands-first order, so
 /// deep bodies do not overflow the stack.
-pub(super) fn inline(
+pub(crate) fn inline(
     body: &Arc<UOp>,
     map: &HashMap<u64, Arc<UOp>>,
     gate: Option<&Arc<UOp>>,
