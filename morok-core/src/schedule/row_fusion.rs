@@ -32,7 +32,7 @@
 //! contiguous. Values are unchanged: the consumer evaluates the same
 //! expression the buffer held at the coordinates it reads.
 
-use super::rangeify::buffer_removal::inline;
+use super::rangeify::buffer_removal::{bufferize_target, inline_read};
 use super::rangeify::{axis_size, is_view_index, split_view_index};
 use crate::dtype::AddrSpace;
 use crate::patterns;
@@ -50,15 +50,6 @@ pub const MAX_FUSED_ROW: usize = 8192;
 #[derive(Debug, Default)]
 pub struct RowFusion {
     fused: HashSet<u64>,
-}
-
-/// The BUFFERIZE node read by a view index, if any.
-fn read_target(n: &Arc<UOp>) -> Option<&Arc<UOp>> {
-    if !is_view_index(n) {
-        return None;
-    }
-    let (b, _, _) = split_view_index(n);
-    (b.op() == Op::Bufferize).then_some(b)
 }
 
 /// The nodes of a BUFFERIZE's body, not entering other BUFFERIZEs.
@@ -132,7 +123,7 @@ impl RowFusion {
         let mut rows_only: HashMap<u64, bool> = HashMap::new();
         for k in &kernels {
             for n in body_nodes(k) {
-                if let Some(b) = read_target(&n) {
+                if let Some(b) = bufferize_target(&n) {
                     readers.entry(b.id()).or_default().push(k.id());
                     let ok = rows_only.entry(b.id()).or_insert(true);
                     *ok &= reads_outer_rows(&n, k);
@@ -210,16 +201,4 @@ fn is_register(b: &Arc<UOp>) -> bool {
             ..
         }
     )
-}
-
-/// The body of `b` at the coordinates of the view index `n`.
-fn inline_read(n: &Arc<UOp>, b: &Arc<UOp>) -> Arc<UOp> {
-    let (_, idx, gate) = split_view_index(n);
-    let map: HashMap<u64, Arc<UOp>> = b.src()[1..]
-        .iter()
-        .zip(idx)
-        .filter(|(a, _)| a.op() == Op::Range)
-        .map(|(a, i)| (a.id(), i.clone()))
-        .collect();
-    inline(b.s(0), &map, gate)
 }
