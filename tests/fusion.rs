@@ -43,11 +43,58 @@ fn reduce_then_elementwise_is_one_kernel() {
     assert_eq!(kernels_for(&t), 1);
 }
 
+/// The row normalizations of the library, by name.
+fn row_op(name: &str, x: &Tensor) -> Tensor {
+    match name {
+        "softmax" => x.softmax(-1),
+        "log_softmax" => x.log_softmax(-1),
+        _ => x.layernorm(&[-1], None, None, 1e-5),
+    }
+    .unwrap()
+}
+
+/// Realizes `t`, checks it against the reference evaluator and returns how
+/// many kernels ran.
+fn checked_kernels(t: &Tensor, tol: f64) -> usize {
+    let ran = kernels_for(t);
+    let got = t.realize().unwrap().to_vec::<f32>().unwrap();
+    let want = t.reference().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        assert!(
+            (*g as f64 - w).abs() <= tol * (1.0 + w.abs()),
+            "element {i}: {g} vs {w}"
+        );
+    }
+    ran
+}
+
 #[test]
-fn softmax_is_at_most_three_kernels() {
+fn row_normalizations_of_cached_rows_are_one_kernel() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let t = matrix(8, 11, 0.6).softmax(-1).unwrap();
-    assert!(kernels_for(&t) <= 3);
+    // Row lengths that are and are not multiples of the vector widths.
+    for (rows, cols) in [(8, 11), (3, 64), (5, 37), (1, 1), (4, 1000)] {
+        for name in ["softmax", "log_softmax", "layernorm"] {
+            let t = row_op(name, &matrix(rows, cols, 0.6 + cols as f32));
+            assert_eq!(checked_kernels(&t, 1e-5), 1, "{name} of {rows}×{cols}");
+        }
+    }
+    // Weight and bias fuse into the same kernel.
+    let (w, b) = (matrix(1, 24, 0.1), matrix(1, 24, 0.2));
+    let t = matrix(6, 24, 0.3)
+        .layernorm(&[-1], Some(&w), Some(&b), 1e-5)
+        .unwrap();
+    assert_eq!(checked_kernels(&t, 1e-5), 1);
+}
+
+#[test]
+fn row_normalizations_of_long_rows_fall_back_to_three_kernels() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cols = morok_core::schedule::row_fusion::MAX_FUSED_ROW + 3;
+    for name in ["softmax", "log_softmax", "layernorm"] {
+        let t = row_op(name, &matrix(2, cols, 0.4));
+        assert_eq!(checked_kernels(&t, 1e-5), 3, "{name} of 2×{cols}");
+    }
 }
 
 #[test]

@@ -11,8 +11,11 @@
 //! 5. `simplify` ([`rangeify::index_simplify`], [`rangeify::reduce_simplify`],
 //!    [`rangeify::gather_collapse`] and the shared [`crate::symbolic::symbolic`] rules);
 //! 6. `buffers` ([`rangeify::buffer_removal`]): folding, inlining, dead axes;
-//! 7. `kernelize` ([`kernelize`]): BUFFERIZE → STORE → KERNEL;
-//! 8. `schedule` ([`schedule`](mod@schedule)): items in dependency order and
+//! 7. `row-fusion` ([`row_fusion`]): short row reductions (softmax's max
+//!    and sum, layernorm's mean and variance) move into the kernel that
+//!    broadcasts them back over the row;
+//! 8. `kernelize` ([`kernelize`]): BUFFERIZE → STORE → KERNEL;
+//! 9. `schedule` ([`schedule`](mod@schedule)): items in dependency order and
 //!    parallel groups; [`memory`]: storage reuse between intermediates.
 //!
 //! Each stage's IR is emitted with `tracing` (target `morok::ir`, level
@@ -24,6 +27,7 @@ pub mod instantiate;
 pub mod kernelize;
 pub mod memory;
 pub mod rangeify;
+pub mod row_fusion;
 #[allow(clippy::module_inception)]
 pub mod schedule;
 
@@ -220,6 +224,12 @@ pub fn schedule(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
     let buffers = simplify.combined(&rangeify::buffer_removal::buffer_rules(), "buffers");
     graph = graph_rewrite(&buffers, &graph, &mut ())?;
     trace_stage("buffers", &graph);
+
+    let mut fusion = row_fusion::RowFusion::analyze(&graph);
+    if !fusion.is_empty() {
+        graph = graph_rewrite(&row_fusion::row_fusion_rules(), &graph, &mut fusion)?;
+        trace_stage("row-fusion", &graph);
+    }
 
     let loads = kernelize::load_rules().combined(&simplify, "bufferize-loads");
     graph = graph_rewrite(&loads, &graph, &mut ())?;

@@ -157,6 +157,17 @@ pub fn softmax(x: &T) -> T {
     div(&e, &z)
 }
 
+/// The softmax of each length-`cols` row of `d`, in f64.
+pub fn softmax_rows(d: &[f64], cols: usize) -> Vec<f64> {
+    let mut want = Vec::new();
+    for row in d.chunks(cols) {
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let z: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        want.extend(row.iter().map(|v| (v - m).exp() / z));
+    }
+    want
+}
+
 /// Inclusive cumulative sum of a 1-D tensor the way tinygrad builds it:
 /// pad `n-1` zeros in front, take all length-`n` windows with the
 /// repeat/reshape/shrink trick (an EXPAND of the padded row), sum each window.

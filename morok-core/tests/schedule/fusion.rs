@@ -38,9 +38,23 @@ fn reduce_then_elementwise_is_one_kernel() {
 }
 
 #[test]
-fn softmax_is_three_kernels() {
+fn softmax_of_short_rows_is_one_kernel() {
     let mut io = Inputs::default();
-    let x = io.f32(&[4, 8], data(32, 5));
+    let (r, c) = (4, 8);
+    let d = data(r * c, 5);
+    let x = io.f32(&[r, c], d.clone());
+    let (s, out) = io.run(&[softmax(&x)]);
+    assert_eq!(s.items.len(), 1, "max, sum of exp and normalize fuse");
+    assert_eq!(count_ops(&s, Op::Reduce), 2, "one max and one sum");
+    assert!(s.buffers.iter().all(|b| b.kind != BufferKind::Intermediate));
+    assert_close(&out[0], &softmax_rows(&d, c));
+}
+
+#[test]
+fn softmax_of_long_rows_is_three_kernels() {
+    let mut io = Inputs::default();
+    let c = morok_core::schedule::row_fusion::MAX_FUSED_ROW + 1;
+    let x = io.f32(&[2, c], data(2 * c, 5));
     let (s, _) = io.run(&[softmax(&x)]);
     assert_eq!(s.items.len(), 3, "max, sum of exp, normalize");
     assert_eq!(
@@ -54,7 +68,41 @@ fn softmax_is_three_kernels() {
         .filter(|b| b.kind == BufferKind::Intermediate)
         .map(|b| b.size)
         .collect();
-    assert_eq!(sizes, vec![4, 4]);
+    assert_eq!(sizes, vec![2, 2]);
+}
+
+#[test]
+fn a_reduction_broadcast_over_an_outer_axis_is_not_fused() {
+    // `x - max(x, axis 0)`: the consumer's outer loop runs over rows, the
+    // reduction varies with the inner (column) loop; fused it would run
+    // once per element.
+    let mut io = Inputs::default();
+    let (r, c) = (5, 3);
+    let d = data(r * c, 11);
+    let x = io.f32(&[r, c], d.clone());
+    let y = sub(&x, &bcast(&max(&x, &[0]), &[r, c]));
+    let (s, out) = io.run(&[y]);
+    assert_eq!(s.items.len(), 2);
+    let want: Vec<f64> = (0..r * c)
+        .map(|k| {
+            let col = (0..r)
+                .map(|i| d[i * c + k % c])
+                .fold(f64::NEG_INFINITY, f64::max);
+            d[k] - col
+        })
+        .collect();
+    assert_close(&out[0], &want);
+}
+
+#[test]
+fn a_row_reduction_read_by_two_kernels_is_stored_once() {
+    let mut io = Inputs::default();
+    let (r, c) = (3, 4);
+    let x = io.f32(&[r, c], data(r * c, 12));
+    let m = bcast(&max(&x, &[1]), &[r, c]);
+    let (s, _) = io.run(&[sub(&x, &m), add(&x, &m)]);
+    assert_eq!(s.items.len(), 3, "the max, then each output");
+    assert_eq!(count_ops(&s, Op::Reduce), 1);
 }
 
 #[test]
@@ -75,7 +123,7 @@ fn matmul_is_one_kernel_and_chained_matmuls_split() {
 }
 
 #[test]
-fn layernorm_like_chain_is_three_kernels() {
+fn layernorm_like_chain_is_one_kernel() {
     let mut io = Inputs::default();
     let (r, c) = (3, 6);
     let d = data(r * c, 9);
@@ -87,7 +135,8 @@ fn layernorm_like_chain_is_three_kernels() {
     let eps = full(1e-5, DType::F32, &[r, 1]);
     let y = mul(&xc, &bcast(&add(&var, &eps).un(Op::Rsqrt), &[r, c]));
     let (s, out) = io.run(&[y]);
-    assert_eq!(s.items.len(), 3, "mean, variance, normalize");
+    assert_eq!(s.items.len(), 1, "mean, variance and normalize fuse");
+    assert_eq!(count_ops(&s, Op::Reduce), 2);
     let mut want = Vec::new();
     for i in 0..r {
         let row = &d[i * c..(i + 1) * c];

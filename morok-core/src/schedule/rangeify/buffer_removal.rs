@@ -39,7 +39,8 @@ fn fold_constant_buffer(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     (body.op() == Op::Const).then(|| body.clone())
 }
 
-fn bufferize_target(n: &Arc<UOp>) -> Option<&Arc<UOp>> {
+/// The BUFFERIZE a view index reads, if it reads one.
+pub(crate) fn bufferize_target(n: &Arc<UOp>) -> Option<&Arc<UOp>> {
     if !is_view_index(n) {
         return None;
     }
@@ -62,6 +63,12 @@ fn inline_removable(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     if body.toposort().iter().any(|x| x.op() == Op::Reduce) {
         return None;
     }
+    Some(inline_read(n, b))
+}
+
+/// The body of `b` at the coordinates of the view index `n` that reads it
+/// (its axes substituted, the index's gate added to every load).
+pub(crate) fn inline_read(n: &Arc<UOp>, b: &Arc<UOp>) -> Arc<UOp> {
     let (_, idx, gate) = split_view_index(n);
     let map: HashMap<u64, Arc<UOp>> = b.src()[1..]
         .iter()
@@ -69,7 +76,7 @@ fn inline_removable(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         .filter(|(a, _)| a.op() == Op::Range)
         .map(|(a, i)| (a.id(), i.clone()))
         .collect();
-    Some(inline(body, &map, gate))
+    inline(b.s(0), &map, gate)
 }
 
 /// `body` with the ranges in `map` substituted and `gate` added to every

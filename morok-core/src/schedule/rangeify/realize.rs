@@ -14,7 +14,9 @@
 //!
 //! Such a reduction is realized as *removable*: if reduce simplification
 //! later turns it into a closed form (an `arange` counter), buffer removal
-//! inlines it again.
+//! inlines it again; if it reduces a short row read at its consumer's
+//! outer loops, row fusion ([`crate::schedule::row_fusion`]) keeps it in
+//! the consumer's kernel.
 
 use crate::schedule::ScheduleError;
 use crate::uop::tensor_shape;
