@@ -2,7 +2,7 @@
 //! the FMA peak, measured by two small C programs compiled with the system
 //! C compiler at run time (`MOROK_CC`, else `cc`) with `-O3 -march=native`,
 //! running one thread per core, each written for the best the machine
-//! does (see [`STREAM_C`] and [`FMA_C`]).
+//! does (see `STREAM_C` and `FMA_C` below).
 //!
 //! Bytes are counted as the workloads count them: every array element read
 //! or written once (write-allocate traffic is not counted). FLOPs count an
