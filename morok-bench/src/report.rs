@@ -80,9 +80,17 @@ impl Report<'_> {
         if let Some(l) = self.limits {
             let _ = writeln!(
                 s,
-                "- machine limits ({} threads): read {:.1} GB/s, copy {:.1} GB/s, triad {:.1} GB/s, \
+                "- machine limits ({} threads): read {:.1} GB/s, copy {:.1} GB/s, triad {:.1} GB/s \
+                 (with ordinary stores: copy {:.1}, triad {:.1}), \
                  FMA peak {:.0} GFLOP/s ({}-bit vectors)",
-                l.threads, l.read_gbs, l.copy_gbs, l.triad_gbs, l.fma_gflops, l.vector_bits
+                l.threads,
+                l.read_gbs,
+                l.copy_gbs,
+                l.triad_gbs,
+                l.copy_cached_gbs,
+                l.triad_cached_gbs,
+                l.fma_gflops,
+                l.vector_bits
             );
         }
         let _ = writeln!(s, "- {}", self.took);
