@@ -140,7 +140,7 @@ enum Value {
 /// Evaluates the tensor-level graph rooted at `root`. `buffers` returns the
 /// elements of a BUFFER by id (as f64, converted to the buffer's dtype).
 ///
-/// Movement ops are not materialized (see [`movement::View`]), so only the
+/// Movement ops are not materialized (they are views, see `movement.rs`), so only the
 /// nodes that compute elements count against [`MAX_ELEMENTS`].
 pub fn evaluate(
     root: &Arc<UOp>,
