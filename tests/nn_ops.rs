@@ -773,3 +773,18 @@ fn padded_conv2d_reads_a_padded_copy_and_matches_the_reference() {
     common::check(&plain).unwrap();
     assert_eq!(plain.realize().unwrap().kernels().len(), 1);
 }
+
+#[test]
+fn unpadded_conv2d_of_a_larger_image_matches_the_reference() {
+    // The random image (8192 uniform samples) counts its elements with a
+    // running sum whose windows expand to [8193, 16383], more than 2^26
+    // elements; the reference evaluator keeps movement ops as views and
+    // reduces over the view in place, so it checks this convolution (it
+    // used to refuse the EXPAND). The reference's O(n²) count takes a few
+    // seconds.
+    use morok::{ConvOptions, DType};
+    let img = Tensor::randn_seeded(&[2, 8, 16, 16], DType::F32, 31);
+    let w = Tensor::randn_seeded(&[8, 8, 3, 3], DType::F32, 32);
+    let y = img.conv2d(&w, None, ConvOptions::default()).unwrap();
+    common::check(&y).unwrap();
+}

@@ -13,8 +13,10 @@
 //! Integer division or remainder by zero is undefined in C; the evaluator
 //! defines both as 0.
 //!
-//! Every node is held in memory, so a graph with a node of more than
-//! [`MAX_ELEMENTS`] elements is refused with an error.
+//! Every node that computes elements is held in memory, so a graph with
+//! such a node of more than [`MAX_ELEMENTS`] elements is refused with an
+//! error. Movement ops are views (index maps), evaluated lazily: the
+//! windows of a convolution may expand to many more elements than that.
 
 mod alu;
 mod movement;
@@ -129,14 +131,26 @@ pub(crate) fn int_from_f64(v: f64, t: ScalarType) -> i128 {
 /// f64 or i128).
 pub const MAX_ELEMENTS: usize = 1 << 26;
 
+/// An evaluated node: an array, or a movement op's view of one.
+enum Value {
+    Dense(Arc<Arr>),
+    View(movement::View),
+}
+
 /// Evaluates the tensor-level graph rooted at `root`. `buffers` returns the
 /// elements of a BUFFER by id (as f64, converted to the buffer's dtype).
+///
+/// Movement ops are not materialized (they are views, see `movement.rs`), so only the
+/// nodes that compute elements count against [`MAX_ELEMENTS`].
 pub fn evaluate(
     root: &Arc<UOp>,
     buffers: &dyn Fn(u64) -> Option<Vec<f64>>,
 ) -> Result<RefArray, EvalError> {
     let nodes = root.toposort();
     for node in &nodes {
+        if node.op().group() == OpGroup::Movement {
+            continue;
+        }
         if let Ok(Some(shape)) = shape_of(node) {
             if numel(&shape) > MAX_ELEMENTS {
                 return Err(EvalError::new(
@@ -149,25 +163,45 @@ pub fn evaluate(
             }
         }
     }
-    let mut done: HashMap<u64, Arr> = HashMap::new();
+    let mut done: HashMap<u64, Value> = HashMap::new();
     for node in nodes {
-        let srcs: Vec<&Arr> = node
-            .src()
-            .iter()
-            .map(|s| done.get(&s.id()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| EvalError::new(&node, "an operand was not evaluated"))?;
-        let value = eval_node(&node, &srcs, buffers)?;
+        let view = || match node.src().first().and_then(|s| done.get(&s.id())) {
+            Some(Value::Dense(a)) => Ok(movement::View::of(a.clone())),
+            Some(Value::View(v)) => Ok(v.clone()),
+            None => Err(EvalError::new(&node, "an operand was not evaluated")),
+        };
+        let value = if node.op().group() == OpGroup::Movement {
+            Value::View(movement::movement(&node, &view()?, node.arg())?)
+        } else if let Arg::ReduceAxis(op, axes) = node.arg() {
+            scalar_of(&node, node.dtype())?;
+            Value::Dense(Arc::new(movement::reduce(&node, &view()?, *op, axes)?))
+        } else {
+            let mut srcs: Vec<Arc<Arr>> = Vec::with_capacity(node.src().len());
+            for s in node.src() {
+                srcs.push(dense(&mut done, s)?);
+            }
+            let srcs: Vec<&Arr> = srcs.iter().map(|a| a.as_ref()).collect();
+            Value::Dense(Arc::new(eval_node(&node, &srcs, buffers)?))
+        };
         done.insert(node.id(), value);
     }
-    let out = done
-        .remove(&root.id())
-        .ok_or_else(|| EvalError::new(root, "the root was not evaluated"))?;
+    let out = dense(&mut done, root)?;
     Ok(RefArray {
         data: out.to_f64(),
-        shape: out.shape,
+        shape: out.shape.clone(),
         dtype: out.dtype,
     })
+}
+
+/// The elements of the evaluated node `n`, materializing (once) a view.
+fn dense(done: &mut HashMap<u64, Value>, n: &Arc<UOp>) -> Result<Arc<Arr>, EvalError> {
+    let arr = match done.get(&n.id()) {
+        Some(Value::Dense(a)) => return Ok(a.clone()),
+        Some(Value::View(v)) => Arc::new(v.materialize(n)?),
+        None => return Err(EvalError::new(n, "an operand was not evaluated")),
+    };
+    done.insert(n.id(), Value::Dense(arr.clone()));
+    Ok(arr)
 }
 
 /// The scalar type of a value dtype (vectors and pointers are not tensor
@@ -220,12 +254,6 @@ fn eval_node(
         }
         (Op::Cast, _) => Ok(alu::cast(operand(node, srcs, 0)?, dtype)),
         (Op::Bitcast, _) => alu::bitcast(node, operand(node, srcs, 0)?, dtype),
-        (Op::ReduceAxis, Arg::ReduceAxis(op, axes)) => {
-            movement::reduce(node, operand(node, srcs, 0)?, *op, axes)
-        }
-        (op, arg) if op.group() == OpGroup::Movement => {
-            movement::movement(node, operand(node, srcs, 0)?, arg)
-        }
         (op, _)
             if matches!(
                 op.group(),

@@ -1,9 +1,12 @@
-//! Movement ops and REDUCE_AXIS in the reference evaluator: each output
-//! element is gathered from the source by index arithmetic.
+//! Movement ops and REDUCE_AXIS in the reference evaluator. A movement op
+//! builds a [`View`] (an index map onto an evaluated array); the elements
+//! are gathered by index arithmetic only when a consumer needs them.
 
 use super::{Arr, EvalError, Vals};
 use crate::shape::{numel, reduce_shape};
 use crate::uop::{Arg, ConstValue, Op, ReduceOp, UOp};
+use smallvec::{smallvec, SmallVec};
+use std::sync::Arc;
 
 /// Row-major strides of a shape.
 fn strides(shape: &[usize]) -> Vec<usize> {
@@ -14,74 +17,150 @@ fn strides(shape: &[usize]) -> Vec<usize> {
     out
 }
 
-/// Builds an array of `shape` whose element at multi-index `idx` is the
-/// source element `map(idx)` (row-major flat index), or zero when `map`
-/// returns `None` (padding).
-fn gather(x: &Arr, shape: Vec<usize>, map: impl Fn(&[usize]) -> Option<usize>) -> Arr {
-    let n = numel(&shape);
-    let mut idx = vec![0usize; shape.len()];
-    let mut picks: Vec<Option<usize>> = Vec::with_capacity(n);
-    for _ in 0..n {
-        picks.push(map(&idx));
-        // Odometer increment of the multi-index.
-        for axis in (0..shape.len()).rev() {
-            idx[axis] += 1;
-            if idx[axis] < shape[axis] {
-                break;
-            }
-            idx[axis] = 0;
+/// Maps a multi-index of a view to the flat index of the element it shows
+/// in the view's base array, or `None` for padding (zero).
+pub(super) type IndexMap = Arc<dyn Fn(&[usize]) -> Option<usize> + Send + Sync>;
+
+/// A chain of movement ops over an evaluated array, not materialized: a
+/// convolution's windows expand their input to far more elements than the
+/// result they feed, so only the nodes an ALU op or a reduction reads are
+/// computed element by element ([`View::materialize`]).
+#[derive(Clone)]
+pub(super) struct View {
+    /// The array every element comes from.
+    pub base: Arc<Arr>,
+    /// The view's shape.
+    pub shape: Vec<usize>,
+    /// Where each element comes from.
+    pub map: IndexMap,
+}
+
+impl View {
+    /// The whole of `base`, in its own shape.
+    pub fn of(base: Arc<Arr>) -> View {
+        let st = strides(&base.shape);
+        View {
+            shape: base.shape.clone(),
+            base,
+            map: Arc::new(move |idx| Some(idx.iter().zip(&st).map(|(i, s)| i * s).sum())),
         }
     }
-    let vals = match &x.vals {
-        Vals::F(v) => Vals::F(picks.iter().map(|p| p.map_or(0.0, |i| v[i])).collect()),
-        Vals::I(v) => Vals::I(picks.iter().map(|p| p.map_or(0, |i| v[i])).collect()),
-    };
-    Arr {
-        shape,
-        dtype: x.dtype,
-        vals,
+
+    /// The view's elements as a dense array (`node` names errors: more than
+    /// [`super::MAX_ELEMENTS`] elements are refused).
+    pub fn materialize(&self, node: &UOp) -> Result<Arr, EvalError> {
+        let n = numel(&self.shape);
+        if n > super::MAX_ELEMENTS {
+            return Err(EvalError::new(
+                node,
+                format!(
+                    "shape {:?} has more than {} elements",
+                    self.shape,
+                    super::MAX_ELEMENTS
+                ),
+            ));
+        }
+        let vals = match &self.base.vals {
+            Vals::F(v) => {
+                let mut out = Vec::with_capacity(n);
+                self.for_each(|_, p| out.push(p.map_or(0.0, |i| v[i])));
+                Vals::F(out)
+            }
+            Vals::I(v) => {
+                let mut out = Vec::with_capacity(n);
+                self.for_each(|_, p| out.push(p.map_or(0, |i| v[i])));
+                Vals::I(out)
+            }
+        };
+        Ok(Arr {
+            shape: self.shape.clone(),
+            dtype: self.base.dtype,
+            vals,
+        })
+    }
+
+    /// Calls `f(multi-index, base element)` for every element in row-major
+    /// order.
+    fn for_each(&self, mut f: impl FnMut(&[usize], Option<usize>)) {
+        let mut idx = vec![0usize; self.shape.len()];
+        for _ in 0..numel(&self.shape) {
+            f(&idx, (self.map)(&idx));
+            // Odometer increment of the multi-index.
+            for axis in (0..self.shape.len()).rev() {
+                idx[axis] += 1;
+                if idx[axis] < self.shape[axis] {
+                    break;
+                }
+                idx[axis] = 0;
+            }
+        }
+    }
+
+    /// This view seen through `f` (a view of shape `shape` whose elements
+    /// are, by `f`, flat row-major indices into this view).
+    fn then(
+        &self,
+        shape: Vec<usize>,
+        f: impl Fn(&[usize]) -> Option<usize> + Send + Sync + 'static,
+    ) -> View {
+        let inner = self.map.clone();
+        let src_shape = self.shape.clone();
+        View {
+            base: self.base.clone(),
+            shape,
+            map: Arc::new(move |idx| {
+                let mut flat = f(idx)?;
+                let mut src: SmallVec<[usize; 8]> = smallvec![0; src_shape.len()];
+                for (axis, &d) in src_shape.iter().enumerate().rev() {
+                    src[axis] = flat % d.max(1);
+                    flat /= d.max(1);
+                }
+                inner(&src)
+            }),
+        }
     }
 }
 
-fn bad(node: &UOp, x: &Arr) -> EvalError {
+fn bad(node: &UOp, shape: &[usize]) -> EvalError {
     EvalError::new(
         node,
-        format!("arg {} does not fit source shape {:?}", node.arg(), x.shape),
+        format!("arg {} does not fit source shape {:?}", node.arg(), shape),
     )
 }
 
-/// Evaluates RESHAPE, PERMUTE, EXPAND, PAD, SHRINK and FLIP.
-pub(super) fn movement(node: &UOp, x: &Arr, arg: &Arg) -> Result<Arr, EvalError> {
+/// Evaluates RESHAPE, PERMUTE, EXPAND, PAD, SHRINK and FLIP as a view of
+/// `x` (nothing is computed here).
+pub(super) fn movement(node: &UOp, x: &View, arg: &Arg) -> Result<View, EvalError> {
     let rank = x.shape.len();
     let st = strides(&x.shape);
+    let src_shape = x.shape.clone();
     match (node.op(), arg) {
         (Op::Reshape, Arg::Shape(s)) => {
-            if numel(s) != x.len() {
-                return Err(bad(node, x));
+            if numel(s) != numel(&x.shape) {
+                return Err(bad(node, &x.shape));
             }
-            Ok(Arr {
-                shape: s.to_vec(),
-                dtype: x.dtype,
-                vals: x.vals.clone(),
-            })
+            let out_st = strides(s);
+            Ok(x.then(s.to_vec(), move |idx| {
+                Some(idx.iter().zip(&out_st).map(|(i, s)| i * s).sum())
+            }))
         }
         (Op::Permute, Arg::Axes(perm)) => {
             let mut sorted = perm.to_vec();
             sorted.sort_unstable();
             if sorted != (0..rank).collect::<Vec<_>>() {
-                return Err(bad(node, x));
+                return Err(bad(node, &x.shape));
             }
             let shape = perm.iter().map(|&p| x.shape[p]).collect();
-            Ok(gather(x, shape, |idx| {
+            let perm = perm.to_vec();
+            Ok(x.then(shape, move |idx| {
                 Some(perm.iter().zip(idx).map(|(&p, &i)| i * st[p]).sum())
             }))
         }
         (Op::Expand, Arg::Shape(s)) => {
             if s.len() != rank || x.shape.iter().zip(s).any(|(&a, &b)| a != b && a != 1) {
-                return Err(bad(node, x));
+                return Err(bad(node, &x.shape));
             }
-            let src_shape = x.shape.clone();
-            Ok(gather(x, s.to_vec(), |idx| {
+            Ok(x.then(s.to_vec(), move |idx| {
                 Some(
                     idx.iter()
                         .zip(&src_shape)
@@ -93,7 +172,7 @@ pub(super) fn movement(node: &UOp, x: &Arr, arg: &Arg) -> Result<Arr, EvalError>
         }
         (Op::Pad, Arg::Pairs(p)) => {
             if p.len() != rank || p.iter().any(|&(a, b)| a < 0 || b < 0) {
-                return Err(bad(node, x));
+                return Err(bad(node, &x.shape));
             }
             let shape = x
                 .shape
@@ -101,8 +180,8 @@ pub(super) fn movement(node: &UOp, x: &Arr, arg: &Arg) -> Result<Arr, EvalError>
                 .zip(p)
                 .map(|(&d, &(a, b))| d + a as usize + b as usize)
                 .collect();
-            let src_shape = x.shape.clone();
-            Ok(gather(x, shape, |idx| {
+            let p = p.to_vec();
+            Ok(x.then(shape, move |idx| {
                 let mut flat = 0;
                 for axis in 0..idx.len() {
                     let i = idx[axis] as i64 - p[axis].0;
@@ -120,13 +199,14 @@ pub(super) fn movement(node: &UOp, x: &Arr, arg: &Arg) -> Result<Arr, EvalError>
                     .zip(&x.shape)
                     .any(|(&(b, e), &d)| b < 0 || b > e || e as usize > d)
             {
-                return Err(bad(node, x));
+                return Err(bad(node, &x.shape));
             }
             let shape = p.iter().map(|&(b, e)| (e - b) as usize).collect();
-            Ok(gather(x, shape, |idx| {
+            let p = p.to_vec();
+            Ok(x.then(shape, move |idx| {
                 Some(
                     idx.iter()
-                        .zip(p)
+                        .zip(&p)
                         .zip(&st)
                         .map(|((&i, &(b, _)), &s)| (i + b as usize) * s)
                         .sum(),
@@ -135,10 +215,10 @@ pub(super) fn movement(node: &UOp, x: &Arr, arg: &Arg) -> Result<Arr, EvalError>
         }
         (Op::Flip, Arg::Axes(axes)) => {
             if axes.iter().any(|&a| a >= rank) {
-                return Err(bad(node, x));
+                return Err(bad(node, &x.shape));
             }
-            let src_shape = x.shape.clone();
-            Ok(gather(x, src_shape.clone(), |idx| {
+            let axes = axes.to_vec();
+            Ok(x.then(src_shape.clone(), move |idx| {
                 Some(
                     (0..idx.len())
                         .map(|a| {
@@ -153,41 +233,33 @@ pub(super) fn movement(node: &UOp, x: &Arr, arg: &Arg) -> Result<Arr, EvalError>
                 )
             }))
         }
-        _ => Err(bad(node, x)),
+        _ => Err(bad(node, &x.shape)),
     }
 }
 
-/// Evaluates REDUCE_AXIS: the reduced axes stay, with size 1.
-pub(super) fn reduce(node: &UOp, x: &Arr, op: ReduceOp, axes: &[usize]) -> Result<Arr, EvalError> {
+/// Evaluates REDUCE_AXIS over a view (read in place, not materialized):
+/// the reduced axes stay, with size 1.
+pub(super) fn reduce(node: &UOp, x: &View, op: ReduceOp, axes: &[usize]) -> Result<Arr, EvalError> {
     if axes.iter().any(|&a| a >= x.shape.len()) {
-        return Err(bad(node, x));
+        return Err(bad(node, &x.shape));
     }
     let shape = reduce_shape(&x.shape, axes, true).to_vec();
-    let out_st = strides(&shape);
-    // The output slot of every source element.
-    let mut slots = Vec::with_capacity(x.len());
-    let mut idx = vec![0usize; x.shape.len()];
-    for _ in 0..x.len() {
-        let slot: usize = (0..idx.len())
-            .filter(|a| !axes.contains(a))
-            .map(|a| idx[a] * out_st[a])
-            .sum();
-        slots.push(slot);
-        for axis in (0..idx.len()).rev() {
-            idx[axis] += 1;
-            if idx[axis] < x.shape[axis] {
-                break;
-            }
-            idx[axis] = 0;
-        }
-    }
+    let out_st: Vec<usize> = strides(&shape)
+        .iter()
+        .enumerate()
+        .map(|(a, &s)| if axes.contains(&a) { 0 } else { s })
+        .collect();
+    // The output slot of an element at multi-index `idx`.
+    let slot = |idx: &[usize]| -> usize { idx.iter().zip(&out_st).map(|(i, s)| i * s).sum() };
     let n = numel(&shape);
-    let identity = op.identity(x.dtype);
-    let vals = match &x.vals {
+    let identity = op.identity(x.base.dtype);
+    let dtype = x.base.dtype;
+    let vals = match &x.base.vals {
         Vals::F(v) => {
             let mut acc = vec![identity.as_f64(); n];
-            for (&slot, &a) in slots.iter().zip(v) {
-                let r = &mut acc[slot];
+            x.for_each(|idx, p| {
+                let a = p.map_or(0.0, |i| v[i]);
+                let r = &mut acc[slot(idx)];
                 *r = match op {
                     ReduceOp::Add => *r + a,
                     ReduceOp::Mul => *r * a,
@@ -195,8 +267,8 @@ pub(super) fn reduce(node: &UOp, x: &Arr, op: ReduceOp, axes: &[usize]) -> Resul
                     ReduceOp::Max => r.max(a),
                     ReduceOp::Min => r.min(a),
                 };
-            }
-            super::vals_from_f64(x.dtype, acc)
+            });
+            super::vals_from_f64(dtype, acc)
         }
         Vals::I(v) => {
             let start = match identity {
@@ -204,21 +276,18 @@ pub(super) fn reduce(node: &UOp, x: &Arr, op: ReduceOp, axes: &[usize]) -> Resul
                 c => c.as_i128().unwrap_or(0),
             };
             let mut acc = vec![start; n];
-            for (&slot, &a) in slots.iter().zip(v) {
-                let r = &mut acc[slot];
+            x.for_each(|idx, p| {
+                let a = p.map_or(0, |i| v[i]);
+                let r = &mut acc[slot(idx)];
                 *r = match op {
-                    ReduceOp::Add => super::wrap(r.wrapping_add(a), x.dtype),
-                    ReduceOp::Mul => super::wrap(r.wrapping_mul(a), x.dtype),
+                    ReduceOp::Add => super::wrap(r.wrapping_add(a), dtype),
+                    ReduceOp::Mul => super::wrap(r.wrapping_mul(a), dtype),
                     ReduceOp::Max => (*r).max(a),
                     ReduceOp::Min => (*r).min(a),
                 };
-            }
+            });
             Vals::I(acc)
         }
     };
-    Ok(Arr {
-        shape,
-        dtype: x.dtype,
-        vals,
-    })
+    Ok(Arr { shape, dtype, vals })
 }

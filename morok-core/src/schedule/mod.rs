@@ -9,6 +9,7 @@
 //! 4. `rangeify` ([`rangeify::indexing`]): movement ops become index
 //!    arithmetic, realized nodes BUFFERIZE nodes;
 //! 5. `simplify` ([`rangeify::index_simplify`], [`rangeify::reduce_simplify`],
+//!    [`rangeify::reduce_unparented`],
 //!    [`rangeify::gather_collapse`] and the shared [`crate::symbolic::symbolic`] rules);
 //! 6. `buffers` ([`rangeify::buffer_removal`]): folding, inlining, dead axes;
 //! 7. `row-fusion` ([`row_fusion`]): short row reductions (softmax's max
@@ -152,6 +153,10 @@ fn simplify_rules() -> PatternMatcher {
         .combined(&rangeify::index_simplify::index_rules(), "simplify")
         .combined(&rangeify::gated_index::gated_index_rules(), "simplify")
         .combined(&rangeify::reduce_simplify::reduce_rules(), "simplify")
+        .combined(
+            &rangeify::reduce_unparented::reduce_unparented_rules(),
+            "simplify",
+        )
         .combined(&rangeify::gather_collapse::gather_rules(), "simplify")
 }
 

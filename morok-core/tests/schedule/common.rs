@@ -47,6 +47,25 @@ impl Inputs {
         (s, vals)
     }
 
+    /// The reference evaluator's values of `root` on these inputs.
+    pub fn reference(&self, root: &T) -> Vec<f64> {
+        let lookup = |id: u64| self.data.get(&id).cloned();
+        morok_core::reference::evaluate(root, &lookup)
+            .unwrap_or_else(|e| panic!("reference failed: {e}"))
+            .data
+    }
+
+    /// Schedules and runs `roots` and checks each against the reference
+    /// evaluator; returns the schedule.
+    #[track_caller]
+    pub fn run_checked(&self, roots: &[T]) -> Schedule {
+        let (s, vals) = self.run(roots);
+        for (root, got) in roots.iter().zip(&vals) {
+            assert_close(got, &self.reference(root));
+        }
+        s
+    }
+
     /// Runs an existing schedule; returns each root's values.
     pub fn run_schedule(&self, s: &Schedule) -> Vec<Vec<f64>> {
         let out = run_schedule(s, &self.data).unwrap_or_else(|e| panic!("interpreter failed: {e}"));

@@ -5,3 +5,4 @@ mod common;
 mod fusion;
 mod memory;
 mod ops;
+mod range_reduce;

@@ -24,7 +24,7 @@
 use super::buffer_removal::inline;
 use super::depends_on;
 use super::index_simplify::{self as ix};
-use super::reduce_simplify::{collapse_one_range, conjuncts, split_off_range};
+use super::reduce_simplify::{as_index, collapse_one_range, conjuncts, split_off_range};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
@@ -133,44 +133,4 @@ fn index_value(v: &Arc<UOp>) -> Option<Arc<UOp>> {
     }
     let keeps = dt.is_int() && (dt.scalar_type().bits() <= 32 || !dt.is_unsigned());
     keeps.then(|| v.cast(DType::INDEX))
-}
-
-/// The integer expression `a` as an `index` expression of the same value:
-/// `a` is an `index` expression, or `cast(u)` of one plus integer
-/// constants, where no step can overflow `a`'s type (checked with the
-/// bounds of `u`). Iterative: the chain of constants can be long.
-fn as_index(a: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let dt = a.dtype();
-    if dt == DType::INDEX {
-        return Some(a.clone());
-    }
-    if !dt.is_int() {
-        return None;
-    }
-    let (lo_t, hi_t) = (dt.scalar_type().min_int(), dt.scalar_type().max_int());
-    // The added constants, outermost first.
-    let mut added: Vec<i128> = Vec::new();
-    let mut cur = a.clone();
-    while cur.op() == Op::Add && cur.s(1).op() == Op::Const {
-        added.push(cur.s(1).const_int()?);
-        cur = cur.s(0).clone();
-    }
-    if cur.op() != Op::Cast || cur.s(0).dtype() != DType::INDEX {
-        return None;
-    }
-    let u = cur.s(0);
-    let (lo, hi) = ix::bounds(u);
-    // The cast and every partial sum, innermost first, stay in the type.
-    let fits = |v: i128| (lo_t..=hi_t).contains(&v);
-    let mut offset: i128 = 0;
-    if !(fits(lo) && fits(hi)) {
-        return None;
-    }
-    for c in added.iter().rev() {
-        offset = offset.checked_add(*c)?;
-        if !(fits(lo.checked_add(offset)?) && fits(hi.checked_add(offset)?)) {
-            return None;
-        }
-    }
-    Some(ix::add(u, &UOp::index(i64::try_from(offset).ok()?)))
 }

@@ -11,7 +11,7 @@
 //!    over fresh ranges and every realized node into a BUFFERIZE;
 //! 5. [`index_simplify`] + [`reduce_simplify`]: index algebra, reduce
 //!    collapse (closed forms for gated sums such as `arange`),
-//!    unparented-range removal and [`gather_collapse`] (a one-hot sum
+//!    [`reduce_unparented`] (ranges a reduction's body does not use) and [`gather_collapse`] (a one-hot sum
 //!    becomes one gated read);
 //! 6. [`buffer_removal`]: buffer folding, inlining of cheap heuristic
 //!    buffers (partial contiguous) and dead-axis removal.
@@ -37,6 +37,7 @@ pub mod index_simplify;
 pub mod indexing;
 pub mod realize;
 pub mod reduce_simplify;
+pub mod reduce_unparented;
 pub mod split_reduce;
 pub mod zero_size;
 

@@ -1,11 +1,6 @@
-//! Reduction simplification: unparented ranges and closed-form sums.
+//! Reduce collapse: closed-form sums (unused ranges: [`super::reduce_unparented`]).
 //!
-//! *Reduce unparented.* A range of `REDUCE(x, r…)` that `x` does not use
-//! contributes `n` equal terms: for ADD the range is dropped and the result
-//! multiplied by `n`; for MAX/MIN it is dropped (idempotent ops). MUL is left
-//! alone (no integer power op on every dtype).
-//!
-//! *Reduce collapse.* An ADD reduction over a range `r ∈ [0, n)` whose body
+//! An ADD reduction over a range `r ∈ [0, n)` whose body
 //! is a sum of range-gated terms is replaced by a closed form, one range at
 //! a time. The body is decomposed with
 //!
@@ -36,7 +31,6 @@ use std::sync::Arc;
 pub fn reduce_rules() -> PatternMatcher {
     patterns! {
         @name "reduce-simplify";
-        n @ Reduce(..) => reduce_unparented(n),
         n @ Reduce(..) => reduce_collapse(n),
     }
 }
@@ -50,30 +44,6 @@ fn reduce_op(n: &UOp) -> Option<ReduceOp> {
 
 fn range_size(r: &UOp) -> i64 {
     super::axis_size(r) as i64
-}
-
-/// `REDUCE(x, r_used…, r_unused…)` → `REDUCE(x, r_used…) ⊗ unused sizes`.
-fn reduce_unparented(n: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let op = reduce_op(n)?;
-    if op == ReduceOp::Mul {
-        return None;
-    }
-    let x = n.s(0);
-    let (used, unused): (Vec<_>, Vec<_>) =
-        n.src()[1..].iter().cloned().partition(|r| depends_on(x, r));
-    if unused.is_empty() {
-        return None;
-    }
-    let rest = if used.is_empty() {
-        x.clone()
-    } else {
-        x.reduce(op, &used)
-    };
-    if op != ReduceOp::Add || n.dtype().is_bool() {
-        return Some(rest);
-    }
-    let count: i64 = unused.iter().map(|r| range_size(r)).product();
-    Some(rest.mul(&UOp::index(count).cast(n.dtype())))
 }
 
 /// Collapses one range of an ADD reduction if its body has a closed form.
@@ -277,25 +247,30 @@ pub(super) fn split_off_range(x: &Arc<UOp>, r: &Arc<UOp>) -> Option<(i128, Arc<U
     Some((coeff, rest.build(DType::INDEX)))
 }
 
-/// Reads `a < b`, `a <= b`, `a == b` or `not(a < b)` over `index` as a
-/// bound on `r`, when `a − b` is `±r + e` with `e` free of `r`.
+/// Reads `a < b`, `a <= b`, `a == b` or `not(a < b)` as a bound on `r`,
+/// when `a − b` is `±r + e` with `e` free of `r`. The operands are `index`
+/// expressions, or integer ones that [`as_index`] reads as such (an
+/// integer `arange` compared with another).
 fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
-    let index = |x: &Arc<UOp>| x.dtype() == DType::INDEX;
+    let operands = |c: &Arc<UOp>| Some((as_index(c.s(0))?, as_index(c.s(1))?));
     // Normalize to `d < 0` (strict), `d <= 0` is `d - 1 < 0`, `d == 0` both sides.
     let (diff, eq) = match atom.op() {
-        Op::CmpLt if index(atom.s(0)) => (atom.s(0).bin(Op::Sub, atom.s(1)), false),
-        Op::CmpLe if index(atom.s(0)) => (
-            ix::add(&atom.s(0).bin(Op::Sub, atom.s(1)), &UOp::index(-1)),
-            false,
-        ),
-        Op::CmpEq if index(atom.s(0)) => (atom.s(0).bin(Op::Sub, atom.s(1)), true),
-        Op::Not if atom.s(0).op() == Op::CmpLt && index(atom.s(0).s(0)) => {
-            // not(a < b) ⟺ b − a − 1 < 0... i.e. b ≤ a.
-            let inner = atom.s(0);
-            (
-                ix::add(&inner.s(1).bin(Op::Sub, inner.s(0)), &UOp::index(-1)),
-                false,
-            )
+        Op::CmpLt => {
+            let (a, b) = operands(atom)?;
+            (a.bin(Op::Sub, &b), false)
+        }
+        Op::CmpLe => {
+            let (a, b) = operands(atom)?;
+            (ix::add(&a.bin(Op::Sub, &b), &UOp::index(-1)), false)
+        }
+        Op::CmpEq => {
+            let (a, b) = operands(atom)?;
+            (a.bin(Op::Sub, &b), true)
+        }
+        Op::Not if atom.s(0).op() == Op::CmpLt => {
+            // not(a < b) ⟺ b − a − 1 < 0, i.e. b ≤ a.
+            let (a, b) = operands(atom.s(0))?;
+            (ix::add(&b.bin(Op::Sub, &a), &UOp::index(-1)), false)
         }
         _ => return None,
     };
@@ -311,4 +286,44 @@ fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
         (-1, true) => Some((Some(e.clone()), Some(ix::add(&e, &UOp::index(1))))),
         _ => None,
     }
+}
+
+/// The integer expression `a` as an `index` expression of the same value:
+/// `a` is an `index` expression, or `cast(u)` of one plus integer
+/// constants, where no step can overflow `a`'s type (checked with the
+/// bounds of `u`). Iterative: the chain of constants can be long.
+pub(super) fn as_index(a: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let dt = a.dtype();
+    if dt == DType::INDEX {
+        return Some(a.clone());
+    }
+    if !dt.is_int() {
+        return None;
+    }
+    let (lo_t, hi_t) = (dt.scalar_type().min_int(), dt.scalar_type().max_int());
+    // The added constants, outermost first.
+    let mut added: Vec<i128> = Vec::new();
+    let mut cur = a.clone();
+    while cur.op() == Op::Add && cur.s(1).op() == Op::Const {
+        added.push(cur.s(1).const_int()?);
+        cur = cur.s(0).clone();
+    }
+    if cur.op() != Op::Cast || cur.s(0).dtype() != DType::INDEX {
+        return None;
+    }
+    let u = cur.s(0);
+    let (lo, hi) = ix::bounds(u);
+    // The cast and every partial sum, innermost first, stay in the type.
+    let fits = |v: i128| (lo_t..=hi_t).contains(&v);
+    let mut offset: i128 = 0;
+    if !(fits(lo) && fits(hi)) {
+        return None;
+    }
+    for c in added.iter().rev() {
+        offset = offset.checked_add(*c)?;
+        if !(fits(lo.checked_add(offset)?) && fits(hi.checked_add(offset)?)) {
+            return None;
+        }
+    }
+    Some(ix::add(u, &UOp::index(i64::try_from(offset).ok()?)))
 }
