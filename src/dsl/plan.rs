@@ -95,6 +95,8 @@ struct Step {
     slots: Vec<Slot>,
     /// The values of the kernel's variables.
     vars: Vec<i64>,
+    /// Their names (for `MOROK_DEBUG` reports).
+    var_names: Vec<&'static str>,
 }
 
 /// Everything a warm call needs: kernels with their buffer bindings, the
@@ -191,12 +193,14 @@ impl CallSite {
         };
         let key = (dims, device_key(&bound.device), bound.alias.clone());
         let cached = self.state().plans.get(&key).cloned();
+        let mut report = 0;
         let prepared = match cached {
             Some(p) => {
                 WARM_CALLS.fetch_add(1, Ordering::Relaxed);
                 p
             }
             None => {
+                report = crate::config::get().debug;
                 let p = self.prepare(args, &key.0, &bound)?;
                 let mut state = self.state();
                 if state.plans.len() >= MAX_PLANS {
@@ -208,7 +212,7 @@ impl CallSite {
             }
         };
         match prepared {
-            Prepared::Plan(plan) => plan.run(&bound.buffers),
+            Prepared::Plan(plan) => plan.run(&bound.buffers, report),
             Prepared::TensorPath => self.build(args)?.realize(),
         }
     }
@@ -311,9 +315,13 @@ impl CallSite {
                 }
             };
             let mut vars = Vec::with_capacity(compiled.vars.len());
+            let mut var_names = Vec::with_capacity(compiled.vars.len());
             for v in &compiled.vars {
                 match self.sig.names.iter().position(|n| *n == v.name) {
-                    Some(k) => vars.push(values[k]),
+                    Some(k) => {
+                        vars.push(values[k]);
+                        var_names.push(self.sig.names[k]);
+                    }
                     None => {
                         return Err(Error::runtime(
                             "realize",
@@ -330,6 +338,7 @@ impl CallSite {
                 kernel: compiled.kernel,
                 slots,
                 vars,
+                var_names,
             });
         }
         let mut scratch = vec![(DType::VOID, 0usize); scratch_of.len()];
@@ -439,10 +448,33 @@ fn slot(
 }
 
 impl Plan {
+    /// Prints one launch of a cold call (`MOROK_DEBUG`).
+    fn report(&self, step: &Step, took: std::time::Duration, level: u8) {
+        let vars = if level >= 2 && !step.vars.is_empty() {
+            let values: Vec<String> = step
+                .var_names
+                .iter()
+                .zip(&step.vars)
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            format!("  vars {}", values.join(" "))
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "*** {:<4} {:<28} {:>10.3} ms (plan){vars}",
+            self.device.name(),
+            step.kernel.name(),
+            took.as_secs_f64() * 1e3
+        );
+    }
+
     /// Runs the kernels on the arguments' buffers; the result views a new
-    /// registered buffer.
+    /// registered buffer. With `report` ≥ 1 (`MOROK_DEBUG`, cold calls)
+    /// each launch is printed as the lazy path prints its kernels, at ≥ 2
+    /// with its variables' values.
     #[track_caller]
-    fn run(&self, args: &[Arc<dyn DeviceBuffer>]) -> Result<Tensor> {
+    fn run(&self, args: &[Arc<dyn DeviceBuffer>], report: u8) -> Result<Tensor> {
         let out = alloc(&self.device, self.out_dtype, self.out_len)?;
         let pooled = lock(&self.pool).pop();
         let scratch = match pooled {
@@ -467,8 +499,12 @@ impl Plan {
                 });
             }
             count_launch();
+            let start = (report >= 1).then(std::time::Instant::now);
             if let Err(e) = step.kernel.run(&bufs, &step.vars) {
                 return Err(Error::runtime("realize", e.to_string()));
+            }
+            if let Some(start) = start {
+                self.report(step, start.elapsed(), report);
             }
         }
         drop(bufs);
