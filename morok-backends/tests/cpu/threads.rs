@@ -55,7 +55,13 @@ fn data(n: usize, seed: u32) -> Vec<f32> {
 
 /// `out[i, j] = x[i, j] * 3 + 1` over a `[rows, cols]` kernel.
 fn scale_2d(rows: i64, cols: i64) -> Arc<UOp> {
-    let i = range(rows, 0, AxisType::Loop);
+    scale_rows(&UOp::index(rows), cols)
+}
+
+/// `out[i, j] = x[i, j] * 3 + 1` over `[rows, cols]`, `rows` any index
+/// value (a constant or a variable).
+fn scale_rows(rows: &Arc<UOp>, cols: i64) -> Arc<UOp> {
+    let i = UOp::range(rows, 0, AxisType::Loop);
     let j = range(cols, 1, AxisType::Loop);
     let idx = i.mul(&UOp::index(cols)).add(&j);
     let three = UOp::const_f64(DType::F32, 3.0);
@@ -135,15 +141,7 @@ fn matmul_threads_split_an_output_axis_and_match_one_thread_bit_for_bit() {
 /// `out[i, j] = x[i, j] * 3 + 1` over `[B, cols]` with `B` a kernel
 /// variable (`DEFINE_VAR` in `1..=max_rows`).
 fn scale_var_rows(max_rows: i64, cols: i64) -> Arc<UOp> {
-    let rows = UOp::define_var("B", DType::INDEX, 1, max_rows);
-    let i = UOp::range(&rows, 0, AxisType::Loop);
-    let j = range(cols, 1, AxisType::Loop);
-    let idx = i.mul(&UOp::index(cols)).add(&j);
-    let three = UOp::const_f64(DType::F32, 3.0);
-    let v = load(1, DType::F32, &idx)
-        .mul(&three)
-        .add(&UOp::one(DType::F32));
-    store_kernel(0, &idx, &v, &[i, j])
+    scale_rows(&UOp::define_var("B", DType::INDEX, 1, max_rows), cols)
 }
 
 #[test]
