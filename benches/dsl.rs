@@ -11,16 +11,24 @@ use morok::dsl::kernel;
 use morok::{DType, Tensor};
 use std::time::{Duration, Instant};
 
-const RUNS: usize = 2001;
+/// Warm calls timed per case (`MOROK_DSL_BENCH_RUNS` overrides, e.g. for
+/// a longer `perf record`).
+fn runs() -> usize {
+    std::env::var("MOROK_DSL_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2001)
+}
 
 #[path = "../examples/common/mlp.rs"]
 mod shared_mlp;
 use shared_mlp::mlp;
 
-/// The median time of `f` over `RUNS` warm calls (after one warm-up).
+/// The median time of `f` over [`runs`] warm calls (after one warm-up).
 fn warm(mut f: impl FnMut()) -> Duration {
     f();
-    let mut times: Vec<Duration> = (0..RUNS)
+    let runs = runs();
+    let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
             let start = Instant::now();
             f();
@@ -28,7 +36,7 @@ fn warm(mut f: impl FnMut()) -> Duration {
         })
         .collect();
     times.sort();
-    times[RUNS / 2]
+    times[runs / 2]
 }
 
 fn row(name: &str, dsl: Duration, api: Duration) {

@@ -5,7 +5,7 @@
 //! A kernel qualifies when every dim of its signature is a literal or is
 //! fixed by the attribute (`#[morok::kernel(B = 32)]`). Beside each
 //! function the attribute generates a hidden [`KernelSpec`] (its
-//! signature and graph code); [`kernels!`] names them. The crate's build
+//! signature and embedded graph); [`kernels!`] names them. The crate's build
 //! script includes the module that defines the kernels and hands the
 //! specs to `morok_build::compile`, which calls [`render`] (the kernels'
 //! C sources, from the same scheduler and per-kernel pipeline the run
@@ -25,6 +25,7 @@
 //! [`crate::stats::jit_kernel_builds`] count both paths.
 
 use crate::device::Device;
+use crate::dsl::graph::Graph;
 use crate::dsl::rt::Signature;
 use crate::realize::compile_options;
 use crate::{Error, Result, Tensor};
@@ -37,13 +38,13 @@ use std::collections::HashSet;
 pub use morok_macros::aot_kernels as kernels;
 
 /// What `#[morok::kernel]` generates beside a function for build scripts:
-/// its signature and its graph code.
-#[derive(Clone, Copy)]
+/// its signature and its embedded graph.
+#[derive(Clone, Copy, Debug)]
 pub struct KernelSpec {
     /// The function's signature (dims, fixed values).
     pub sig: &'static Signature,
-    /// Builds the lazy result from the arguments.
-    pub graph: fn(&[&Tensor]) -> Result<Tensor>,
+    /// The function's body as static data.
+    pub graph: &'static Graph,
 }
 
 /// One rendered kernel, ready for the build machine's C compiler.
@@ -92,7 +93,7 @@ pub fn render(specs: &[KernelSpec]) -> Result<Vec<AotSource>> {
             args.push(Tensor::placeholder(p.dtype, shape)?);
         }
         let refs: Vec<&Tensor> = args.iter().collect();
-        let root = (spec.graph)(&refs)?.uop();
+        let root = spec.graph.build(spec.sig, &refs, &[], &[])?.uop();
         let sched = schedule_cached(&[root])
             .map_err(|e| Error::runtime("aot", format!("kernel `{name}`: {e}")))?;
         for item in &sched.items {

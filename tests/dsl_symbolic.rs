@@ -78,11 +78,20 @@ fn named_dims_compile_once_and_warm_calls_only_launch() -> morok::Result<()> {
         assert_eq!(y.to_vec::<f32>()?, outputs.remove(0).to_vec::<f32>()?);
     }
 
-    // Results equal the Tensor API's, for every batch size.
+    // Results equal the Tensor API's and the reference evaluator's, for
+    // every batch size (B = 1000 splits its B loops across threads at
+    // launch: their bound is the variable).
     for (x, b) in xs.iter().zip(batches) {
         let y = mlp(x, &w1, &w2)?;
         assert_eq!(y.shape(), [b, 10]);
-        assert_close(&y.to_vec::<f32>()?, &tensor_mlp(x, &w1, &w2)?);
+        let got = y.to_vec::<f32>()?;
+        assert_close(&got, &tensor_mlp(x, &w1, &w2)?);
+        let lazy = x.dot(&w1)?.relu()?.dot(&w2)?.softmax(-1)?;
+        let want: Vec<f32> = common::reference(&lazy)?
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        assert_close(&got, &want);
     }
 
     // A lazy argument goes through the Tensor API, with the same result.

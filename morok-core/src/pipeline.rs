@@ -16,7 +16,7 @@
 use crate::device::Device;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
 use crate::opt::{optimize, OptError, OptLimits, OptMode, OptTarget};
-use crate::program::{estimate_work, kernel_name, variables, Launch, Program};
+use crate::program::{estimate_work, kernel_name, parallel_var, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
 use crate::uop::UOp;
 use std::sync::Arc;
@@ -104,16 +104,18 @@ pub fn render_program(
     renderer: &dyn Renderer,
 ) -> Result<Program, RenderError> {
     let rendered = renderer.render(&lowered)?;
+    let vars = variables(&lowered);
     let launch = Launch {
         parallel: lowered.parallel.as_ref().map(|p| p.size),
         global: [1, 1, 1],
         local: None,
         work: estimate_work(&lowered),
+        parallel_var: parallel_var(&lowered, &vars),
     };
     Ok(Program {
         name: lowered.name.clone(),
         ast: ast.clone(),
-        vars: variables(&lowered),
+        vars,
         lowered: Arc::new(lowered),
         source: rendered.source,
         entry: rendered.entry,

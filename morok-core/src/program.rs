@@ -39,6 +39,52 @@ pub struct Launch {
     /// Estimated operations one launch executes ([`estimate_work`]): a
     /// host uses it to keep small kernels on one thread.
     pub work: u64,
+    /// For a parallel loop bounded by a variable, how a host finds its
+    /// trip count at launch (`parallel` is then the count at the
+    /// variable's largest value).
+    pub parallel_var: Option<ParallelVar>,
+}
+
+/// The trip count of a parallel loop bounded by a variable: the value of
+/// variable [`ParallelVar::var`] times [`ParallelVar::scale`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParallelVar {
+    /// The variable's position in [`Program::vars`].
+    pub var: usize,
+    /// The constant the variable is multiplied by.
+    pub scale: usize,
+    /// Iterations of the rest of the loop nest per iteration of the
+    /// parallel loop (the product of the other constant range sizes),
+    /// for the minimum of work per thread
+    /// (`opt::threads::MIN_WORK_PER_THREAD`).
+    pub inner: u64,
+}
+
+impl ParallelVar {
+    /// The parallel loop's trip count for the variables' `values`.
+    pub fn trip_count(&self, values: &[i64]) -> Option<usize> {
+        let v = usize::try_from(*values.get(self.var)?).ok()?;
+        v.checked_mul(self.scale)
+    }
+}
+
+/// The [`ParallelVar`] of a linear program whose parallel loop is bounded
+/// by one of `vars`.
+pub fn parallel_var(k: &LoweredKernel, vars: &[VarSlot]) -> Option<ParallelVar> {
+    let p = k.parallel.as_ref()?;
+    let (name, scale) = p.var.as_ref()?;
+    let var = vars.iter().position(|v| &v.name == name)?;
+    let inner = k
+        .ops
+        .iter()
+        .filter(|n| n.op() == Op::Range && !Arc::ptr_eq(n, &p.range))
+        .filter_map(|n| n.s(0).const_int().and_then(|v| u64::try_from(v).ok()))
+        .fold(1u64, |a, s| a.saturating_mul(s.max(1)));
+    Some(ParallelVar {
+        var,
+        scale: *scale,
+        inner,
+    })
 }
 
 /// A kernel ready for a device: source, entry point and calling facts.

@@ -1,11 +1,11 @@
 //! Generation shared by the three macros: the run-time signature data,
-//! the checked body, and the error fallback.
+//! the checked body as a static graph, and the error fallback.
 
-use crate::infer::{check_result, Ctx, Val};
+use crate::infer::{check_result, Ctx, Ref, Ty, Val};
 use crate::layers::LayerSpec;
 use crate::sig::{dtype_tokens, DimSpec, Param, TensorType};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 use std::collections::HashMap;
 use syn::{Error, Expr, Result};
 
@@ -95,67 +95,72 @@ pub fn signature(
     }
 }
 
-/// A checked body: the statements building the graph and the result's
-/// code (a `&Tensor` expression).
+/// A checked body: its nodes (`morok::dsl::graph::Node` values), the
+/// result's node, and the layers it applies (`Layer(i)` is
+/// `used_layers[i]`).
 pub struct Body {
-    /// `let` statements.
-    pub stmts: Vec<TokenStream>,
-    /// The result value's code.
-    pub result: TokenStream,
+    /// The nodes in evaluation order.
+    pub nodes: Vec<TokenStream>,
+    /// The result's node.
+    pub result: usize,
+    /// The layers applied, in order of first use.
+    pub used_layers: Vec<String>,
+}
+
+impl Body {
+    /// The `static __MOROK_GRAPH` holding the nodes.
+    pub fn graph_static(&self) -> TokenStream {
+        let nodes = &self.nodes;
+        let result = self.result as u32;
+        quote! {
+            static __MOROK_GRAPH: ::morok::dsl::graph::Graph = ::morok::dsl::graph::Graph {
+                nodes: &[#(#nodes),*],
+                result: #result,
+            };
+        }
+    }
 }
 
 /// Checks a body (statements of a block, or one expression) against the
-/// parameters, the extra values in scope and the declared result.
+/// parameters (nodes `Arg(0..)`), a model's raw parameters `fields`
+/// (nodes `Field(0..)`) and the declared result.
 pub fn check_body(
     params: &[Param],
     names: &[String],
     layers: &HashMap<String, LayerSpec>,
-    extra: &[(String, Val)],
+    fields: &[(String, Ty)],
     body: &[syn::Stmt],
     whole: &impl quote::ToTokens,
     declared: Option<&TensorType>,
 ) -> Result<Body> {
     let mut ctx = Ctx::new(names.to_vec(), layers);
-    for (n, v) in extra {
-        ctx.vars.insert(n.clone(), v.clone());
+    for (i, p) in params.iter().enumerate() {
+        let i = i as u32;
+        let v = ctx.bind(p.ty.dtype, p.ty.shape(), quote!(Arg(#i)), &[]);
+        ctx.vars.insert(p.name.to_string(), v);
     }
-    for p in params {
-        let id = &p.name;
-        ctx.vars.insert(
-            id.to_string(),
-            Val {
-                ty: crate::infer::Ty::Tensor(p.ty.dtype, p.ty.shape()),
-                code: quote!(#id),
-            },
-        );
+    for (i, (n, ty)) in fields.iter().enumerate() {
+        if let Ty::Tensor(dt, shape) = ty {
+            let i = i as u32;
+            let v = ctx.bind(*dt, shape.clone(), quote!(Field(#i)), &[]);
+            ctx.vars.insert(n.clone(), v);
+        }
     }
     let (v, last): (Val, Expr) = ctx.block(body, whole)?;
     if let Some(d) = declared {
         check_result(&v, &last, d.dtype, &d.shape())?;
-    } else if !matches!(v.ty, crate::infer::Ty::Tensor(..)) {
+    }
+    let Ref::Node(result) = v.r else {
         return Err(Error::new_spanned(
             &last,
             "the result must be a tensor, not a literal",
         ));
-    }
+    };
     Ok(Body {
-        stmts: ctx.stmts,
-        result: v.code,
+        nodes: ctx.nodes,
+        result,
+        used_layers: ctx.used_layers,
     })
-}
-
-/// The code that binds the arguments: checks them against `__MOROK_SIG`
-/// and binds each dim name `i` to `__dim_i`.
-pub fn bind_args(params: &[Param], names: &[String]) -> TokenStream {
-    let ids = params.iter().map(|p| &p.name);
-    let dims = (0..names.len()).map(|i| {
-        let v = format_ident!("__dim_{}", i);
-        quote!(let #v: usize = __dims[#i];)
-    });
-    quote! {
-        let __dims = __MOROK_SIG.bind(&[#(#ids),*])?;
-        #(#dims)*
-    }
 }
 
 /// The body of a function whose expansion failed: it uses its arguments

@@ -1,17 +1,18 @@
-//! Checks a kernel body with the core shape rules and writes the code
-//! that builds the same graph with the tensor API at run time.
+//! Checks a kernel body with the core shape rules and writes it as the
+//! nodes of a static `morok::dsl::graph::Graph`.
 //!
-//! Each tensor-valued sub-expression becomes one `let __tN = ...?;`
-//! statement; its value is referred to as `&__tN`. Shapes are symbolic
-//! ([`SymDim`]): a signature name stands for itself only.
+//! Each tensor-valued sub-expression becomes one node (its op, inferred
+//! element type and operands); literal operands are constants in the
+//! node's operand list, and arithmetic between literals is folded here.
+//! Shapes are symbolic ([`SymDim`]): a signature name stands for itself
+//! only, and reaches `reshape`/`expand` nodes as a symbolic entry.
 
 use crate::layers::LayerSpec;
 use morok_core::shape::{self, ReshapeDim, ShapeError, SymDim};
 use morok_core::ScalarType;
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
 use std::collections::HashMap;
-use syn::spanned::Spanned;
 use syn::{BinOp, Error, Expr, Lit, Result, UnOp};
 
 /// The type of a value in a body.
@@ -27,14 +28,47 @@ pub enum Ty {
     Bool,
 }
 
-/// A checked value: its type and the code of its value (a `&Tensor` for
-/// tensors, a Rust literal otherwise).
-#[derive(Clone)]
+/// Where a checked value lives: a node of the graph, or a literal.
+#[derive(Clone, Copy, Debug)]
+pub enum Ref {
+    /// Node number `i`.
+    Node(usize),
+    /// A float literal.
+    F(f64),
+    /// An integer literal.
+    I(i64),
+    /// A bool literal.
+    B(bool),
+}
+
+/// The path of the run-time graph types.
+fn g() -> TokenStream {
+    quote!(::morok::dsl::graph)
+}
+
+impl Ref {
+    /// The value as an operand of a node (`Src`).
+    fn src(self) -> TokenStream {
+        let g = g();
+        match self {
+            Ref::Node(i) => {
+                let i = i as u32;
+                quote!(#g::Src::Node(#i))
+            }
+            Ref::F(v) => quote!(#g::Src::F64(#v)),
+            Ref::I(v) => quote!(#g::Src::I64(#v)),
+            Ref::B(v) => quote!(#g::Src::Bool(#v)),
+        }
+    }
+}
+
+/// A checked value: its type and where it lives.
+#[derive(Clone, Debug)]
 pub struct Val {
     /// The type.
     pub ty: Ty,
-    /// The value's code.
-    pub code: TokenStream,
+    /// Its node or literal.
+    pub r: Ref,
 }
 
 /// The checking context of one body.
@@ -43,11 +77,29 @@ pub struct Ctx<'a> {
     pub vars: HashMap<String, Val>,
     /// Layers callable by name (`model!` only).
     pub layers: &'a HashMap<String, LayerSpec>,
-    /// The signature's dim names; name `i` is bound to `__dim_i` at run time.
+    /// The signature's dim names; name `i` is `DimTok::Name(i)` in a node.
     pub dims: Vec<String>,
-    /// The statements generated so far.
-    pub stmts: Vec<TokenStream>,
-    next: usize,
+    /// The nodes generated so far (`morok::dsl::graph::Node` values).
+    pub nodes: Vec<TokenStream>,
+    /// The layers the body applies, in order of first use: `Layer(i)`
+    /// nodes index this list.
+    pub used_layers: Vec<String>,
+}
+
+/// `Capitalized` form of a method name: its `Unary`/`Binary` variant.
+fn variant(method: &str) -> syn::Ident {
+    let mut c = method.chars();
+    let first = c.next().map(|f| f.to_ascii_uppercase()).unwrap_or('_');
+    format_ident!("{}{}", first, c.as_str())
+}
+
+/// Checks that a float literal (or a folded one) is finite.
+fn finite(e: &Expr, v: f64) -> Result<Ref> {
+    if v.is_finite() {
+        Ok(Ref::F(v))
+    } else {
+        Err(Error::new_spanned(e, "the literal overflows"))
+    }
 }
 
 fn shape_error(node: &impl quote::ToTokens, e: ShapeError) -> Error {
@@ -165,26 +217,28 @@ impl<'a> Ctx<'a> {
             vars: HashMap::new(),
             layers,
             dims,
-            stmts: Vec::new(),
-            next: 0,
+            nodes: Vec::new(),
+            used_layers: Vec::new(),
         }
     }
 
-    /// Binds `code` (a `Result<Tensor>` expression) to a new local.
-    fn bind(
+    /// Adds a node computing `op` (a `NodeOp` variant, without its path)
+    /// from `src`; its value has `dtype` and `shape`.
+    pub fn bind(
         &mut self,
         dtype: ScalarType,
         shape: Vec<SymDim>,
-        code: TokenStream,
-        span: Span,
+        op: TokenStream,
+        src: &[Ref],
     ) -> Val {
-        let t = format_ident!("__t{}", self.next);
-        self.next += 1;
-        self.stmts
-            .push(quote_spanned!(span=> let #t: ::morok::Tensor = #code?;));
+        let g = g();
+        let dt = crate::sig::dtype_tokens(dtype);
+        let src = src.iter().map(|r| r.src());
+        self.nodes
+            .push(quote!(#g::Node { op: #g::NodeOp::#op, dtype: #dt, src: &[#(#src),*] }));
         Val {
             ty: Ty::Tensor(dtype, shape),
-            code: quote!(&#t),
+            r: Ref::Node(self.nodes.len() - 1),
         }
     }
 
@@ -226,10 +280,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// Checks an expression that must be a tensor.
-    fn tensor(&mut self, e: &Expr) -> Result<(ScalarType, Vec<SymDim>, TokenStream)> {
+    fn tensor(&mut self, e: &Expr) -> Result<(ScalarType, Vec<SymDim>, Ref)> {
         let v = self.expr(e)?;
         match v.ty {
-            Ty::Tensor(t, s) => Ok((t, s, v.code)),
+            Ty::Tensor(t, s) => Ok((t, s, v.r)),
             _ => Err(Error::new_spanned(e, "expected a tensor, found a literal")),
         }
     }
@@ -244,27 +298,18 @@ impl<'a> Ctx<'a> {
                 Ok(v)
             }
             Expr::Lit(l) => match &l.lit {
-                Lit::Float(f) => {
-                    let v: f64 = f.base10_parse()?;
-                    Ok(Val {
-                        ty: Ty::Float,
-                        code: quote!(#v),
-                    })
-                }
-                Lit::Int(i) => {
-                    let v: i64 = i.base10_parse()?;
-                    Ok(Val {
-                        ty: Ty::Int,
-                        code: quote!(#v),
-                    })
-                }
-                Lit::Bool(b) => {
-                    let v = b.value;
-                    Ok(Val {
-                        ty: Ty::Bool,
-                        code: quote!(#v),
-                    })
-                }
+                Lit::Float(f) => Ok(Val {
+                    ty: Ty::Float,
+                    r: finite(e, f.base10_parse()?)?,
+                }),
+                Lit::Int(i) => Ok(Val {
+                    ty: Ty::Int,
+                    r: Ref::I(i.base10_parse()?),
+                }),
+                Lit::Bool(b) => Ok(Val {
+                    ty: Ty::Bool,
+                    r: Ref::B(b.value),
+                }),
                 _ => Err(Error::new_spanned(
                     e,
                     "only number and bool literals are allowed",
@@ -290,15 +335,19 @@ impl<'a> Ctx<'a> {
                         Err(Error::new_spanned(e, "neg: not defined for bool"))
                     }
                     Ty::Tensor(t, s) => {
-                        let c = v.code;
-                        Ok(self.bind(t, s, quote!((#c).neg()), e.span()))
+                        let g = g();
+                        Ok(self.bind(t, s, quote!(Unary(#g::Unary::Neg)), &[v.r]))
                     }
                     Ty::Float | Ty::Int => {
-                        let c = v.code;
-                        Ok(Val {
-                            ty: v.ty,
-                            code: quote!((-#c)),
-                        })
+                        let r =
+                            match v.r {
+                                Ref::F(x) => Ref::F(-x),
+                                Ref::I(x) => Ref::I(x.checked_neg().ok_or_else(|| {
+                                    Error::new_spanned(e, "the literal overflows")
+                                })?),
+                                other => other,
+                            };
+                        Ok(Val { ty: v.ty, r })
                     }
                     Ty::Bool => Err(Error::new_spanned(e, "neg: not defined for bool")),
                 }
@@ -325,7 +374,8 @@ impl<'a> Ctx<'a> {
 
     /// A binary op between two values (tensors or literals).
     fn binary(&mut self, whole: &Expr, op: &str, l: Val, r: Val) -> Result<Val> {
-        let m = format_ident!("{}", op);
+        let g = g();
+        let m = variant(op);
         let cmp = COMPARISONS.contains(&op);
         let lit_fits = |t: ScalarType, lit: &Ty| match lit {
             Ty::Float => t.is_float(),
@@ -353,7 +403,6 @@ impl<'a> Ctx<'a> {
             }
             Ok(())
         };
-        let (lc, rc) = (l.code.clone(), r.code.clone());
         match (&l.ty, &r.ty) {
             (Ty::Tensor(a, sa), Ty::Tensor(b, sb)) => {
                 if a != b {
@@ -365,7 +414,7 @@ impl<'a> Ctx<'a> {
                 check_dtype(*a)?;
                 let s = shape::broadcast_shapes(op, sa, sb).map_err(|e| shape_error(whole, e))?;
                 let t = if cmp { ScalarType::Bool } else { *a };
-                Ok(self.bind(t, s.to_vec(), quote!((#lc).#m(#rc)), whole.span()))
+                Ok(self.bind(t, s.to_vec(), quote!(Binary(#g::Binary::#m)), &[l.r, r.r]))
             }
             (Ty::Tensor(a, s), lit) | (lit, Ty::Tensor(a, s)) => {
                 if !lit_fits(*a, lit) {
@@ -379,12 +428,8 @@ impl<'a> Ctx<'a> {
                 }
                 check_dtype(*a)?;
                 let t = if cmp { ScalarType::Bool } else { *a };
-                let code = if matches!(l.ty, Ty::Tensor(..)) {
-                    quote!((#lc).#m(#rc))
-                } else {
-                    quote!((#rc).full_like(#lc)?.#m(#rc))
-                };
-                Ok(self.bind(t, s.clone(), code, whole.span()))
+                let s = s.clone();
+                Ok(self.bind(t, s, quote!(Binary(#g::Binary::#m)), &[l.r, r.r]))
             }
             (Ty::Float | Ty::Int, Ty::Float | Ty::Int) if !cmp => {
                 let ty = if matches!((&l.ty, &r.ty), (Ty::Int, Ty::Int)) {
@@ -392,17 +437,36 @@ impl<'a> Ctx<'a> {
                 } else {
                     Ty::Float
                 };
-                let sym = match op {
-                    "add" => quote!(+),
-                    "sub" => quote!(-),
-                    "mul" => quote!(*),
-                    _ => quote!(/),
+                let over = || Error::new_spanned(whole, format!("{op}: the literal overflows"));
+                let as_f64 = |r: Ref| match r {
+                    Ref::F(v) => v,
+                    Ref::I(v) => v as f64,
+                    _ => 0.0,
                 };
-                let code = match ty {
-                    Ty::Int => quote!((#lc #sym #rc)),
-                    _ => quote!(((#lc) as f64 #sym (#rc) as f64)),
+                let r = match (&ty, l.r, r.r) {
+                    (Ty::Int, Ref::I(a), Ref::I(b)) => Ref::I(
+                        match op {
+                            "add" => a.checked_add(b),
+                            "sub" => a.checked_sub(b),
+                            "mul" => a.checked_mul(b),
+                            _ => a.checked_div(b),
+                        }
+                        .ok_or_else(over)?,
+                    ),
+                    (_, a, b) => {
+                        let (a, b) = (as_f64(a), as_f64(b));
+                        finite(
+                            whole,
+                            match op {
+                                "add" => a + b,
+                                "sub" => a - b,
+                                "mul" => a * b,
+                                _ => a / b,
+                            },
+                        )?
+                    }
                 };
-                Ok(Val { ty, code })
+                Ok(Val { ty, r })
             }
             _ => Err(Error::new_spanned(
                 whole,
@@ -438,7 +502,7 @@ impl<'a> Ctx<'a> {
         }
         let (dt, s, x) = self.tensor(&m.receiver)?;
         let args: Vec<&Expr> = m.args.iter().collect();
-        let span = m.method.span();
+        let g = g();
         let need_float = |what: &str| -> Result<()> {
             if dt.is_float() {
                 Ok(())
@@ -449,7 +513,6 @@ impl<'a> Ctx<'a> {
                 ))
             }
         };
-        let m_ident = &m.method;
         match name.as_str() {
             "dot" | "matmul" => {
                 Self::arity(m, 1, "the other matrix")?;
@@ -458,21 +521,32 @@ impl<'a> Ctx<'a> {
                     return Err(Error::new_spanned(&whole, format!("matmul: dtype mismatch: {dt} and {dt2} (the DSL does not promote; add a `.cast(..)`)")));
                 }
                 let out = shape::matmul_shape(&s, &s2).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(dt, out.to_vec(), quote!((#x).#m_ident(#y)), span))
+                let op = if name == "dot" {
+                    quote!(Dot)
+                } else {
+                    quote!(Matmul)
+                };
+                Ok(self.bind(dt, out.to_vec(), op, &[x, y]))
             }
             n if FLOAT_UNARY.contains(&n) || ANY_UNARY.contains(&n) => {
                 Self::arity(m, 0, "none")?;
                 if FLOAT_UNARY.contains(&n) {
                     need_float(n)?;
                 }
-                Ok(self.bind(dt, s, quote!((#x).#m_ident()), span))
+                let u = variant(n);
+                Ok(self.bind(dt, s, quote!(Unary(#g::Unary::#u)), &[x]))
             }
             "softmax" | "log_softmax" => {
                 Self::arity(m, 1, "the axis")?;
                 need_float(&name)?;
                 let a = axis(args[0])?;
                 shape::normalize_axis(&name, &s, a).map_err(|e| shape_error(args[0], e))?;
-                Ok(self.bind(dt, s, quote!((#x).#m_ident(#a)), span))
+                let op = if name == "softmax" {
+                    quote!(Softmax(#a))
+                } else {
+                    quote!(LogSoftmax(#a))
+                };
+                Ok(self.bind(dt, s, op, &[x]))
             }
             "sum" | "mean" | "max" | "min" => {
                 Self::arity(m, 2, "the axes list and keepdim")?;
@@ -484,11 +558,12 @@ impl<'a> Ctx<'a> {
                 let norm = shape::reduce_axes(&name, &s, Some(&axes))
                     .map_err(|e| shape_error(args[0], e))?;
                 let out = shape::reduce_shape(&s, &norm, keep);
+                let r = variant(&name);
                 Ok(self.bind(
                     dt,
                     out.to_vec(),
-                    quote!((#x).#m_ident(Some(&[#(#axes),*]), #keep)),
-                    span,
+                    quote!(Reduce(#g::Reduce::#r, &[#(#axes),*], #keep)),
+                    &[x],
                 ))
             }
             "argmax" => {
@@ -497,12 +572,7 @@ impl<'a> Ctx<'a> {
                 let n =
                     shape::normalize_axis("argmax", &s, a).map_err(|e| shape_error(args[0], e))?;
                 let out = shape::reduce_shape(&s, &[n], false);
-                Ok(self.bind(
-                    ScalarType::I32,
-                    out.to_vec(),
-                    quote!((#x).argmax(Some(#a))),
-                    span,
-                ))
+                Ok(self.bind(ScalarType::I32, out.to_vec(), quote!(Argmax(#a)), &[x]))
             }
             "layernorm" => {
                 Self::arity(m, 2, "the axes list and eps")?;
@@ -511,42 +581,30 @@ impl<'a> Ctx<'a> {
                 let eps = float_lit(args[1], "eps")?;
                 shape::reduce_axes("layernorm", &s, Some(&axes))
                     .map_err(|e| shape_error(args[0], e))?;
-                Ok(self.bind(
-                    dt,
-                    s,
-                    quote!((#x).layernorm(&[#(#axes),*], None, None, #eps)),
-                    span,
-                ))
+                if !eps.is_finite() {
+                    return Err(Error::new_spanned(args[1], "eps overflows"));
+                }
+                Ok(self.bind(dt, s, quote!(LayerNorm(&[#(#axes),*], #eps)), &[x]))
             }
             "reshape" => {
                 Self::arity(m, 1, "the new dims")?;
                 let (target, codes) = self.dim_list(args[0])?;
                 let out = shape::reshape_dims(&s, &target).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(
-                    dt,
-                    out.to_vec(),
-                    quote!((#x).try_reshape(&[#(#codes),*])),
-                    span,
-                ))
+                Ok(self.bind(dt, out.to_vec(), quote!(Reshape(&[#(#codes),*])), &[x]))
             }
             "transpose" => {
                 Self::arity(m, 2, "two axes")?;
                 let (a, b) = (axis(args[0])?, axis(args[1])?);
                 let (_, out) =
                     shape::transpose_shape(&s, a, b).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(dt, out.to_vec(), quote!((#x).try_transpose(#a, #b)), span))
+                Ok(self.bind(dt, out.to_vec(), quote!(Transpose(#a, #b)), &[x]))
             }
             "permute" => {
                 Self::arity(m, 1, "the axes list")?;
                 let perm: Vec<isize> = axes_list(args[0])?;
                 let (_, out) =
                     shape::permute_shape(&s, &perm).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(
-                    dt,
-                    out.to_vec(),
-                    quote!((#x).try_permute(&[#(#perm),*])),
-                    span,
-                ))
+                Ok(self.bind(dt, out.to_vec(), quote!(Permute(&[#(#perm),*])), &[x]))
             }
             "expand" => {
                 Self::arity(m, 1, "the new dims")?;
@@ -565,12 +623,7 @@ impl<'a> Ctx<'a> {
                     });
                 }
                 let out = shape::expand_shape(&s, &target).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(
-                    dt,
-                    out.to_vec(),
-                    quote!((#x).try_expand(&[#(#codes),*])),
-                    span,
-                ))
+                Ok(self.bind(dt, out.to_vec(), quote!(Expand(&[#(#codes),*])), &[x]))
             }
             "cast" => {
                 Self::arity(m, 1, "the element type")?;
@@ -585,7 +638,7 @@ impl<'a> Ctx<'a> {
                 })?;
                 let to = crate::sig::dtype_named(id)?;
                 let tt = crate::sig::dtype_tokens(to);
-                Ok(self.bind(to, s, quote!((#x).cast(::morok::DType::scalar(#tt))), span))
+                Ok(self.bind(to, s, quote!(Cast(#tt)), &[x]))
             }
             "where_" => {
                 Self::arity(m, 2, "the values where true and where false")?;
@@ -624,15 +677,14 @@ impl<'a> Ctx<'a> {
                 out = shape::broadcast_shapes("where", &s, &out)
                     .map_err(|e| shape_error(&whole, e))?
                     .to_vec();
-                let (ac, bc) = (a.code, b.code);
-                Ok(self.bind(vt, out, quote!((#x).where_(#ac, #bc)), span))
+                Ok(self.bind(vt, out, quote!(Where), &[x, a.r, b.r]))
             }
             "maximum" | "minimum" | "lt" | "le" | "gt" | "ge" | "eq" | "ne" => {
                 Self::arity(m, 1, "the other operand")?;
                 let r = self.expr(args[0])?;
                 let l = Val {
                     ty: Ty::Tensor(dt, s),
-                    code: x,
+                    r: x,
                 };
                 self.binary(&whole, &name, l, r)
             }
@@ -643,8 +695,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The dims of a list literal such as `[B, 2, -1]` and their run-time
-    /// code.
+    /// The dims of a list literal such as `[B, 2, -1]` and their postfix
+    /// forms (`&[DimTok]` slices).
     fn dim_list(&self, e: &Expr) -> Result<(Vec<ReshapeDim<SymDim>>, Vec<TokenStream>)> {
         if !matches!(e, Expr::Array(_)) {
             return Err(Error::new_spanned(
@@ -659,8 +711,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// A dim inside `reshape([..])`/`expand([..])`: `-1`, a literal, a
-    /// signature name, or `+ - * /` of those; its value and the `isize`
-    /// code computing it at run time.
+    /// signature name, or `+ - * /` of those; its value and its postfix
+    /// form (a `&[DimTok]` slice).
     fn dim_expr(&self, e: &Expr) -> Result<(ReshapeDim<SymDim>, TokenStream)> {
         if let Ok(n) = int_lit(e, "a dim") {
             let t = match n {
@@ -668,20 +720,23 @@ impl<'a> Ctx<'a> {
                 n if n < 0 => ReshapeDim::Negative(n as isize),
                 n => ReshapeDim::Size(SymDim::constant(n)),
             };
-            let n = n as isize;
-            return Ok((t, quote!(#n)));
+            let g = g();
+            return Ok((t, quote!(&[#g::DimTok::Lit(#n)])));
         }
-        let (d, c) = self.sym_dim(e)?;
-        Ok((ReshapeDim::Size(d), c))
+        let mut toks = Vec::new();
+        let d = self.sym_dim(e, &mut toks)?;
+        Ok((ReshapeDim::Size(d), quote!(&[#(#toks),*])))
     }
 
-    fn sym_dim(&self, e: &Expr) -> Result<(SymDim, TokenStream)> {
+    /// A dim expression's value; appends its postfix tokens to `toks`.
+    fn sym_dim(&self, e: &Expr, toks: &mut Vec<TokenStream>) -> Result<SymDim> {
+        let g = g();
         match e {
-            Expr::Paren(p) => self.sym_dim(&p.expr),
+            Expr::Paren(p) => self.sym_dim(&p.expr, toks),
             Expr::Lit(_) => {
                 let n = int_lit(e, "a dim")?;
-                let c = n as isize;
-                Ok((SymDim::constant(n), quote!(#c)))
+                toks.push(quote!(#g::DimTok::Lit(#n)));
+                Ok(SymDim::constant(n))
             }
             Expr::Path(p) if p.path.get_ident().is_some() => {
                 let id = p.path.get_ident().expect("checked above").to_string();
@@ -691,26 +746,31 @@ impl<'a> Ctx<'a> {
                         format!("unknown dim `{id}` (dims are the names of the signature)"),
                     )
                 })?;
-                let v = format_ident!("__dim_{}", i);
-                Ok((SymDim::name(&id), quote!((#v as isize))))
+                let i = i as u32;
+                toks.push(quote!(#g::DimTok::Name(#i)));
+                Ok(SymDim::name(&id))
             }
             Expr::Binary(b) => {
-                let (l, lc) = self.sym_dim(&b.left)?;
-                let (r, rc) = self.sym_dim(&b.right)?;
+                let l = self.sym_dim(&b.left, toks)?;
+                let r = self.sym_dim(&b.right, toks)?;
                 let over = || Error::new_spanned(e, "the dim overflows");
-                match b.op {
-                    BinOp::Add(_) => Ok((l.plus(&r).ok_or_else(over)?, quote!((#lc + #rc)))),
-                    BinOp::Sub(_) => Ok((l.minus(&r).ok_or_else(over)?, quote!((#lc - #rc)))),
-                    BinOp::Mul(_) => Ok((l.times(&r).ok_or_else(over)?, quote!((#lc * #rc)))),
+                let (v, tok) = match b.op {
+                    BinOp::Add(_) => (l.plus(&r).ok_or_else(over)?, quote!(Add)),
+                    BinOp::Sub(_) => (l.minus(&r).ok_or_else(over)?, quote!(Sub)),
+                    BinOp::Mul(_) => (l.times(&r).ok_or_else(over)?, quote!(Mul)),
                     BinOp::Div(_) => match r.as_const() {
-                        Some(k) if k > 0 => Ok((l.div_floor(k), quote!((#lc).div_euclid(#rc)))),
-                        _ => Err(Error::new_spanned(
-                            &b.right,
-                            "a dim can only be divided by a positive literal",
-                        )),
+                        Some(k) if k > 0 => (l.div_floor(k), quote!(Div)),
+                        _ => {
+                            return Err(Error::new_spanned(
+                                &b.right,
+                                "a dim can only be divided by a positive literal",
+                            ))
+                        }
                     },
-                    _ => Err(Error::new_spanned(b.op, "dims use + - * /")),
-                }
+                    _ => return Err(Error::new_spanned(b.op, "dims use + - * /")),
+                };
+                toks.push(quote!(#g::DimTok::#tok));
+                Ok(v)
             }
             _ => Err(Error::new_spanned(
                 e,
@@ -744,8 +804,14 @@ impl<'a> Ctx<'a> {
         let out = layer
             .output(&id, dt, &s)
             .map_err(|msg| Error::new_spanned(arg, msg))?;
-        let f = format_ident!("{}", id);
-        Ok(self.bind(out.0, out.1, quote!(self.#f.forward(#x)), c.func.span()))
+        let i = match self.used_layers.iter().position(|l| *l == id) {
+            Some(i) => i,
+            None => {
+                self.used_layers.push(id);
+                self.used_layers.len() - 1
+            }
+        } as u32;
+        Ok(self.bind(out.0, out.1, quote!(Layer(#i)), &[x]))
     }
 }
 

@@ -1,8 +1,6 @@
 //! `#[morok::kernel]` on a fn and the function-like `kernel!` closure.
 
-use crate::emit::{
-    bind_args, check_body, check_result_names, dim_names, failed_body, push_err, signature,
-};
+use crate::emit::{check_body, check_result_names, dim_names, failed_body, push_err, signature};
 use crate::sig::{parse_param, parse_tensor_type, tensor_type_from_rust, Param, TensorType};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -137,10 +135,11 @@ pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     let spec_fn = format_ident!("__morok_aot_{}", ident);
     let (code, spec, errs) = match graph {
         Ok(g) => {
-            let (sig, build) = (&g.sig, &g.build);
+            let (sig, table) = (&g.sig, &g.table);
             let spec = quote!({
                 #sig
-                ::morok::aot::KernelSpec { sig: &__MOROK_SIG, graph: #build }
+                #table
+                ::morok::aot::KernelSpec { sig: &__MOROK_SIG, graph: &__MOROK_GRAPH }
             });
             (g.body(), spec, TokenStream::new())
         }
@@ -165,23 +164,25 @@ pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The generated parts of a checked kernel: its `static` signature and
-/// the graph code (a closure from the arguments to the lazy result).
+/// its `static` graph (`morok::dsl::graph::Graph`).
 struct Graph {
     sig: TokenStream,
-    build: TokenStream,
+    table: TokenStream,
     ids: Vec<Ident>,
 }
 
 impl Graph {
     /// The body of a kernel whose result is realized: the call site's
-    /// cache (`morok::dsl::rt::CallSite`) runs the graph code on a cold
-    /// call only.
+    /// cache (`morok::dsl::rt::CallSite`) builds the graph on a cold call
+    /// only.
     fn body(&self) -> TokenStream {
-        let (sig, build, ids) = (&self.sig, &self.build, &self.ids);
+        let (sig, table, ids) = (&self.sig, &self.table, &self.ids);
         quote!({
             #sig
-            static __MOROK_SITE: ::morok::dsl::rt::CallSite = ::morok::dsl::rt::CallSite::new(&__MOROK_SIG);
-            __MOROK_SITE.call(&[#(#ids),*], &#build)
+            #table
+            static __MOROK_SITE: ::morok::dsl::rt::CallSite =
+                ::morok::dsl::rt::CallSite::new(&__MOROK_SIG, &__MOROK_GRAPH);
+            __MOROK_SITE.call(&[#(#ids),*])
         })
     }
 }
@@ -202,17 +203,12 @@ fn graph(
     let layers = HashMap::new();
     let body = check_body(params, &names, &layers, &[], stmts, whole, result)?;
     let sig = signature(name, params, &names, fixed);
-    let bind = bind_args(params, &names);
-    let (stmts, res) = (body.stmts, body.result);
     let ids: Vec<Ident> = params.iter().map(|p| p.name.clone()).collect();
-    let at = 0..ids.len();
-    let build = quote!(|__args: &[&::morok::Tensor]| -> ::morok::Result<::morok::Tensor> {
-        #(let #ids: &::morok::Tensor = __args[#at];)*
-        #bind
-        #(#stmts)*
-        ::core::result::Result::Ok(::core::clone::Clone::clone(#res))
-    });
-    Ok(Graph { sig, build, ids })
+    Ok(Graph {
+        sig,
+        table: body.graph_static(),
+        ids,
+    })
 }
 
 /// The input of `kernel!`: `|a: f32[N, K], ...| (-> f32[..])? body`.

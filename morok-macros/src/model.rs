@@ -1,16 +1,14 @@
 //! `model!`: a struct of layers, its constructor, parameters, safetensors
 //! I/O and checked forward functions.
 
-use crate::emit::{
-    bind_args, check_body, check_result_names, dim_names, failed_body, push_err, signature,
-};
-use crate::infer::{Ty, Val};
+use crate::emit::{check_body, check_result_names, dim_names, failed_body, push_err, signature};
+use crate::infer::Ty;
 use crate::layers::LayerSpec;
 use crate::sig::{parse_param, parse_tensor_type, Param, TensorType};
 use morok_core::shape::SymDim;
 use morok_core::ScalarType;
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use std::collections::HashMap;
 use syn::parse::{Parse, ParseStream};
 use syn::{Error, Ident, Result, Token};
@@ -121,15 +119,8 @@ pub fn model(input: TokenStream) -> TokenStream {
         fields.push(f);
         match &f.layer {
             Ok(LayerSpec::Param(dims)) => {
-                let id = &f.name;
                 let shape: Vec<SymDim> = dims.iter().map(|&d| SymDim::from(d)).collect();
-                extra.push((
-                    id.to_string(),
-                    Val {
-                        ty: Ty::Tensor(ScalarType::F32, shape),
-                        code: quote!(&self.#id.value),
-                    },
-                ));
+                extra.push((f.name.to_string(), Ty::Tensor(ScalarType::F32, shape)));
             }
             Ok(l) => {
                 layers.insert(f.name.to_string(), l.clone());
@@ -235,7 +226,7 @@ pub fn model(input: TokenStream) -> TokenStream {
 fn forward(
     f: &Forward,
     layers: &HashMap<String, LayerSpec>,
-    extra: &[(String, Val)],
+    extra: &[(String, Ty)],
     errors: &mut Option<Error>,
 ) -> TokenStream {
     let idents: Vec<Ident> = f.params.iter().map(|p| p.name.clone()).collect();
@@ -253,13 +244,18 @@ fn forward(
             Some(&f.result),
         )?;
         let sig = signature(&kernel, &f.params, &names, &[]);
-        let bind = bind_args(&f.params, &names);
-        let (stmts, res) = (body.stmts, body.result);
+        let table = body.graph_static();
+        let layers = body.used_layers.iter().map(|l| format_ident!("{}", l));
+        let fields = extra.iter().map(|(n, _)| format_ident!("{}", n));
         Ok::<_, Error>(quote!({
             #sig
-            #bind
-            #(#stmts)*
-            ::core::result::Result::Ok(::morok::Tensor::clone(#res))
+            #table
+            __MOROK_GRAPH.build(
+                &__MOROK_SIG,
+                &[#(#idents),*],
+                &[#(&self.#layers as &dyn ::morok::dsl::layers::Layer),*],
+                &[#(&self.#fields.value),*],
+            )
         }))
     })();
     let code = checked.unwrap_or_else(|e| {

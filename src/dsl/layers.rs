@@ -257,3 +257,23 @@ impl Param {
         out.push((prefix.to_string(), self.value.clone()));
     }
 }
+
+/// A layer applied by a `model!` body (`fc1(x)`): what an embedded graph's
+/// [`NodeOp::Layer`](super::graph::NodeOp::Layer) node calls.
+pub trait Layer {
+    /// The layer's output for `x` (its `forward`).
+    fn apply(&self, x: &Tensor) -> Result<Tensor>;
+}
+
+macro_rules! layer_kinds {
+    ($($kind:ident),*) => {$(
+        impl Layer for $kind {
+            #[track_caller]
+            fn apply(&self, x: &Tensor) -> Result<Tensor> {
+                $kind::forward(self, x)
+            }
+        }
+    )*};
+}
+
+layer_kinds!(Linear, Conv2d, LayerNorm, Embedding);

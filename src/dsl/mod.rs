@@ -2,8 +2,9 @@
 //!
 //! The macros check shapes and dtypes at compile time with the rules of
 //! `morok_core::shape` (the ones the tensor API uses at run time, so both
-//! report the same words) and generate code that builds the graph with
-//! the [`Tensor`](crate::Tensor) API. `docs/DSL.md` has the grammar.
+//! report the same words) and embed the checked body as a static table
+//! of nodes (`graph.rs`) that a cold call turns into a lazy
+//! [`Tensor`](crate::Tensor) graph. `docs/DSL.md` has the grammar.
 //!
 //! ```
 //! use morok::dsl::kernel;
@@ -16,6 +17,8 @@
 //! ```
 
 mod generic;
+#[doc(hidden)]
+pub mod graph;
 pub mod layers;
 pub(crate) mod plan;
 #[doc(hidden)]

@@ -9,12 +9,14 @@
 //! output, reuses pooled intermediates and launches the kernels: no graph
 //! is built, nothing is scheduled or compiled. A cold call builds the
 //! graph with the generated code, schedules it, compiles its kernels and
-//! stores the plan. Kernels take the named dims as variables
+//! stores the plan. The graph is the expansion's static table
+//! (`graph.rs`), built into tensors on cold calls only. Kernels take the named dims as variables
 //! (`generic.rs`) wherever that was proven exact, so a new value of `B`
 //! schedules once but compiles nothing. A call with a lazy argument runs
 //! through the `Tensor` API (`realize`).
 
 use super::generic::{self, GenericAst, MAX_NAMES};
+use super::graph::Graph;
 use super::rt::Signature;
 use crate::device::Device;
 use crate::kernel_cache::get_or_compile_with_vars;
@@ -71,6 +73,7 @@ struct SiteState {
 /// The cache of one kernel-macro expansion (a `static` in the expansion).
 pub struct CallSite {
     sig: &'static Signature,
+    graph: &'static Graph,
     state: OnceLock<Mutex<SiteState>>,
 }
 
@@ -92,6 +95,8 @@ struct Step {
     slots: Vec<Slot>,
     /// The values of the kernel's variables.
     vars: Vec<i64>,
+    /// Their names (for `MOROK_DEBUG` reports).
+    var_names: Vec<&'static str>,
 }
 
 /// Everything a warm call needs: kernels with their buffer bindings, the
@@ -158,10 +163,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl CallSite {
-    /// The cache of the kernel with signature `sig`.
-    pub const fn new(sig: &'static Signature) -> CallSite {
+    /// The cache of the kernel with signature `sig` and body `graph`.
+    pub const fn new(sig: &'static Signature, graph: &'static Graph) -> CallSite {
         CallSite {
             sig,
+            graph,
             state: OnceLock::new(),
         }
     }
@@ -170,29 +176,32 @@ impl CallSite {
         lock(self.state.get_or_init(Default::default))
     }
 
-    /// Checks `args` against the signature and computes the kernel's
-    /// result: from a cached plan, or by running `build` (the generated
-    /// graph code, which checks the arguments again and returns the lazy
-    /// result) through the scheduler and the compiler.
+    /// The lazy result of the embedded graph for `args` (checked again).
     #[track_caller]
-    pub fn call(
-        &self,
-        args: &[&Tensor],
-        build: &dyn Fn(&[&Tensor]) -> Result<Tensor>,
-    ) -> Result<Tensor> {
+    fn build(&self, args: &[&Tensor]) -> Result<Tensor> {
+        self.graph.build(self.sig, args, &[], &[])
+    }
+
+    /// Checks `args` against the signature and computes the kernel's
+    /// result: from a cached plan, or by building the embedded graph and
+    /// running it through the scheduler and the compiler.
+    #[track_caller]
+    pub fn call(&self, args: &[&Tensor]) -> Result<Tensor> {
         let dims = self.sig.bind(args)?;
         let Some(bound) = bind_buffers(args).filter(|b| !b.ids.is_empty()) else {
-            return build(args)?.realize();
+            return self.build(args)?.realize();
         };
         let key = (dims, device_key(&bound.device), bound.alias.clone());
         let cached = self.state().plans.get(&key).cloned();
+        let mut report = 0;
         let prepared = match cached {
             Some(p) => {
                 WARM_CALLS.fetch_add(1, Ordering::Relaxed);
                 p
             }
             None => {
-                let p = self.prepare(args, &key.0, &bound, build)?;
+                report = crate::config::get().debug;
+                let p = self.prepare(args, &key.0, &bound)?;
                 let mut state = self.state();
                 if state.plans.len() >= MAX_PLANS {
                     // Bounded memory for sites called with many sizes: start over.
@@ -203,14 +212,14 @@ impl CallSite {
             }
         };
         match prepared {
-            Prepared::Plan(plan) => plan.run(&bound.buffers),
-            Prepared::TensorPath => build(args)?.realize(),
+            Prepared::Plan(plan) => plan.run(&bound.buffers, report),
+            Prepared::TensorPath => self.build(args)?.realize(),
         }
     }
 
     /// The generic kernels of this site: its graph scheduled at the
     /// corners of the probe box, generalized position by position.
-    fn generic(&self, build: &dyn Fn(&[&Tensor]) -> Result<Tensor>) -> Generic {
+    fn generic(&self) -> Generic {
         if let Some(g) = &self.state().generic {
             return g.clone();
         }
@@ -219,17 +228,13 @@ impl CallSite {
         let found = if names > MAX_NAMES || self.sig.is_fixed() {
             None
         } else {
-            self.probe(build, names).map(Arc::new)
+            self.probe(names).map(Arc::new)
         };
         self.state().generic = Some(found.clone());
         found
     }
 
-    fn probe(
-        &self,
-        build: &dyn Fn(&[&Tensor]) -> Result<Tensor>,
-        names: usize,
-    ) -> Option<Vec<Option<GenericAst>>> {
+    fn probe(&self, names: usize) -> Option<Vec<Option<GenericAst>>> {
         let mut corners: Vec<Schedule> = Vec::new();
         for corner in 0..1usize << names {
             let dims = generic::corner_dims(corner, names);
@@ -246,7 +251,7 @@ impl CallSite {
                 args.push(Tensor::placeholder(p.dtype, &shape).ok()?);
             }
             let refs: Vec<&Tensor> = args.iter().collect();
-            let root = build(&refs).ok()?.uop();
+            let root = self.build(&refs).ok()?.uop();
             corners.push(schedule_cached(&[root]).ok()?);
         }
         let count = corners[0].items.len();
@@ -272,14 +277,8 @@ impl CallSite {
 
     /// The cold path: builds, schedules and compiles the plan for `dims`.
     #[track_caller]
-    fn prepare(
-        &self,
-        args: &[&Tensor],
-        dims: &[usize],
-        bound: &Bound,
-        build: &dyn Fn(&[&Tensor]) -> Result<Tensor>,
-    ) -> Result<Prepared> {
-        let result = build(args)?;
+    fn prepare(&self, args: &[&Tensor], dims: &[usize], bound: &Bound) -> Result<Prepared> {
+        let result = self.build(args)?;
         let sched = match schedule_cached(&[result.uop()]) {
             Ok(s) => s,
             Err(e) => return Err(Error::runtime("realize", e.to_string())),
@@ -287,7 +286,7 @@ impl CallSite {
         let Some(out) = output_spec(&sched) else {
             return Ok(Prepared::TensorPath);
         };
-        let generic = self.generic(build);
+        let generic = self.generic();
         let values: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
         let opts = compile_options();
         let scratch_of = scratch_slots(&sched);
@@ -316,9 +315,13 @@ impl CallSite {
                 }
             };
             let mut vars = Vec::with_capacity(compiled.vars.len());
+            let mut var_names = Vec::with_capacity(compiled.vars.len());
             for v in &compiled.vars {
                 match self.sig.names.iter().position(|n| *n == v.name) {
-                    Some(k) => vars.push(values[k]),
+                    Some(k) => {
+                        vars.push(values[k]);
+                        var_names.push(self.sig.names[k]);
+                    }
                     None => {
                         return Err(Error::runtime(
                             "realize",
@@ -335,6 +338,7 @@ impl CallSite {
                 kernel: compiled.kernel,
                 slots,
                 vars,
+                var_names,
             });
         }
         let mut scratch = vec![(DType::VOID, 0usize); scratch_of.len()];
@@ -444,10 +448,33 @@ fn slot(
 }
 
 impl Plan {
+    /// Prints one launch of a cold call (`MOROK_DEBUG`).
+    fn report(&self, step: &Step, took: std::time::Duration, level: u8) {
+        let vars = if level >= 2 && !step.vars.is_empty() {
+            let values: Vec<String> = step
+                .var_names
+                .iter()
+                .zip(&step.vars)
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            format!("  vars {}", values.join(" "))
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "*** {:<4} {:<28} {:>10.3} ms (plan){vars}",
+            self.device.name(),
+            step.kernel.name(),
+            took.as_secs_f64() * 1e3
+        );
+    }
+
     /// Runs the kernels on the arguments' buffers; the result views a new
-    /// registered buffer.
+    /// registered buffer. With `report` ≥ 1 (`MOROK_DEBUG`, cold calls)
+    /// each launch is printed as the lazy path prints its kernels, at ≥ 2
+    /// with its variables' values.
     #[track_caller]
-    fn run(&self, args: &[Arc<dyn DeviceBuffer>]) -> Result<Tensor> {
+    fn run(&self, args: &[Arc<dyn DeviceBuffer>], report: u8) -> Result<Tensor> {
         let out = alloc(&self.device, self.out_dtype, self.out_len)?;
         let pooled = lock(&self.pool).pop();
         let scratch = match pooled {
@@ -472,8 +499,12 @@ impl Plan {
                 });
             }
             count_launch();
+            let start = (report >= 1).then(std::time::Instant::now);
             if let Err(e) = step.kernel.run(&bufs, &step.vars) {
                 return Err(Error::runtime("realize", e.to_string()));
+            }
+            if let Some(start) = start {
+                self.report(step, start.elapsed(), report);
             }
         }
         drop(bufs);

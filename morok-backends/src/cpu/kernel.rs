@@ -5,7 +5,8 @@ use super::buffer::CpuBuffer;
 use super::codegen::{KernelFn, LoadedKernel};
 use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult};
 use morok_core::lower::BufferSlot;
-use morok_core::program::{Program, VarSlot};
+use morok_core::opt::threads::MIN_WORK_PER_THREAD;
+use morok_core::program::{ParallelVar, Program, VarSlot};
 use rayon::prelude::*;
 use std::any::Any;
 use std::collections::HashMap;
@@ -27,6 +28,8 @@ pub struct CpuKernel {
     vars: Vec<VarSlot>,
     /// Trip count of the parallel loop, if any.
     parallel: Option<usize>,
+    /// For a parallel loop bounded by a variable: its trip count at launch.
+    parallel_var: Option<ParallelVar>,
     /// Estimated executed operations (`Launch::work`).
     work: u64,
     threads: usize,
@@ -59,6 +62,7 @@ impl CpuKernel {
             buffers: program.buffers().to_vec(),
             vars: program.vars.clone(),
             parallel: program.launch.parallel,
+            parallel_var: program.launch.parallel_var,
             work: program.launch.work,
             threads,
             pool,
@@ -86,6 +90,33 @@ impl CpuKernel {
         }
         cache.insert(vars.to_vec(), ranges.clone());
         Ok(Some(ranges))
+    }
+
+    /// The parallel loop's trip count for a launch with `vars`, and how
+    /// many threads share it. A constant loop is split when the kernel's
+    /// work reaches [`PARALLEL_THRESHOLD`]; a loop bounded by a variable
+    /// (its count known only now) when every thread gets at least
+    /// [`MIN_WORK_PER_THREAD`] iterations of the loop nest, the rule the
+    /// optimizer plans `THREAD` axes with.
+    fn split(&self, vars: &[i64]) -> (Option<usize>, usize) {
+        let threads = if self.pool.is_some() { self.threads } else { 1 };
+        match (self.parallel_var, self.parallel) {
+            (Some(pv), _) => {
+                let Some(trip) = pv.trip_count(vars) else {
+                    return (Some(0), 1);
+                };
+                let nest = (trip as u64).saturating_mul(pv.inner);
+                let by_work = nest / MIN_WORK_PER_THREAD as u64;
+                let chunks = threads
+                    .min(trip)
+                    .min(by_work.try_into().unwrap_or(usize::MAX));
+                (Some(trip), chunks.max(1))
+            }
+            (None, Some(size)) if self.work >= PARALLEL_THRESHOLD => {
+                (Some(size), threads.min(size).max(1))
+            }
+            (None, size) => (size, 1),
+        }
     }
 
     fn bad(&self, reason: String) -> DeviceError {
@@ -247,9 +278,9 @@ impl CompiledKernel for CpuKernel {
                 )
             }
         };
-        match (self.parallel, &self.pool) {
-            (Some(size), Some(pool)) if self.threads > 1 && self.work >= PARALLEL_THRESHOLD => {
-                let chunks = self.threads.min(size).max(1);
+        let (size, chunks) = self.split(vars);
+        match (size, &self.pool) {
+            (Some(size), Some(pool)) if chunks > 1 => {
                 pool.install(|| {
                     (0..chunks).into_par_iter().for_each(|c| {
                         call(size * c / chunks, size * (c + 1) / chunks);

@@ -55,7 +55,13 @@ fn data(n: usize, seed: u32) -> Vec<f32> {
 
 /// `out[i, j] = x[i, j] * 3 + 1` over a `[rows, cols]` kernel.
 fn scale_2d(rows: i64, cols: i64) -> Arc<UOp> {
-    let i = range(rows, 0, AxisType::Loop);
+    scale_rows(&UOp::index(rows), cols)
+}
+
+/// `out[i, j] = x[i, j] * 3 + 1` over `[rows, cols]`, `rows` any index
+/// value (a constant or a variable).
+fn scale_rows(rows: &Arc<UOp>, cols: i64) -> Arc<UOp> {
+    let i = UOp::range(rows, 0, AxisType::Loop);
     let j = range(cols, 1, AxisType::Loop);
     let idx = i.mul(&UOp::index(cols)).add(&j);
     let three = UOp::const_f64(DType::F32, 3.0);
@@ -129,5 +135,37 @@ fn matmul_threads_split_an_output_axis_and_match_one_thread_bit_for_bit() {
     let want = matmul_ref(&a, &b, m, k, n);
     for (g, w) in one.iter().zip(&want) {
         assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
+    }
+}
+
+/// `out[i, j] = x[i, j] * 3 + 1` over `[B, cols]` with `B` a kernel
+/// variable (`DEFINE_VAR` in `1..=max_rows`).
+fn scale_var_rows(max_rows: i64, cols: i64) -> Arc<UOp> {
+    scale_rows(&UOp::define_var("B", DType::INDEX, 1, max_rows), cols)
+}
+
+#[test]
+fn a_loop_bounded_by_a_variable_is_split_at_launch_from_its_value() {
+    let cols = 1024i64;
+    let ast = scale_var_rows(4096, cols);
+    let (dev, _dir) = device(4);
+    let p = program(&dev, &ast);
+    let pv = p.launch.parallel_var.expect("the B loop is parallel");
+    assert_eq!((pv.var, pv.scale), (0, 1), "{}", p.source);
+    let k = dev.compile(&p).expect("compile");
+    // Small values run on one thread; 300 rows (300 * 1024 iterations)
+    // run on four, each on its own rows.
+    for rows in [1usize, 3, 31, 300] {
+        let n = rows * cols as usize;
+        let x = data(n, rows as u32);
+        let out = dev.allocate(DType::F32, n).expect("alloc");
+        let mut inp = dev.allocate(DType::F32, n).expect("alloc");
+        inp.copy_in(&to_bytes(&x)).expect("copy in");
+        k.run(&[out.as_ref(), inp.as_ref()], &[rows as i64])
+            .unwrap_or_else(|e| panic!("run failed: {e}\n{}", k.source()));
+        let mut bytes = vec![0u8; n * 4];
+        out.copy_out(&mut bytes).expect("copy out");
+        let want: Vec<f32> = x.iter().map(|v| v * 3.0 + 1.0).collect();
+        assert_eq!(from_bytes::<f32>(&bytes), want, "B = {rows}");
     }
 }

@@ -328,7 +328,8 @@ impl Emitter<'_> {
 
 /// Picks the loop a host may split across threads: the only outermost
 /// loop that contains global stores, if it is an output loop (`Loop`,
-/// `Global` or `Thread`) with a constant trip count, every global store of
+/// `Global` or `Thread`) with a constant trip count or one bounded by a
+/// variable ([`trip_count`]), every global store of
 /// the kernel is inside it and indexed by it through index arithmetic
 /// (so iterations write disjoint elements; a data-dependent index could
 /// collide), and no buffer is both read and written (so no iteration
@@ -376,7 +377,7 @@ fn find_parallel(
     ) {
         return None;
     }
-    let size = usize::try_from(range.s(0).const_int().and_then(|v| i64::try_from(v).ok())?).ok()?;
+    let (size, var) = trip_count(range.s(0))?;
     for s in &stores {
         let in_loop = inside[&range.id()].iter().any(|n| Arc::ptr_eq(n, s));
         let indexed = live_ranges(s.s(0).s(1), live)
@@ -389,5 +390,31 @@ fn find_parallel(
     Some(ParallelLoop {
         range: (*range).clone(),
         size,
+        var,
     })
+}
+
+/// A parallel loop's trip count from its bound: a constant, or a variable
+/// (`DEFINE_VAR`) alone or times a constant, whose value the host reads at
+/// launch (then the count at the variable's largest value, and the
+/// variable's name and factor).
+fn trip_count(bound: &Arc<UOp>) -> Option<(usize, Option<(String, usize)>)> {
+    let non_negative = |v: i128| usize::try_from(v).ok();
+    if let Some(v) = bound.const_int() {
+        return Some((non_negative(v)?, None));
+    }
+    let (var, scale) = match bound.op() {
+        Op::DefineVar => (bound, 1),
+        Op::Mul => match (bound.s(0).const_int(), bound.s(1).const_int()) {
+            (None, Some(k)) if bound.s(0).op() == Op::DefineVar => (bound.s(0), non_negative(k)?),
+            (Some(k), None) if bound.s(1).op() == Op::DefineVar => (bound.s(1), non_negative(k)?),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Arg::Var { name, max, .. } = var.arg() else {
+        return None;
+    };
+    let largest = non_negative(i128::from(*max))?.checked_mul(scale)?;
+    Some((largest, Some((name.to_string(), scale))))
 }

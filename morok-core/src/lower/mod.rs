@@ -136,8 +136,14 @@ pub struct ParallelLoop {
     /// The `RANGE` node (its iterations are independent: every global store
     /// inside it is indexed by it, and nothing else is written).
     pub range: Arc<UOp>,
-    /// Its trip count.
+    /// Its trip count (for a loop bounded by a variable, the count at the
+    /// variable's largest value).
     pub size: usize,
+    /// For a loop bounded by a variable (`DEFINE_VAR`, or a variable times
+    /// a constant): the variable's name and that constant. Its trip count
+    /// is then known at launch only: the variable's value times the
+    /// constant.
+    pub var: Option<(String, usize)>,
 }
 
 /// The output of lowering: a linear program and what a runtime needs to
