@@ -11,7 +11,8 @@
 //!    the axis indexed by the fewest buffers with the smallest strides
 //!    goes first; on a target with vectors, a kernel with a reduce whose
 //!    stores are contiguous along such an axis gets a register tile sized
-//!    for the vector registers instead (see [`vector_register_tile`]);
+//!    for the vector registers instead (see [`vector_register_tile`]),
+//!    its loops ordered for the L2 cache (see [`order_tile_loops`]);
 //! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
 //!    contiguous reduce axes, upcast output lanes for column reductions),
 //!    else unroll of the last reduce axis (fully when ≤ 32, else by 4)
@@ -300,11 +301,63 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
             third_tile_axis(k, [j_id, i_id], mr * rows, registers);
         }
     }
+    order_tile_loops(k, [j_id, i_id]);
     // unroll the reduce by 4 (fewer loop branches per FMA; refused when 4
     // does not divide it)
     let reduces = k.ranges_of(&[AxisType::Reduce]).len();
     try_opt(k, Opt::new(OptOps::Unroll, reduces - 1, 4));
     true
+}
+
+/// Cache blocking of a register tile's loops (a matmul `C = A·B`, `j`
+/// the columns, `i` the rows): each tile reads a panel of `B`, the
+/// buffers indexing `j` but not `i` (all `K` rows of the tile's `NR`
+/// columns, one cache line or two per row at a stride of a whole row),
+/// and a panel of `A` (the tile's `MR` rows, contiguous). With the `i`
+/// loop outside the `j` loop, every `i` step sweeps all of `B`, which
+/// comes from L3 or memory when `B` is larger than the L2 cache, row by
+/// strided row (a power-of-two row stride also maps the panel's lines
+/// onto few cache sets). With the `j` loop outside instead, one `B`
+/// panel stays in L2 while the `i` loop streams `A`'s contiguous rows
+/// past it. So when some such `B` spans more than
+/// [`super::OptLimits::l2_bytes`] (1 MiB where unknown) and `i` runs
+/// outside `j`, the two loops are swapped (`SWAP`: the iteration order
+/// of the outputs changes, each output's reduction does not).
+fn order_tile_loops(k: &mut OptKernel, [j_id, i_id]: [usize; 2]) {
+    let ranges = k.ranges();
+    let outer = |id: usize| {
+        ranges
+            .iter()
+            .position(|r| axis_id(r) == id && r.axis_type() == Some(AxisType::Loop))
+    };
+    let (Some(pj), Some(pi)) = (outer(j_id), outer(i_id)) else {
+        return;
+    };
+    if k.runs_outside(&ranges[pi], &ranges[pj]) != Some(true) {
+        return;
+    }
+    let l2 = match k.limits.l2_bytes {
+        0 => 1 << 20,
+        b => b as i64,
+    };
+    let panel_bytes = |n: &Arc<UOp>| -> i64 {
+        let elements: i64 = ranges
+            .iter()
+            .filter(|r| uses_range(n.s(1), r))
+            .filter_map(|r| range_size(r))
+            .product();
+        elements.saturating_mul(n.s(0).dtype().scalar_type().itemsize() as i64)
+    };
+    let large_panel = k.ast.toposort().iter().any(|n| {
+        n.op() == Op::Index
+            && n.s(0).op() == Op::DefineGlobal
+            && uses_range(n.s(1), &ranges[pj])
+            && !uses_range(n.s(1), &ranges[pi])
+            && panel_bytes(n) > l2
+    });
+    if large_panel {
+        try_opt(k, Opt::new(OptOps::Swap, pi, pj as i64));
+    }
 }
 
 /// The register tile's third axis (a convolution's output rows): the
