@@ -228,7 +228,8 @@ fn beam(ast: &Arc<UOp>, config: &BeamConfig, target: &OptTarget<'_>) -> Arc<UOp>
     let options = crate::pipeline::CompileOptions {
         mode: OptMode::Beam(*config),
     };
-    let measure = measure::DeviceMeasure::new(device, ast, options);
+    let measure =
+        measure::DeviceMeasure::new(device, ast, options).with_compile_limit(config.compile_limit);
     match search::beam_search(ast, target.limits, config, &measure) {
         Ok(found) => {
             if let Some(c) = &cache {

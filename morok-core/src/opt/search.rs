@@ -45,6 +45,10 @@ pub struct BeamConfig {
     /// Show a progress bar on stderr even when it is not a terminal (a
     /// terminal always gets one).
     pub progress: bool,
+    /// Longest one candidate's compile may run; a candidate whose compile
+    /// is stopped at it is dropped and the search goes on (default
+    /// [`COMPILE_LIMIT`]).
+    pub compile_limit: Duration,
 }
 
 impl BeamConfig {
@@ -54,6 +58,7 @@ impl BeamConfig {
             width: width.max(1),
             max_candidates: 0,
             progress: false,
+            compile_limit: COMPILE_LIMIT,
         }
     }
 }
@@ -61,6 +66,11 @@ impl BeamConfig {
 /// Most lanes of `UPCAST` × `UNROLL` a candidate may have (its register
 /// budget: larger tiles spill and take long to compile).
 pub const MAX_UPCAST: i64 = 256;
+
+/// The default per-candidate compile time limit
+/// ([`BeamConfig::compile_limit`]): the register tiles the search builds
+/// compile in well under a second; one that takes longer would not win.
+pub const COMPILE_LIMIT: Duration = Duration::from_secs(10);
 
 /// A candidate whose first run takes longer than this many times the best
 /// time so far is dropped without further runs (the per-candidate
