@@ -1412,44 +1412,23 @@ fn a_matmul_with_packed_b_matches_the_reference() {
     // Positive inputs: sums of 136 products that cancel to near zero
     // would differ from the float64 reference by more than the relative
     // tolerance in any summation order.
-    let b = input(
-        &mut rng,
-        morok::ScalarType::F32,
-        &[136, 4096],
-        Layout::Contiguous,
-        Domain::Positive,
-    );
-    let bt = input(
-        &mut rng,
-        morok::ScalarType::F32,
-        &[4096, 136],
-        Layout::Contiguous,
-        Domain::Positive,
-    )
-    .try_transpose(0, 1)
-    .unwrap();
-    let a = input(
-        &mut rng,
-        morok::ScalarType::F32,
-        &[65, 136],
-        Layout::Sliced,
-        Domain::Positive,
-    );
+    let mut f32s = |shape: &[usize], layout: Layout| {
+        input(
+            &mut rng,
+            morok::ScalarType::F32,
+            shape,
+            layout,
+            Domain::Positive,
+        )
+    };
+    let b = f32s(&[136, 4096], Layout::Contiguous);
+    let bt = f32s(&[4096, 136], Layout::Contiguous)
+        .try_transpose(0, 1)
+        .unwrap();
+    let a = f32s(&[65, 136], Layout::Sliced);
     // 120 rows: the reference evaluator's product stays under its cap.
-    let b120 = input(
-        &mut rng,
-        morok::ScalarType::F32,
-        &[120, 4096],
-        Layout::Contiguous,
-        Domain::Positive,
-    );
-    let batched = input(
-        &mut rng,
-        morok::ScalarType::F32,
-        &[2, 64, 120],
-        Layout::Contiguous,
-        Domain::Positive,
-    );
+    let b120 = f32s(&[120, 4096], Layout::Contiguous);
+    let batched = f32s(&[2, 64, 120], Layout::Contiguous);
     for (name, t) in [
         ("65×136 @ 136×4096", a.matmul(&b)),
         ("65×136 @ (4096×136)ᵀ", a.matmul(&bt)),
