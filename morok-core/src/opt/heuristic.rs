@@ -12,7 +12,7 @@
 //!    goes first; on a target with vectors, a kernel with a reduce whose
 //!    stores are contiguous along such an axis gets a register tile sized
 //!    for the vector registers instead (see [`vector_register_tile`]),
-//!    its loops ordered for the L2 cache (see [`order_tile_loops`]);
+//!    its loops ordered for the L2 cache (`order_tile_loops`);
 //! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
 //!    contiguous reduce axes, upcast output lanes for column reductions),
 //!    else unroll of the last reduce axis (fully when ≤ 32, else by 4)
