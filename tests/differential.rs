@@ -1417,3 +1417,41 @@ fn compiled_matches_reference_under_beam_search() {
     assert!(searches > 20, "{summary}");
     report(&format!("under MOROK_BEAM=2: {summary}"));
 }
+
+/// A float32 matmul whose `B` outgrows the L2 cache packs `B` into
+/// column panels (a copy kernel, then the tiled product; see
+/// `Tensor::matmul`): results equal the reference for an odd row count,
+/// a batched `A` and a permuted (transposed view) `B`.
+#[test]
+fn a_matmul_with_packed_b_matches_the_reference() {
+    let mut rng = Rng::new(23);
+    // 136 × 4096 floats: 2.2 MB, above the L2 of the CPUs we run on.
+    // Positive inputs: sums of 136 products that cancel to near zero
+    // would differ from the float64 reference by more than the relative
+    // tolerance in any summation order.
+    let mut f32s = |shape: &[usize], layout: Layout| {
+        input(
+            &mut rng,
+            morok::ScalarType::F32,
+            shape,
+            layout,
+            Domain::Positive,
+        )
+    };
+    let b = f32s(&[136, 4096], Layout::Contiguous);
+    let bt = f32s(&[4096, 136], Layout::Contiguous)
+        .try_transpose(0, 1)
+        .unwrap();
+    let a = f32s(&[65, 136], Layout::Sliced);
+    // 120 rows: the reference evaluator's product stays under its cap.
+    let b120 = f32s(&[120, 4096], Layout::Contiguous);
+    let batched = f32s(&[2, 64, 120], Layout::Contiguous);
+    for (name, t) in [
+        ("65×136 @ 136×4096", a.matmul(&b)),
+        ("65×136 @ (4096×136)ᵀ", a.matmul(&bt)),
+        ("2×64×120 @ 120×4096", batched.matmul(&b120)),
+    ] {
+        let t = t.unwrap();
+        check(&t).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}

@@ -186,4 +186,18 @@ pub trait Device: Send + Sync {
     /// Compiles a program rendered by [`Device::renderer`] into a kernel
     /// that runs on this device's buffers.
     fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>>;
+
+    /// [`Device::compile`] that gives up once the compile has run for
+    /// `limit` (beam search's per-candidate timeout): a device that can
+    /// stop its compiler (the C codegen kills the compiler process) fails
+    /// with an error saying so; the default has no way to stop one and
+    /// compiles as [`Device::compile`] does.
+    fn compile_within(
+        &self,
+        program: &Program,
+        limit: std::time::Duration,
+    ) -> DeviceResult<Arc<dyn CompiledKernel>> {
+        let _ = limit;
+        self.compile(program)
+    }
 }

@@ -168,14 +168,16 @@ fn v3(t: (usize, usize, usize)) -> Vec<usize> {
 }
 
 impl Tensor {
-    /// `self` (a padded convolution input) realized into its own buffer:
-    /// the convolution's windows then read plain memory, with no per-lane
-    /// border test on each load, so its inner loop along the output row
-    /// becomes vector loads and FMAs (the border tests made a 3×3
-    /// convolution's lanes scalar). The copy costs one pass over the
-    /// input, against nine reads of it per output channel block.
+    /// `self` realized into its own buffer (a copy kernel), so the
+    /// kernels that read it see plain contiguous memory: a padded
+    /// convolution input's windows then have no per-lane border test on
+    /// each load, so its inner loop along the output row becomes vector
+    /// loads and FMAs (the border tests made a 3×3 convolution's lanes
+    /// scalar; the copy costs one pass over the input, against nine
+    /// reads of it per output channel block); a matmul's packed `B`
+    /// panels (see `Tensor::matmul`) become contiguous.
     #[track_caller]
-    fn padded_copy(&self) -> Result<Tensor> {
+    pub(super) fn copy_to_own_buffer(&self) -> Result<Tensor> {
         let g = self.graph()?;
         let uop = UOp::new(
             Op::Contiguous,
@@ -232,7 +234,7 @@ impl Tensor {
         let kernel = &ws[2..];
         let mut padded = self.cast_to(dtype)?.pad_to(op, &pads)?;
         if g.padding.iter().any(|&p| p > 0) {
-            padded = padded.padded_copy()?;
+            padded = padded.copy_to_own_buffer()?;
         }
         let win = padded.pool(op, kernel, &g.stride, &g.dilation)?;
         let outs = win.shape()[2..2 + n].to_vec();

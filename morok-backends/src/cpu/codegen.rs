@@ -54,6 +54,18 @@ pub trait Codegen: Send + Sync {
     /// kernel (a codegen may cache builds by source).
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel>;
 
+    /// [`Codegen::build`] stopped with an error once it has run for
+    /// `limit` (see `Device::compile_within`); the default cannot stop a
+    /// build and ignores the limit.
+    fn build_within(
+        &self,
+        program: &Program,
+        limit: std::time::Duration,
+    ) -> DeviceResult<LoadedKernel> {
+        let _ = limit;
+        self.build(program)
+    }
+
     /// How many times this codegen has run its compiler (cache misses).
     fn builds(&self) -> usize;
 }

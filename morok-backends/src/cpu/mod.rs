@@ -126,6 +126,29 @@ impl CpuDevice {
             })
             .clone()
     }
+
+    /// Refuses a program with a buffer the C side cannot store.
+    fn check_storable(&self, program: &Program) -> DeviceResult<()> {
+        for (i, b) in program.buffers().iter().enumerate() {
+            if !c::render::storable(b.dtype) {
+                return Err(DeviceError::BadArgs {
+                    what: format!("kernel `{}`", program.name),
+                    reason: format!("slot {i} has element type {}, not storable", b.dtype),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The runnable kernel of `program` built into `loaded`.
+    fn kernel(&self, program: &Program, loaded: LoadedKernel) -> Arc<dyn CompiledKernel> {
+        Arc::new(CpuKernel::new(
+            program,
+            loaded,
+            self.config.threads,
+            self.pool(),
+        ))
+    }
 }
 
 impl Device for CpuDevice {
@@ -165,20 +188,18 @@ impl Device for CpuDevice {
     }
 
     fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>> {
-        for (i, b) in program.buffers().iter().enumerate() {
-            if !c::render::storable(b.dtype) {
-                return Err(DeviceError::BadArgs {
-                    what: format!("kernel `{}`", program.name),
-                    reason: format!("slot {i} has element type {}, not storable", b.dtype),
-                });
-            }
-        }
+        self.check_storable(program)?;
         let loaded = self.codegen.build(program)?;
-        Ok(Arc::new(CpuKernel::new(
-            program,
-            loaded,
-            self.config.threads,
-            self.pool(),
-        )))
+        Ok(self.kernel(program, loaded))
+    }
+
+    fn compile_within(
+        &self,
+        program: &Program,
+        limit: std::time::Duration,
+    ) -> DeviceResult<Arc<dyn CompiledKernel>> {
+        self.check_storable(program)?;
+        let loaded = self.codegen.build_within(program, limit)?;
+        Ok(self.kernel(program, loaded))
     }
 }

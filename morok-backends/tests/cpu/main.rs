@@ -2,6 +2,7 @@
 //! lowered, rendered to C, compiled with the system compiler and run,
 //! compared with values computed in Rust.
 
+mod beam;
 mod common;
 mod elementwise;
 #[cfg(feature = "llvm")]

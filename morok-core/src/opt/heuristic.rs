@@ -11,7 +11,8 @@
 //!    the axis indexed by the fewest buffers with the smallest strides
 //!    goes first; on a target with vectors, a kernel with a reduce whose
 //!    stores are contiguous along such an axis gets a register tile sized
-//!    for the vector registers instead (see [`vector_register_tile`]);
+//!    for the vector registers instead (see [`vector_register_tile`]),
+//!    its loops ordered for the L2 cache (`order_tile_loops`);
 //! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
 //!    contiguous reduce axes, upcast output lanes for column reductions),
 //!    else unroll of the last reduce axis (fully when ≤ 32, else by 4)
@@ -280,6 +281,20 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
         .find(|r| !Arc::ptr_eq(r, j) && reused(r, Some(j)));
     let j_id = axis_id(j);
     let i_id = i.map(|r| axis_id(r));
+    // The matmul's `B`: the buffers loaded along `j` but not along `i`.
+    let panels: Vec<i64> = i.map_or(Vec::new(), |i| {
+        k.ast
+            .toposort()
+            .iter()
+            .filter(|n| {
+                n.op() == Op::Index
+                    && n.s(0).op() == Op::DefineGlobal
+                    && uses_range(n.s(1), j)
+                    && !uses_range(n.s(1), i)
+            })
+            .filter_map(|n| buffer_slot(n.s(0)))
+            .collect()
+    });
     let pos = |k: &OptKernel, id: usize| k.ranges().iter().position(|r| axis_id(r) == id);
     let Some(pj) = pos(k, j_id) else {
         return false;
@@ -300,11 +315,76 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
             third_tile_axis(k, [j_id, i_id], mr * rows, registers);
         }
     }
+    order_tile_loops(k, &panels, i_id);
     // unroll the reduce by 4 (fewer loop branches per FMA; refused when 4
     // does not divide it)
     let reduces = k.ranges_of(&[AxisType::Reduce]).len();
     try_opt(k, Opt::new(OptOps::Unroll, reduces - 1, 4));
     true
+}
+
+/// Cache blocking of a register tile's loops (a matmul `C = A·B`, `j`
+/// the columns, `i` the rows): each tile reads a panel of `B` (the
+/// buffers in slots `panels`, loaded along `j` but not along `i`: all
+/// `K` rows of the tile's columns) and a panel of `A` (the tile's `MR`
+/// rows, contiguous). With the `i` loop outside `B`'s other loop (`j`'s
+/// outer part, or the panel index of a packed `B`), every `i` step
+/// sweeps all of `B`, which comes from L3 or memory once `B` is larger
+/// than the L2 cache (row by strided row where `B` is not packed; a
+/// power-of-two row stride also maps a panel's lines onto few cache
+/// sets). With `B`'s loop outside instead, one panel stays in L2 while
+/// the `i` loop streams `A`'s rows past it. So when such a `B` spans
+/// more than [`super::OptLimits::l2_bytes`] (1 MiB where unknown) and
+/// `i`'s outer loop runs outside a loop of `B`, the two are swapped
+/// (`SWAP`: the order in which outputs are computed changes, each
+/// output's reduction does not).
+fn order_tile_loops(k: &mut OptKernel, panels: &[i64], i_id: usize) {
+    let ranges = k.ranges();
+    let Some(pi) = ranges
+        .iter()
+        .position(|r| axis_id(r) == i_id && r.axis_type() == Some(AxisType::Loop))
+    else {
+        return;
+    };
+    let l2 = match k.limits.l2_bytes {
+        0 => 1 << 20,
+        b => b as i64,
+    };
+    let bytes = |n: &Arc<UOp>| -> i64 {
+        let elements: i64 = ranges
+            .iter()
+            .filter(|r| uses_range(n.s(1), r))
+            .filter_map(|r| range_size(r))
+            .product();
+        elements.saturating_mul(n.s(0).dtype().scalar_type().itemsize() as i64)
+    };
+    let large: Vec<Arc<UOp>> = k
+        .ast
+        .toposort()
+        .into_iter()
+        .filter(|n| {
+            n.op() == Op::Index
+                && n.s(0).op() == Op::DefineGlobal
+                && buffer_slot(n.s(0)).is_some_and(|slot| panels.contains(&slot))
+                && bytes(n) > l2
+        })
+        .collect();
+    let inner = ranges.iter().position(|r| {
+        r.axis_type() == Some(AxisType::Loop)
+            && large.iter().any(|n| uses_range(n.s(1), r))
+            && k.runs_outside(&ranges[pi], r) == Some(true)
+    });
+    if let Some(pb) = inner {
+        try_opt(k, Opt::new(OptOps::Swap, pi, pb as i64));
+    }
+}
+
+/// The slot of a `DEFINE_GLOBAL`.
+fn buffer_slot(n: &UOp) -> Option<i64> {
+    match *n.arg() {
+        crate::uop::Arg::Int(slot) => Some(slot),
+        _ => None,
+    }
 }
 
 /// The register tile's third axis (a convolution's output rows): the

@@ -140,6 +140,19 @@ impl OptKernel {
         Ok(new)
     }
 
+    /// Whether loop `a` runs outside loop `b` (`None`: no `END` closes
+    /// both).
+    pub fn runs_outside(&self, a: &Arc<UOp>, b: &Arc<UOp>) -> Option<bool> {
+        self.ast.toposort().iter().find_map(|n| {
+            if n.op() != Op::End {
+                return None;
+            }
+            let pa = n.src().iter().position(|s| Arc::ptr_eq(s, a))?;
+            let pb = n.src().iter().position(|s| Arc::ptr_eq(s, b))?;
+            Some(pa < pb)
+        })
+    }
+
     /// Exchanges the positions of output ranges `a` and `b` in every
     /// `END` list that holds both (the loop order changes; each store
     /// still runs once per element).

@@ -1,14 +1,18 @@
 //! [`DeviceMeasure`]: beam search's [`Measure`] on a [`Device`].
 //!
 //! A candidate is lowered and rendered for the device's renderer
-//! ([`lower_optimized`]) and compiled by the device; candidates of one
-//! round build on every core (compiling is the expensive part). Timing
+//! ([`lower_optimized`]) and compiled by the device within a time limit
+//! ([`Device::compile_within`], [`BeamConfig::compile_limit`]: a compile
+//! that runs longer is stopped and the candidate dropped); candidates of
+//! one round build on every core (compiling is the expensive part). Timing
 //! runs one candidate at a time on buffers of the kernel's sizes filled
 //! with random values (floats in `[-1, 1)`, integers and bools 0, so
 //! data-dependent indices stay in bounds); scalar variables take their
 //! largest value. The buffers are allocated once per search and grown
 //! when a candidate touches more.
 
+#[cfg(doc)]
+use super::search::BeamConfig;
 use super::search::Measure;
 use crate::device::{CompiledKernel, Device, DeviceBuffer};
 use crate::dtype::{DType, ScalarType};
@@ -35,6 +39,8 @@ pub struct DeviceMeasure<'a> {
     /// Hashes of the code built so far (different opt lists can render
     /// the same code; it is timed once).
     sources: Mutex<HashSet<u64>>,
+    /// Longest a candidate's compile may run ([`Device::compile_within`]).
+    compile_limit: Duration,
 }
 
 /// A candidate ready to time.
@@ -53,7 +59,16 @@ impl<'a> DeviceMeasure<'a> {
             options,
             buffers: Mutex::new(Vec::new()),
             sources: Mutex::new(HashSet::new()),
+            compile_limit: super::search::COMPILE_LIMIT,
         }
+    }
+
+    /// These measurements with candidates' compiles stopped after `limit`
+    /// (a candidate whose compile is stopped fails to build and is
+    /// dropped from the search).
+    pub fn with_compile_limit(mut self, limit: Duration) -> Self {
+        self.compile_limit = limit;
+        self
     }
 
     /// Makes sure a buffer of the right type and size exists for every
@@ -134,7 +149,10 @@ impl Measure for DeviceMeasure<'_> {
         {
             return Err("the same code as an earlier candidate".into());
         }
-        let kernel = self.device.compile(&program).map_err(|e| e.to_string())?;
+        let kernel = self
+            .device
+            .compile_within(&program, self.compile_limit)
+            .map_err(|e| e.to_string())?;
         Ok(BuiltCandidate { kernel, program })
     }
 

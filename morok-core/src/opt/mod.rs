@@ -67,6 +67,10 @@ pub struct OptLimits {
     /// no vectors): the heuristics upcast by whole vectors and size
     /// register tiles by it.
     pub vector_bytes: u16,
+    /// Bytes of one core's L2 cache (0: unknown): the heuristics order a
+    /// register tile's loops so a matmul's strided operand stays in it
+    /// (see `heuristic::order_tile_loops`).
+    pub l2_bytes: usize,
 }
 
 impl OptLimits {
@@ -80,6 +84,7 @@ impl OptLimits {
             max_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             max_upcast: 16,
             vector_bytes: 0,
+            l2_bytes: host_l2_bytes(),
         }
     }
 
@@ -97,6 +102,39 @@ impl OptLimits {
         self.vector_bytes = bytes;
         self.max_upcast = self.max_upcast.max(i64::from(bytes / 2));
         self
+    }
+}
+
+/// The host's per-core L2 cache in bytes as Linux reports it
+/// (`/sys/devices/system/cpu/cpu0/cache/index*/`, the level-2 data or
+/// unified cache), read once; 0 where it is not reported.
+pub fn host_l2_bytes() -> usize {
+    static L2: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *L2.get_or_init(|| {
+        let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+        let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+        (0..8)
+            .map(|i| dir.join(format!("index{i}")))
+            .filter(|d| {
+                read(d.join("level")).trim() == "2" && read(d.join("type")).trim() != "Instruction"
+            })
+            .find_map(|d| parse_cache_size(read(d.join("size")).trim()))
+            .unwrap_or(0)
+    })
+}
+
+/// `"1024K"`, `"2M"` or `"512"` as bytes.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let n: usize = digits.parse().ok()?;
+    match unit {
+        "" => Some(n),
+        "K" => Some(n << 10),
+        "M" => Some(n << 20),
+        _ => None,
     }
 }
 
@@ -190,7 +228,8 @@ fn beam(ast: &Arc<UOp>, config: &BeamConfig, target: &OptTarget<'_>) -> Arc<UOp>
     let options = crate::pipeline::CompileOptions {
         mode: OptMode::Beam(*config),
     };
-    let measure = measure::DeviceMeasure::new(device, ast, options);
+    let measure =
+        measure::DeviceMeasure::new(device, ast, options).with_compile_limit(config.compile_limit);
     match search::beam_search(ast, target.limits, config, &measure) {
         Ok(found) => {
             if let Some(c) = &cache {

@@ -2,15 +2,17 @@
 //! lists of the same [`Opt`] actions the heuristics use, measures each
 //! candidate kernel on the device and keeps the fastest.
 //!
-//! One round expands every kernel of the beam by every action of
-//! [`actions`] that the target accepts ([`apply_opt`]'s validity rules)
-//! and that stays within the register budget ([`MAX_UPCAST`] lanes of
-//! upcast × unroll), drops candidates whose AST was seen before, builds
-//! the rest (in parallel, [`Measure::build`]) and times them one at a
-//! time (median of several runs; a candidate whose first run is slower
-//! than [`CUTOFF`] × the best so far is dropped, as is one that fails to
-//! build). The beam keeps the `width` fastest kernels seen; the search
-//! stops when a round finds nothing at least 1% faster than the best.
+//! One round expands the kernels of the beam within [`EXPAND_RATIO`] of
+//! the best by every action of [`actions`] that the target accepts
+//! ([`apply_opt`]'s validity rules) and that stays within the register
+//! budget ([`MAX_UPCAST`] lanes of upcast × unroll, see [`neighbours`]),
+//! drops candidates whose AST was seen before, builds the rest (in
+//! parallel, [`Measure::build`]) and times them one at a time (median of
+//! several runs; a candidate whose first run is slower than [`CUTOFF`] ×
+//! the best so far is dropped, as is one that fails to build or whose
+//! compile runs past [`BeamConfig::compile_limit`]). The beam keeps the
+//! `width` fastest kernels seen; the search stops when a round finds
+//! nothing at least 1% faster than the best.
 //!
 //! The first beam holds the kernel as scheduled and the heuristics'
 //! result, so the search never returns something slower than either (as
@@ -45,6 +47,10 @@ pub struct BeamConfig {
     /// Show a progress bar on stderr even when it is not a terminal (a
     /// terminal always gets one).
     pub progress: bool,
+    /// Longest one candidate's compile may run; a candidate whose compile
+    /// is stopped at it is dropped and the search goes on (default
+    /// [`COMPILE_LIMIT`]).
+    pub compile_limit: Duration,
 }
 
 impl BeamConfig {
@@ -54,6 +60,7 @@ impl BeamConfig {
             width: width.max(1),
             max_candidates: 0,
             progress: false,
+            compile_limit: COMPILE_LIMIT,
         }
     }
 }
@@ -61,6 +68,17 @@ impl BeamConfig {
 /// Most lanes of `UPCAST` × `UNROLL` a candidate may have (its register
 /// budget: larger tiles spill and take long to compile).
 pub const MAX_UPCAST: i64 = 256;
+
+/// Only kernels of the beam within this factor of the best time are
+/// expanded: one action rarely makes a kernel twice as fast, and most
+/// of a search's time goes to compiling the neighbours of kernels far
+/// behind (the kernel as scheduled next to the heuristics' tile).
+pub const EXPAND_RATIO: u32 = 2;
+
+/// The default per-candidate compile time limit
+/// ([`BeamConfig::compile_limit`]): the register tiles the search builds
+/// compile in well under a second; one that takes longer would not win.
+pub const COMPILE_LIMIT: Duration = Duration::from_secs(10);
 
 /// A candidate whose first run takes longer than this many times the best
 /// time so far is dropped without further runs (the per-candidate
@@ -165,15 +183,19 @@ fn upcast_lanes(k: &OptKernel) -> i64 {
 }
 
 /// The kernels one action away from `k` that the target accepts and that
-/// stay within [`MAX_UPCAST`] lanes.
+/// stay within [`MAX_UPCAST`] lanes, or add none to `k`'s (the
+/// heuristics' register tile may already be larger; its loop order and
+/// threads are still worth trying).
 pub fn neighbours(k: &OptKernel, actions: &[Opt]) -> Vec<OptKernel> {
+    let lanes = upcast_lanes(k);
     actions
         .iter()
         .filter_map(|opt| {
             let mut next = k.clone();
             apply_opt(&mut next, opt).ok()?;
             next.applied.push(*opt);
-            (upcast_lanes(&next) <= MAX_UPCAST).then_some(next)
+            let more = upcast_lanes(&next);
+            (more <= MAX_UPCAST || more <= lanes).then_some(next)
         })
         .collect()
 }
@@ -266,7 +288,12 @@ pub fn beam_search<M: Measure>(
         if !improved {
             break;
         }
-        for (k, _) in beam.iter().filter(|(k, _)| expanded.insert(k.ast.id())) {
+        let best = beam.first().map_or(Duration::ZERO, |b| b.1);
+        let promising = beam
+            .iter()
+            .filter(|(_, t)| *t <= best * EXPAND_RATIO)
+            .filter(|(k, _)| expanded.insert(k.ast.id()));
+        for (k, _) in promising {
             for n in neighbours(k, &actions) {
                 if seen.insert(n.ast.id()) {
                     pending.push(n);

@@ -286,6 +286,7 @@ fn gpu_limits_allow_locals_and_groups() {
         max_threads: 1,
         max_upcast: 16,
         vector_bytes: 0,
+        l2_bytes: 0,
     };
     let mm = matmul(8, 8, 8);
     let out = apply_opts(&mm, &[Opt::new(Local, 0, 4), Opt::new(GroupTop, 0, 2)], gpu).unwrap();

@@ -37,8 +37,9 @@
 use morok_core::device::{DeviceError, DeviceResult};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The compiler flags (see the module docs for the reasons).
 pub const FLAGS: &[&str] = &[
@@ -192,14 +193,21 @@ impl ObjectCache {
 
     /// The object for `source`, from the cache if a valid entry exists,
     /// otherwise compiled and stored. Returns the loaded library.
-    pub fn load_or_build(&self, source: &str, kernel: &str) -> DeviceResult<libloading::Library> {
+    /// With `limit`, a compiler still running after it is killed and the
+    /// build fails (beam search's per-candidate timeout).
+    pub fn load_or_build(
+        &self,
+        source: &str,
+        kernel: &str,
+        limit: Option<Duration>,
+    ) -> DeviceResult<libloading::Library> {
         let key = self.key(source);
         let obj = self.dir.join(format!("{key}.so"));
         let sum = self.dir.join(format!("{key}.so.blake3"));
         if let Some(lib) = self.load_checked(&obj, &sum) {
             return Ok(lib);
         }
-        self.build(source, kernel, &obj, &sum)
+        self.build(source, kernel, &obj, &sum, limit)
     }
 
     /// Loads `obj` if its checksum matches `sum` and it opens.
@@ -226,6 +234,7 @@ impl ObjectCache {
         kernel: &str,
         obj: &Path,
         sum: &Path,
+        limit: Option<Duration>,
     ) -> DeviceResult<libloading::Library> {
         create_private_dir(&self.dir)?;
         let tmp = |suffix: &str| {
@@ -243,7 +252,11 @@ impl ObjectCache {
             .map_err(io(format!("writing {}", src.path().display())))?;
         let out = tmp(".so")?;
         self.invocations.fetch_add(1, Ordering::Relaxed);
-        let result = Command::new(&self.compiler.path)
+        let err = tmp(".err")?;
+        let stderr = err
+            .reopen()
+            .map_err(io(format!("opening {}", err.path().display())))?;
+        let mut child = Command::new(&self.compiler.path)
             .args(FLAGS)
             .arg("-x")
             .arg("c")
@@ -251,16 +264,42 @@ impl ObjectCache {
             .arg("-o")
             .arg(out.path())
             .arg("-lm")
-            .output()
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
             .map_err(|e| {
                 DeviceError::NoCompiler(format!("{}: {e}", self.compiler.path.display()))
             })?;
-        if !result.status.success() {
-            return Err(DeviceError::Compile {
-                kernel: kernel.to_string(),
-                compiler: self.compiler.path.display().to_string(),
-                stderr: String::from_utf8_lossy(&result.stderr).into_owned(),
-            });
+        let failed = |stderr: String| DeviceError::Compile {
+            kernel: kernel.to_string(),
+            compiler: self.compiler.path.display().to_string(),
+            stderr,
+        };
+        let waited = |e: std::io::Error| failed(format!("waiting for the compiler: {e}"));
+        let status = match limit {
+            None => child.wait().map_err(waited)?,
+            Some(limit) => {
+                let start = Instant::now();
+                loop {
+                    if let Some(status) = child.try_wait().map_err(waited)? {
+                        break status;
+                    }
+                    if start.elapsed() >= limit {
+                        // Killing an already finished child is harmless.
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(failed(format!(
+                            "stopped after {limit:?} (the compile time limit)"
+                        )));
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+        };
+        if !status.success() {
+            return Err(failed(
+                std::fs::read_to_string(err.path()).unwrap_or_default(),
+            ));
         }
         let bytes =
             std::fs::read(out.path()).map_err(io(format!("reading {}", out.path().display())))?;

@@ -49,6 +49,47 @@ impl CCodegen {
         });
         o.as_ref().map_err(|e| DeviceError::NoCompiler(e.clone()))
     }
+
+    /// [`Codegen::build`], the compiler stopped after `limit` when given.
+    fn build_limited(
+        &self,
+        program: &Program,
+        limit: Option<std::time::Duration>,
+    ) -> DeviceResult<LoadedKernel> {
+        if let Some(k) = aot::lookup(&program.source) {
+            // Linked into the program: nothing to keep mapped.
+            return Ok(LoadedKernel {
+                func: k.func,
+                code: Arc::new(()),
+            });
+        }
+        aot::count_jit_build();
+        let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
+        let cached = lock().get(&program.source).cloned();
+        let lib = match cached {
+            Some(lib) => lib,
+            None => {
+                let lib = Arc::new(self.objects()?.load_or_build(
+                    &program.source,
+                    &program.entry,
+                    limit,
+                )?);
+                lock().insert(program.source.clone(), lib.clone());
+                lib
+            }
+        };
+        // SAFETY: the symbol was rendered with exactly the `KernelFn`
+        // signature (see `render.rs`).
+        let func: KernelFn = unsafe {
+            *lib.get::<KernelFn>(program.entry.as_bytes())
+                .map_err(|e| DeviceError::Load {
+                    kernel: program.name.clone(),
+                    path: self.cache_dir.display().to_string(),
+                    reason: e.to_string(),
+                })?
+        };
+        Ok(LoadedKernel { func, code: lib })
+    }
 }
 
 impl Codegen for CCodegen {
@@ -80,38 +121,15 @@ impl Codegen for CCodegen {
     }
 
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
-        if let Some(k) = aot::lookup(&program.source) {
-            // Linked into the program: nothing to keep mapped.
-            return Ok(LoadedKernel {
-                func: k.func,
-                code: Arc::new(()),
-            });
-        }
-        aot::count_jit_build();
-        let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = lock().get(&program.source).cloned();
-        let lib = match cached {
-            Some(lib) => lib,
-            None => {
-                let lib = Arc::new(
-                    self.objects()?
-                        .load_or_build(&program.source, &program.entry)?,
-                );
-                lock().insert(program.source.clone(), lib.clone());
-                lib
-            }
-        };
-        // SAFETY: the symbol was rendered with exactly the `KernelFn`
-        // signature (see `render.rs`).
-        let func: KernelFn = unsafe {
-            *lib.get::<KernelFn>(program.entry.as_bytes())
-                .map_err(|e| DeviceError::Load {
-                    kernel: program.name.clone(),
-                    path: self.cache_dir.display().to_string(),
-                    reason: e.to_string(),
-                })?
-        };
-        Ok(LoadedKernel { func, code: lib })
+        self.build_limited(program, None)
+    }
+
+    fn build_within(
+        &self,
+        program: &Program,
+        limit: std::time::Duration,
+    ) -> DeviceResult<LoadedKernel> {
+        self.build_limited(program, Some(limit))
     }
 
     fn builds(&self) -> usize {

@@ -1,0 +1,81 @@
+//! Beam search's per-candidate compile time limit on the C codegen: a
+//! compiler still running at the limit is killed, its candidate dropped,
+//! and the search goes on with the others.
+
+use super::reduce::matmul_ast;
+use morok_backends::{CpuConfig, CpuDevice};
+use morok_core::opt::measure::DeviceMeasure;
+use morok_core::opt::search::{beam_search, BeamConfig, Measure};
+use morok_core::opt::{OptKernel, OptLimits};
+use morok_core::pipeline::CompileOptions;
+use morok_core::uop::AxisType;
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+/// A C device whose "compiler" is a script that hangs (sleeps for a
+/// minute) on sources holding `marker` and runs `cc` on the others.
+fn device_with_slow_compiler(dir: &std::path::Path, marker: &str) -> CpuDevice {
+    let script = dir.join("slow-cc");
+    let body = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c) if grep -q '{marker}' \"$a\"; then sleep 60; fi;; esac; done\nexec cc \"$@\"\n"
+    );
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    CpuDevice::with_config(CpuConfig {
+        cache_dir: dir.join("cache"),
+        threads: 1,
+        compiler: Some(script.display().to_string()),
+    })
+}
+
+#[test]
+fn a_compile_past_the_limit_is_stopped_and_the_search_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every candidate the optimizer changed calls `fmaf` (multiply-adds
+    // are fused only then) and hangs; the kernel as scheduled compiles.
+    let dev = device_with_slow_compiler(dir.path(), "fmaf");
+    let ast = matmul_ast(16, 16, 16);
+    // Long enough for `cc` on a small kernel on a busy machine.
+    let limit = Duration::from_secs(4);
+    let measure =
+        DeviceMeasure::new(&dev, &ast, CompileOptions::default()).with_compile_limit(limit);
+
+    // One hanging compile: stopped at the limit, not after the minute.
+    let limits = OptLimits::host_cpu().with_threads(1);
+    let mut tiled = OptKernel::new(&ast, limits);
+    morok_core::opt::heuristic::hand_coded_optimizations(&mut tiled);
+    assert!(!tiled.ranges_of(&[AxisType::Upcast]).is_empty());
+    let start = Instant::now();
+    let Err(e) = measure.build(&tiled.ast) else {
+        panic!("the hanging compile finished");
+    };
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(e.contains("compile time limit"), "{e}");
+
+    // The search drops every optimized candidate and returns the only
+    // kernel that compiled.
+    let config = BeamConfig {
+        max_candidates: 4,
+        compile_limit: limit,
+        ..BeamConfig::new(2)
+    };
+    let start = Instant::now();
+    let found = beam_search(
+        &ast,
+        limits,
+        &config,
+        &DeviceMeasure::new(&dev, &ast, CompileOptions::default()).with_compile_limit(limit),
+    )
+    .expect("the unoptimized kernel compiles");
+    assert!(
+        start.elapsed() < Duration::from_secs(50),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(found.opts.is_empty(), "{:?}", found.opts);
+    assert_eq!(found.timed, 1);
+}
