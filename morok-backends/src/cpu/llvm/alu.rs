@@ -2,6 +2,7 @@
 //! [`super::ir`] module docs).
 
 use super::ir::{be, err, Gen, R};
+use super::vector::{float_predicate, int_predicate};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -326,27 +327,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 let c = b.build_int_compare(p, x, y, "").map_err(be)?;
                 b.build_select(c, x, y, "").map_err(be)?
             }
-            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if operand_t.is_float() => {
-                let p = match n.op() {
-                    Op::CmpLt => FloatPredicate::OLT,
-                    Op::CmpLe => FloatPredicate::OLE,
-                    Op::CmpEq => FloatPredicate::OEQ,
-                    _ => FloatPredicate::UNE,
-                };
-                b.build_float_compare(p, flt(0)?, flt(1)?, "")
-                    .map_err(be)?
-                    .into()
-            }
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if operand_t.is_float() => b
+                .build_float_compare(float_predicate(n.op()), flt(0)?, flt(1)?, "")
+                .map_err(be)?
+                .into(),
             Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe => {
-                let signed = operand_t.is_signed_int();
-                let p = match (n.op(), signed) {
-                    (Op::CmpLt, true) => IntPredicate::SLT,
-                    (Op::CmpLt, false) => IntPredicate::ULT,
-                    (Op::CmpLe, true) => IntPredicate::SLE,
-                    (Op::CmpLe, false) => IntPredicate::ULE,
-                    (Op::CmpEq, _) => IntPredicate::EQ,
-                    _ => IntPredicate::NE,
-                };
+                let p = int_predicate(n.op(), operand_t.is_signed_int());
                 b.build_int_compare(p, int(0)?, int(1)?, "")
                     .map_err(be)?
                     .into()
