@@ -135,7 +135,10 @@ fn vector_exp_and_selects_use_vector_registers_and_no_calls() {
     let opts = LowerOptions::new(LlvmRenderer.caps()).with_name("vexp".to_string());
     let kernel = lower(&ast, &opts).expect("lower");
     let ir = LlvmRenderer.render(&kernel).expect("render").source;
-    assert!(ir.contains(" x i1>") && !ir.contains("extractelement"), "{ir}");
+    assert!(
+        ir.contains(" x i1>") && !ir.contains("extractelement"),
+        "{ir}"
+    );
     let asm = emit_assembly(&kernel, &TargetSpec::host().expect("host")).expect("asm");
     assert!(!asm.contains("call"), "no calls:\n{asm}");
     match host_vector_bytes() {

@@ -152,7 +152,10 @@ fn same_on_llvm(name: &str, dtype: DType, up: &Arc<UOp>, args: &[Arg], want: &[u
     let llvm = llvm_device_in(&dir.path().join("cache"), 1);
     let opts = LowerOptions::new(llvm.renderer().caps());
     let (got, ir) = run_lowered_with(&llvm, up, &opts, args);
-    assert!(got == want, "LLVM {name} {dtype}: not the scalar bytes\n{ir}");
+    assert!(
+        got == want,
+        "LLVM {name} {dtype}: not the scalar bytes\n{ir}"
+    );
     if host_vector_bytes() > 0 {
         assert!(
             !ir.contains("extractelement"),

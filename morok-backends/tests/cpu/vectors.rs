@@ -194,16 +194,27 @@ fn per_lane_masks_compare_select_and_shift() {
         let sel = keep.where_(&v[0], &v[1].mul(&v[1]));
         sel.add(&v[0].bin(Op::CmpLe, &v[1]).cast(DType::F32))
     });
-    same_as_scalar(&ast, &grid_args(DType::F32, (10 * w) as usize, &f), &[Opt::new(Upcast, 1, w)]);
+    same_as_scalar(
+        &ast,
+        &grid_args(DType::F32, (10 * w) as usize, &f),
+        &[Opt::new(Upcast, 1, w)],
+    );
     let i = [DType::I32; 2];
     let ast = grid(3, 2 * w, &i, |v| {
         let seven = UOp::const_(DType::I32, ConstValue::Int(7));
-        let lt = v[0].bin(Op::CmpLt, &v[1]).bin(Op::Xor, &v[1].bin(Op::CmpEq, &seven));
+        let lt = v[0]
+            .bin(Op::CmpLt, &v[1])
+            .bin(Op::Xor, &v[1].bin(Op::CmpEq, &seven));
         let shl = v[0].bin(Op::Shl, &v[1].bin(Op::And, &seven));
         let shr = v[1].bin(Op::Shr, &v[0]);
-        lt.where_(&shl, &shr).sub(&v[0].bin(Op::CmpNe, &v[1]).cast(DType::I32))
+        lt.where_(&shl, &shr)
+            .sub(&v[0].bin(Op::CmpNe, &v[1]).cast(DType::I32))
     });
-    same_as_scalar(&ast, &grid_args(DType::I32, (6 * w) as usize, &i), &[Opt::new(Upcast, 1, w)]);
+    same_as_scalar(
+        &ast,
+        &grid_args(DType::I32, (6 * w) as usize, &i),
+        &[Opt::new(Upcast, 1, w)],
+    );
 }
 
 #[test]

@@ -304,7 +304,10 @@ impl Codegen for LlvmCodegen {
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
         let spec = self.spec()?;
         let key = (aot::installed() > 0).then(|| object_key(&program.source, spec));
-        if let Some(k) = key.as_deref().and_then(|k| aot::lookup_key(&aot::llvm_key(k))) {
+        if let Some(k) = key
+            .as_deref()
+            .and_then(|k| aot::lookup_key(&aot::llvm_key(k)))
+        {
             // Linked into the program: nothing to keep mapped.
             return Ok(LoadedKernel {
                 func: k.func,

@@ -263,11 +263,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let x = vs[0];
         let y = vs.get(1).copied().unwrap_or(x);
         let e: BasicValueEnum<'ctx> = match n.op() {
-            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if number(ot) && ot.is_float() => {
-                b.build_float_compare(float_predicate(n.op()), x, y, "")
-                    .map_err(be)?
-                    .into()
-            }
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if number(ot) && ot.is_float() => b
+                .build_float_compare(float_predicate(n.op()), x, y, "")
+                .map_err(be)?
+                .into(),
             Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if number(ot) => {
                 let p = int_predicate(n.op(), ot.is_signed_int());
                 b.build_int_compare(p, x, y, "").map_err(be)?.into()
@@ -286,29 +285,14 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             Op::Shl | Op::Shr if int && vs.len() == 2 => {
                 let ty = x.get_type();
-                let amount = b
-                    .build_int_cast_sign_flag(y, ty, false, "")
-                    .map_err(be)?;
+                let amount = b.build_int_cast_sign_flag(y, ty, false, "").map_err(be)?;
                 let elem = ty.get_element_type().into_int_type();
                 let bits = elem.const_int(u64::from(t.bits() - 1), false);
                 let mask = VectorType::const_vector(&vec![bits; ty.get_size() as usize]);
-                let amount = b.build_and(amount, mask, "").map_err(be)?;
-                if n.op() == Op::Shl {
-                    b.build_left_shift(x, amount, "").map_err(be)?.into()
-                } else {
-                    b.build_right_shift(x, amount, t.is_signed_int(), "")
-                        .map_err(be)?
-                        .into()
-                }
+                self.masked_shift(n.op(), x, amount, mask, t.is_signed_int())?
+                    .into()
             }
-            Op::Abs if int && t.is_signed_int() => {
-                let zero = x.get_type().const_zero();
-                let neg = b
-                    .build_int_compare(IntPredicate::SLT, x, zero, "")
-                    .map_err(be)?;
-                let minus = b.build_int_sub(zero, x, "").map_err(be)?;
-                b.build_select(neg, minus, x, "").map_err(be)?
-            }
+            Op::Abs if int && t.is_signed_int() => self.int_abs(x, x.get_type().const_zero())?,
             Op::Bitcast if number(t) && number(ot) && t.itemsize() == ot.itemsize() => {
                 let ty = self.dtype_type(n, n.dtype())?;
                 b.build_bit_cast(x, ty, "").map_err(be)?
