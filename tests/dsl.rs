@@ -187,11 +187,12 @@ fn fixed_dims_bind_one_value_and_render_ahead_of_time() -> morok::Result<()> {
     assert!(message(e).starts_with(
         "fixed_relu: dim `B` is 3 in parameter `x` (dim 0) but the kernel fixes it to 4"
     ));
-    // What a build script compiles: one kernel, whose C entry point is in
-    // its source.
+    // What a build script compiles: one C kernel, whose entry point is in
+    // its source; with `llvm`, also the LLVM device's object of it.
     let sources = morok::aot::render(&morok::aot::kernels!(fixed_relu))?;
-    assert_eq!(sources.len(), 1);
-    let k = &sources[0];
+    let (c, llvm): (Vec<_>, Vec<_>) = sources.iter().partition(|k| k.object.is_none());
+    assert_eq!(c.len(), 1);
+    let k = c[0];
     assert_eq!(k.function, "fixed_relu");
     assert!(
         k.source.contains(&format!("void {}(", k.entry)),
@@ -199,6 +200,11 @@ fn fixed_dims_bind_one_value_and_render_ahead_of_time() -> morok::Result<()> {
         k.source
     );
     assert_eq!(k.key.len(), 64);
+    assert_eq!(llvm.len(), usize::from(cfg!(feature = "llvm")));
+    for l in llvm {
+        assert!(l.entry.starts_with(&k.entry) && l.key.starts_with("llvm:"));
+        assert!(l.object.as_ref().is_some_and(|o| !o.is_empty()));
+    }
     // A named dim that nothing fixes cannot be compiled ahead of time.
     let e = morok::aot::render(&morok::aot::kernels!(shared_mlp::mlp)).unwrap_err();
     assert!(e

@@ -45,15 +45,26 @@ fn fail(what: impl std::fmt::Display) -> Error {
     Error::runtime("morok_build::compile", what.to_string())
 }
 
-/// The C symbol a kernel is linked under: unique per key.
+/// The C symbol a kernel is linked under: unique per key (an LLVM
+/// object's entry point already is).
 fn symbol(k: &AotSource) -> String {
+    if k.object.is_some() {
+        return k.entry.clone();
+    }
     format!("morok_aot_{}", &k.key[..32])
+}
+
+/// A file name for the kernel of `key` (LLVM keys contain a `:`).
+fn file_stem(key: &str) -> String {
+    key.replace(':', "_")
 }
 
 /// Renders the kernels of `specs` (see `morok::aot::render`), compiles
 /// them with the build machine's C compiler (the `cc` crate: `CC`,
-/// `CFLAGS`) into a static library linked into the crate being built,
-/// and writes the table that `morok::aot::include_kernels!()` includes.
+/// `CFLAGS`) into a static library linked into the crate being built
+/// (with the LLVM device's objects, already compiled, when `morok` has
+/// its `llvm` feature), and writes the table that
+/// `morok::aot::include_kernels!()` includes.
 /// Call from a build script (it reads `OUT_DIR` and prints cargo
 /// directives). Fails when a kernel has a dim that is neither a literal
 /// nor fixed, when the target is not the build machine's architecture
@@ -90,6 +101,13 @@ pub fn compile(specs: &[morok::aot::KernelSpec]) -> Result<Built> {
         }
     }
     for k in &kernels {
+        if let Some(object) = &k.object {
+            let path = dir.join(format!("{}.o", file_stem(&k.key)));
+            std::fs::write(&path, object)
+                .map_err(|e| fail(format!("writing {}: {e}", path.display())))?;
+            build.object(&path);
+            continue;
+        }
         // The entry point is the source's one external symbol; renaming
         // it by a macro gives every kernel a unique symbol in the library.
         let path = dir.join(format!("{}.c", k.key));
@@ -157,10 +175,27 @@ mod tests {
             key: "ab".repeat(32),
             source: String::new(),
             flags: vec![],
+            object: None,
         };
         let t = table_source(&[k]);
         assert!(t.contains("fn morok_aot_abababababababababababababababab(bufs"));
         assert!(t.contains("name: \"E_4\", func: morok_aot_abababababababababababababababab }"));
         assert_eq!(table_source(&[]).matches("extern").count(), 0);
+    }
+
+    #[test]
+    fn an_llvm_object_is_linked_under_its_own_entry_point() {
+        let k = AotSource {
+            function: "f".into(),
+            entry: "E_4_0123456789abcdef".into(),
+            key: format!("llvm:{}", "cd".repeat(32)),
+            source: String::new(),
+            flags: vec![],
+            object: Some(vec![0x7f]),
+        };
+        assert_eq!(file_stem(&k.key), format!("llvm_{}", "cd".repeat(32)));
+        let t = table_source(&[k]);
+        assert!(t.contains("fn E_4_0123456789abcdef(bufs"), "{t}");
+        assert!(t.contains("func: E_4_0123456789abcdef }"), "{t}");
     }
 }

@@ -68,6 +68,25 @@ fn runs_build_time_kernels_without_a_compiler() {
     );
 }
 
+/// With the `llvm` feature the build script also linked the LLVM
+/// device's objects: under `MOROK_DEVICE=LLVM` every kernel comes from
+/// the table and the LLVM JIT builds nothing.
+#[cfg(feature = "llvm")]
+#[test]
+fn the_llvm_device_runs_its_build_time_objects() {
+    let out = run_without_compiler(&[("MOROK_DEVICE", "LLVM")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(count(&stdout, "aot kernels used:") > 0, "{stdout}");
+    assert_eq!(count(&stdout, "jit kernel builds:"), 0, "{stdout}");
+    assert!(error(&stdout, "scale_add max error:") < 1e-6, "{stdout}");
+    assert!(error(&stdout, "mlp max error:") < 1e-5, "{stdout}");
+}
+
 #[test]
 fn never_runs_a_compiler_that_is_there() {
     // Fake compilers that leave a mark when anything runs them.

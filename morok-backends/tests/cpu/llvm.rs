@@ -14,6 +14,7 @@ use morok_core::lower::{lower, LowerOptions};
 use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps};
 use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::render::Renderer;
+use morok_core::uop::Op;
 use std::ffi::c_void;
 
 /// A 7-element f32 `out = a * b + a` kernel, lowered for the LLVM renderer.
@@ -116,6 +117,33 @@ fn host_code_uses_the_widest_vector_registers() {
             asm.contains("%ymm") && !asm.contains("%zmm"),
             "AVX2 registers only:\n{asm}"
         ),
+        _ => {}
+    }
+}
+
+#[test]
+fn vector_exp_and_selects_use_vector_registers_and_no_calls() {
+    // exp's decomposition (range reduction: compares, selects, shifts,
+    // bitcasts) and a relu-like select on 16 upcast lanes: vector masks
+    // keep every step in vector registers, no libm call is left.
+    let ast = elementwise(64, &[DType::F32], |v| {
+        let e = v[0].un(Op::Exp);
+        e.bin(Op::CmpLt, &v[0]).where_(&e, &v[0])
+    });
+    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
+    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], limits).expect("upcast");
+    let opts = LowerOptions::new(LlvmRenderer.caps()).with_name("vexp".to_string());
+    let kernel = lower(&ast, &opts).expect("lower");
+    let ir = LlvmRenderer.render(&kernel).expect("render").source;
+    assert!(
+        ir.contains(" x i1>") && !ir.contains("extractelement"),
+        "{ir}"
+    );
+    let asm = emit_assembly(&kernel, &TargetSpec::host().expect("host")).expect("asm");
+    assert!(!asm.contains("call"), "no calls:\n{asm}");
+    match host_vector_bytes() {
+        64 => assert!(asm.contains("%zmm"), "AVX-512 registers:\n{asm}"),
+        32 => assert!(asm.contains("%ymm"), "AVX2 registers:\n{asm}"),
         _ => {}
     }
 }

@@ -4,7 +4,8 @@
 //! store exactly the bytes of the scalar decomposition (the same ops per
 //! lane, rendered without vectors) on random data mixed with the special
 //! values: NaN, ±inf, ±0, subnormals, huge and tiny magnitudes, halves
-//! (rounding ties).
+//! (rounding ties). With the `llvm` feature the LLVM codegen's vector
+//! kernels must store the same bytes.
 
 use super::common::*;
 use morok_core::caps::{host_vector_bytes, Caps};
@@ -135,6 +136,31 @@ fn same_as_scalar_decomposition(name: &str, dtype: DType, f: &dyn Fn(&Arc<UOp>) 
         "expf(", "logf(", "sinf(", "cosf(", "exp2f(", "log2f(", "tanhf(",
     ] {
         assert!(!src.contains(call), "{name}: {call} left in\n{src}");
+    }
+    #[cfg(feature = "llvm")]
+    same_on_llvm(name, dtype, &up, &args, &want);
+}
+
+/// The LLVM codegen's kernel of `up` (lowered for its own capabilities:
+/// vector masks, every transcendental decomposed) must store `want`, the
+/// bytes of the scalar decomposition, and keep its comparisons and
+/// selects in vector registers (`<w x i1>` masks, no lane extracted).
+#[cfg(feature = "llvm")]
+fn same_on_llvm(name: &str, dtype: DType, up: &Arc<UOp>, args: &[Arg], want: &[u8]) {
+    use morok_core::device::Device;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let llvm = llvm_device_in(&dir.path().join("cache"), 1);
+    let opts = LowerOptions::new(llvm.renderer().caps());
+    let (got, ir) = run_lowered_with(&llvm, up, &opts, args);
+    assert!(
+        got == want,
+        "LLVM {name} {dtype}: not the scalar bytes\n{ir}"
+    );
+    if host_vector_bytes() > 0 {
+        assert!(
+            !ir.contains("extractelement"),
+            "LLVM {name} {dtype}: lanes extracted\n{ir}"
+        );
     }
 }
 

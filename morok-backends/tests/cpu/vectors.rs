@@ -181,6 +181,43 @@ fn strided_lanes_are_gathered_and_casts_and_selects_work() {
 }
 
 #[test]
+fn per_lane_masks_compare_select_and_shift() {
+    // Conditions that vary across the lanes (vector masks): compares of
+    // floats (NaN-free random data) and ints, logic on the masks, casts
+    // of masks, selects per lane, shifts by per-lane amounts.
+    let w = f32_lanes() as i64;
+    let f = [DType::F32; 2];
+    let ast = grid(5, 2 * w, &f, |v| {
+        let zero = UOp::zero(DType::F32);
+        let lt = v[0].bin(Op::CmpLt, &v[1]);
+        let keep = lt.bin(Op::And, &v[0].bin(Op::CmpNe, &zero).un(Op::Not));
+        let sel = keep.where_(&v[0], &v[1].mul(&v[1]));
+        sel.add(&v[0].bin(Op::CmpLe, &v[1]).cast(DType::F32))
+    });
+    same_as_scalar(
+        &ast,
+        &grid_args(DType::F32, (10 * w) as usize, &f),
+        &[Opt::new(Upcast, 1, w)],
+    );
+    let i = [DType::I32; 2];
+    let ast = grid(3, 2 * w, &i, |v| {
+        let seven = UOp::const_(DType::I32, ConstValue::Int(7));
+        let lt = v[0]
+            .bin(Op::CmpLt, &v[1])
+            .bin(Op::Xor, &v[1].bin(Op::CmpEq, &seven));
+        let shl = v[0].bin(Op::Shl, &v[1].bin(Op::And, &seven));
+        let shr = v[1].bin(Op::Shr, &v[0]);
+        lt.where_(&shl, &shr)
+            .sub(&v[0].bin(Op::CmpNe, &v[1]).cast(DType::I32))
+    });
+    same_as_scalar(
+        &ast,
+        &grid_args(DType::I32, (6 * w) as usize, &i),
+        &[Opt::new(Upcast, 1, w)],
+    );
+}
+
+#[test]
 fn lanes_gated_by_padding_stay_scalar() {
     // out[i, j] = j + 2 < 13 ? x[i*13 + j + 2] : 0 over 16 columns: the
     // gate differs between lanes, so the store keeps scalar lanes (no

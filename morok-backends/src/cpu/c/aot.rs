@@ -1,5 +1,6 @@
 //! Kernels compiled ahead of time (at build time, into the program) for
-//! the C codegen.
+//! the C codegen and the LLVM codegen (one table, keys that name the
+//! codegen).
 //!
 //! A build script renders a crate's fixed-shape kernels with the same
 //! pipeline the run time uses, compiles the C sources with the build
@@ -15,6 +16,12 @@
 //! kernel whose rendered source differs in any byte misses, so a table
 //! from another Morok version, other options or another machine can never
 //! run a wrong kernel: the call falls back to the JIT.
+//!
+//! The LLVM codegen's kernels are objects its own compiler built at build
+//! time (`crate::cpu::llvm::aot_object`), keyed by [`llvm_key`] of its
+//! object cache key (the IR text, LLVM version, triple, CPU name and
+//! features, flags): they run only where the JIT would build the same
+//! object. A C key never equals an LLVM key.
 
 use super::super::codegen::KernelFn;
 use std::collections::HashMap;
@@ -70,6 +77,12 @@ pub fn source_key(source: &str, arch: &str, vector_bytes: u16) -> String {
     h.finalize().to_hex().to_string()
 }
 
+/// The table key of an LLVM object whose object cache key (see
+/// `crate::cpu::llvm`) is `object_key`.
+pub fn llvm_key(object_key: &str) -> String {
+    format!("llvm:{object_key}")
+}
+
 fn table() -> &'static RwLock<HashMap<&'static str, AotKernel>> {
     static TABLE: OnceLock<RwLock<HashMap<&'static str, AotKernel>>> = OnceLock::new();
     TABLE.get_or_init(Default::default)
@@ -78,7 +91,7 @@ fn table() -> &'static RwLock<HashMap<&'static str, AotKernel>> {
 static HITS: AtomicUsize = AtomicUsize::new(0);
 static JIT_BUILDS: AtomicUsize = AtomicUsize::new(0);
 
-/// Makes `kernels` available to every C device of this process (a key
+/// Makes `kernels` available to every CPU device of this process (a key
 /// installed twice keeps its first kernel).
 pub fn install(kernels: &'static [AotKernel]) {
     let mut t = table().write().unwrap_or_else(|e| e.into_inner());
@@ -95,8 +108,7 @@ pub fn installed() -> usize {
 /// The installed kernel for `source` rendered on this host, counting a
 /// hit.
 pub(crate) fn lookup(source: &str) -> Option<AotKernel> {
-    let t = table().read().unwrap_or_else(|e| e.into_inner());
-    if t.is_empty() {
+    if installed() == 0 {
         return None;
     }
     let key = source_key(
@@ -104,24 +116,34 @@ pub(crate) fn lookup(source: &str) -> Option<AotKernel> {
         std::env::consts::ARCH,
         morok_core::caps::host_vector_bytes(),
     );
-    let k = t.get(key.as_str()).copied()?;
+    lookup_key(&key)
+}
+
+/// The installed kernel under table key `key`, counting a hit.
+pub(crate) fn lookup_key(key: &str) -> Option<AotKernel> {
+    let k = table()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(key)
+        .copied()?;
     HITS.fetch_add(1, Ordering::Relaxed);
     Some(k)
 }
 
-/// Counts a program the C codegen built or loaded through the JIT.
+/// Counts a program a CPU codegen built or loaded through its JIT.
 pub(crate) fn count_jit_build() {
     JIT_BUILDS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// How many programs the C codegens of this process took from the AOT
-/// table.
+/// How many programs the CPU codegens (C and LLVM) of this process took
+/// from the AOT table.
 pub fn hits() -> usize {
     HITS.load(Ordering::Relaxed)
 }
 
-/// How many programs the C codegens of this process took through the JIT
-/// path (compiled, or loaded from its caches; not from the AOT table).
+/// How many programs the CPU codegens (C and LLVM) of this process took
+/// through their JIT path (compiled, or loaded from their caches; not
+/// from the AOT table).
 pub fn jit_builds() -> usize {
     JIT_BUILDS.load(Ordering::Relaxed)
 }

@@ -2,8 +2,9 @@
 //! [`super::ir`] module docs).
 
 use super::ir::{be, err, Gen, R};
+use super::vector::{float_predicate, int_predicate};
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::values::{BasicValueEnum, FloatValue, IntMathValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use morok_core::dtype::ScalarType;
 use morok_core::uop::{Op, UOp};
@@ -213,6 +214,41 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_int_value())
     }
 
+    /// `x << amount` or `x >> amount` (`op`; arithmetic when `signed`) of
+    /// integers or integer vectors, the amount masked to the width first
+    /// (`mask` is the width minus one).
+    pub(super) fn masked_shift<T: IntMathValue<'ctx>>(
+        &self,
+        op: Op,
+        x: T,
+        amount: T,
+        mask: T,
+        signed: bool,
+    ) -> R<T> {
+        let b = &self.b;
+        let amount = b.build_and(amount, mask, "").map_err(be)?;
+        if op == Op::Shl {
+            b.build_left_shift(x, amount, "").map_err(be)
+        } else {
+            b.build_right_shift(x, amount, signed, "").map_err(be)
+        }
+    }
+
+    /// `|x|` of signed integers or integer vectors, wrapping at the
+    /// minimum: `x < 0 ? 0 - x : x` (`zero` of `x`'s type).
+    pub(super) fn int_abs<T: IntMathValue<'ctx> + Copy>(
+        &self,
+        x: T,
+        zero: T,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        let neg = b
+            .build_int_compare(IntPredicate::SLT, x, zero, "")
+            .map_err(be)?;
+        let minus = b.build_int_sub(zero, x, "").map_err(be)?;
+        b.build_select(neg, minus, x, "").map_err(be)
+    }
+
     /// The scalar ALU op, `CAST` or `BITCAST` `n` on the scalar operand
     /// values `v` (one lane's, for vector nodes built lane by lane).
     pub(super) fn scalar_op(
@@ -326,27 +362,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 let c = b.build_int_compare(p, x, y, "").map_err(be)?;
                 b.build_select(c, x, y, "").map_err(be)?
             }
-            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if operand_t.is_float() => {
-                let p = match n.op() {
-                    Op::CmpLt => FloatPredicate::OLT,
-                    Op::CmpLe => FloatPredicate::OLE,
-                    Op::CmpEq => FloatPredicate::OEQ,
-                    _ => FloatPredicate::UNE,
-                };
-                b.build_float_compare(p, flt(0)?, flt(1)?, "")
-                    .map_err(be)?
-                    .into()
-            }
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if operand_t.is_float() => b
+                .build_float_compare(float_predicate(n.op()), flt(0)?, flt(1)?, "")
+                .map_err(be)?
+                .into(),
             Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe => {
-                let signed = operand_t.is_signed_int();
-                let p = match (n.op(), signed) {
-                    (Op::CmpLt, true) => IntPredicate::SLT,
-                    (Op::CmpLt, false) => IntPredicate::ULT,
-                    (Op::CmpLe, true) => IntPredicate::SLE,
-                    (Op::CmpLe, false) => IntPredicate::ULE,
-                    (Op::CmpEq, _) => IntPredicate::EQ,
-                    _ => IntPredicate::NE,
-                };
+                let p = int_predicate(n.op(), operand_t.is_signed_int());
                 b.build_int_compare(p, int(0)?, int(1)?, "")
                     .map_err(be)?
                     .into()
@@ -368,25 +389,14 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_int_cast_sign_flag(int(1)?, ty, false, "")
                     .map_err(be)?;
                 let mask = ty.const_int(u64::from(t.bits() - 1), false);
-                let amount = b.build_and(amount, mask, "").map_err(be)?;
-                if n.op() == Op::Shl {
-                    b.build_left_shift(x, amount, "").map_err(be)?.into()
-                } else {
-                    b.build_right_shift(x, amount, t.is_signed_int(), "")
-                        .map_err(be)?
-                        .into()
-                }
+                self.masked_shift(n.op(), x, amount, mask, t.is_signed_int())?
+                    .into()
             }
             Op::Not if !float => b.build_not(int(0)?, "").map_err(be)?.into(),
             Op::Abs if float => self.unary_intrinsic("llvm.fabs", flt(0)?)?.into(),
             Op::Abs if t.is_signed_int() => {
                 let x = int(0)?;
-                let zero = x.get_type().const_zero();
-                let neg = b
-                    .build_int_compare(IntPredicate::SLT, x, zero, "")
-                    .map_err(be)?;
-                let minus = b.build_int_sub(zero, x, "").map_err(be)?;
-                b.build_select(neg, minus, x, "").map_err(be)?
+                self.int_abs(x, x.get_type().const_zero())?
             }
             Op::Abs if t.is_unsigned() => arg(0)?,
             Op::Floor | Op::Ceil | Op::Trunc | Op::Round if float => {

@@ -15,6 +15,18 @@
 //! or that fails to link is rebuilt. The kernel's symbol in the object is
 //! its name plus the first 16 hex digits of the key, so kernels that share
 //! a name never clash in the JIT.
+//!
+//! # Build-time kernels
+//!
+//! [`aot_object`] builds, at build time, exactly the object the JIT would
+//! build for a program on this machine, under its key;
+//! `morok_build` links it into the program and registers it in the
+//! build-time table (`crate::cpu::c::aot`) under
+//! [`aot::llvm_key`](super::c::aot::llvm_key) of that key. The device
+//! looks every program up there first: the key covers the IR text, the
+//! LLVM version, the triple, the CPU name and features and the flags, so
+//! a kernel runs from the table only where the JIT would have built
+//! these very bytes.
 
 mod alu;
 mod half;
@@ -26,6 +38,7 @@ mod vector;
 pub use jit::Jit;
 pub use target::{emit_assembly, emit_object, llvm_version, TargetSpec};
 
+use super::c::aot;
 use super::c::compiler::{create_private_dir, io};
 use super::codegen::{Codegen, KernelFn, LoadedKernel};
 use inkwell::context::Context;
@@ -60,7 +73,11 @@ impl Renderer for LlvmRenderer {
     /// `TANH` or `ERF`, and its `llvm.exp`/`llvm.sin`/... become scalar
     /// libm calls that block vectorization; the decompositions are
     /// accuracy-tested against the reference and vectorize. `MULACC`
-    /// (formed by the optimizer in accumulations) is `llvm.fma`.
+    /// (formed by the optimizer in accumulations) is `llvm.fma`. Vector
+    /// masks (`Caps::vector_masks`, as the C renderer): comparisons,
+    /// selects, bitcasts and the integer ops of vector lanes are LLVM
+    /// vector instructions (`<w x i1>` masks), so the decompositions'
+    /// range reductions run on vectors too.
     fn caps(&self) -> Caps {
         Caps {
             native: OpSet::of(&[Op::Sqrt, Op::Rsqrt, Op::MulAcc]),
@@ -69,6 +86,7 @@ impl Renderer for LlvmRenderer {
             // fills its vector typedefs (see `vector.rs`).
             vector_bytes: morok_core::caps::host_vector_bytes(),
         }
+        .with_vector_masks()
     }
 
     fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
@@ -89,8 +107,11 @@ impl Renderer for LlvmRenderer {
 /// LLVM through an in-process ORC JIT, for the host CPU.
 pub struct LlvmCodegen {
     cache_dir: PathBuf,
-    /// The host target and the JIT, made on first build.
-    state: OnceLock<Result<(TargetSpec, Arc<Jit>), String>>,
+    /// The host target, described on first use.
+    spec: OnceLock<Result<TargetSpec, String>>,
+    /// The JIT, made on the first build that is not in the build-time
+    /// table.
+    jit: OnceLock<Result<Arc<Jit>, String>>,
     /// Kernel addresses by IR text.
     by_source: Mutex<HashMap<String, usize>>,
     builds: AtomicUsize,
@@ -101,38 +122,29 @@ impl LlvmCodegen {
     pub fn new(cache_dir: PathBuf) -> LlvmCodegen {
         LlvmCodegen {
             cache_dir: cache_dir.join("llvm"),
-            state: OnceLock::new(),
+            spec: OnceLock::new(),
+            jit: OnceLock::new(),
             by_source: Mutex::new(HashMap::new()),
             builds: AtomicUsize::new(0),
         }
     }
 
-    fn state(&self) -> DeviceResult<&(TargetSpec, Arc<Jit>)> {
-        self.state
-            .get_or_init(|| {
-                let spec = TargetSpec::host().map_err(|e| e.to_string())?;
-                let jit = Jit::new().map_err(|e| format!("LLVM JIT: {e}"))?;
-                Ok((spec, Arc::new(jit)))
-            })
+    fn spec(&self) -> DeviceResult<&TargetSpec> {
+        self.spec
+            .get_or_init(|| TargetSpec::host().map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|e| DeviceError::NoCompiler(e.clone()))
     }
 
-    /// The cache key of IR text `source` for the host.
-    fn key(&self, source: &str, spec: &TargetSpec) -> String {
-        let mut h = blake3::Hasher::new();
-        for part in [
-            source,
-            &llvm_version(),
-            &spec.triple,
-            &spec.cpu,
-            &spec.features,
-            FLAGS,
-        ] {
-            h.update(part.as_bytes());
-            h.update(&[0]);
-        }
-        h.finalize().to_hex().to_string()
+    fn jit(&self) -> DeviceResult<&Arc<Jit>> {
+        self.jit
+            .get_or_init(|| {
+                Jit::new()
+                    .map(Arc::new)
+                    .map_err(|e| format!("LLVM JIT: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| DeviceError::NoCompiler(e.clone()))
     }
 
     /// The object for `program` under `key`: from the disk cache when a
@@ -153,26 +165,82 @@ impl LlvmCodegen {
             }
         }
         self.builds.fetch_add(1, Ordering::Relaxed);
-        let machine = spec.machine()?;
-        let cx = Context::create();
-        let module = target::target_module(&cx, &program.lowered, &machine)?;
-        let func = module
-            .get_function(&program.entry)
-            .ok_or_else(|| DeviceError::Load {
-                kernel: program.name.clone(),
-                path: "LLVM module".to_string(),
-                reason: format!("no function `{}`", program.entry),
-            })?;
-        func.as_global_value().set_name(symbol);
-        let bytes = target::optimize_and_emit(
-            &program.name,
-            &module,
-            &machine,
-            inkwell::targets::FileType::Object,
-        )?;
+        let bytes = compile_object(program, spec, symbol)?;
         store(&self.cache_dir, &obj, &sum, &bytes)?;
         Ok(bytes)
     }
+}
+
+/// The cache key of IR text `source` for target `spec` (see the module
+/// docs).
+fn object_key(source: &str, spec: &TargetSpec) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [
+        source,
+        &llvm_version(),
+        &spec.triple,
+        &spec.cpu,
+        &spec.features,
+        FLAGS,
+    ] {
+        h.update(part.as_bytes());
+        h.update(&[0]);
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// The symbol of the kernel of `entry` in its object under `key`.
+fn object_symbol(entry: &str, key: &str) -> String {
+    format!("{entry}_{}", &key[..16])
+}
+
+/// Compiles `program` at O3 for `spec` into an object whose kernel is
+/// named `symbol`.
+fn compile_object(program: &Program, spec: &TargetSpec, symbol: &str) -> DeviceResult<Vec<u8>> {
+    let machine = spec.machine()?;
+    let cx = Context::create();
+    let module = target::target_module(&cx, &program.lowered, &machine)?;
+    let func = module
+        .get_function(&program.entry)
+        .ok_or_else(|| DeviceError::Load {
+            kernel: program.name.clone(),
+            path: "LLVM module".to_string(),
+            reason: format!("no function `{}`", program.entry),
+        })?;
+    func.as_global_value().set_name(symbol);
+    target::optimize_and_emit(
+        &program.name,
+        &module,
+        &machine,
+        inkwell::targets::FileType::Object,
+    )
+}
+
+/// A program of the LLVM device compiled at build time (see the module
+/// docs): the object the JIT would build for it on this machine.
+#[derive(Clone, Debug)]
+pub struct AotObject {
+    /// Its key in the build-time table ([`aot::llvm_key`]).
+    pub key: String,
+    /// The kernel's symbol in `object` (unique per key).
+    pub symbol: String,
+    /// The relocatable object file.
+    pub object: Vec<u8>,
+}
+
+/// Compiles `program` (rendered by [`LlvmRenderer`]) for this machine
+/// exactly as [`LlvmCodegen`] would, for linking into a program at build
+/// time.
+pub fn aot_object(program: &Program) -> DeviceResult<AotObject> {
+    let spec = TargetSpec::host()?;
+    let key = object_key(&program.source, &spec);
+    let symbol = object_symbol(&program.entry, &key);
+    let object = compile_object(program, &spec, &symbol)?;
+    Ok(AotObject {
+        key: aot::llvm_key(&key),
+        symbol,
+        object,
+    })
 }
 
 /// The contents of `obj` if its blake3 checksum matches `sum`.
@@ -214,15 +282,15 @@ impl Codegen for LlvmCodegen {
     }
 
     fn describe(&self) -> String {
-        match self.state() {
-            Ok((spec, _)) => format!("LLVM {} ({}, {})", llvm_version(), spec.cpu, spec.triple),
+        match self.spec() {
+            Ok(spec) => format!("LLVM {} ({}, {})", llvm_version(), spec.cpu, spec.triple),
             Err(e) => format!("LLVM {} ({e})", llvm_version()),
         }
     }
 
     fn identity(&self) -> String {
-        match self.state() {
-            Ok((spec, _)) => format!(
+        match self.spec() {
+            Ok(spec) => format!(
                 "llvm\0{}\0{}\0{}\0{}\0{FLAGS}",
                 llvm_version(),
                 spec.triple,
@@ -234,14 +302,27 @@ impl Codegen for LlvmCodegen {
     }
 
     fn build(&self, program: &Program) -> DeviceResult<LoadedKernel> {
-        let (spec, jit) = self.state()?;
+        let spec = self.spec()?;
+        let key = (aot::installed() > 0).then(|| object_key(&program.source, spec));
+        if let Some(k) = key
+            .as_deref()
+            .and_then(|k| aot::lookup_key(&aot::llvm_key(k)))
+        {
+            // Linked into the program: nothing to keep mapped.
+            return Ok(LoadedKernel {
+                func: k.func,
+                code: Arc::new(()),
+            });
+        }
+        aot::count_jit_build();
+        let jit = self.jit()?;
         let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
         let cached = lock().get(&program.source).copied();
         let addr = match cached {
             Some(a) => a,
             None => {
-                let key = self.key(&program.source, spec);
-                let symbol = format!("{}_{}", program.entry, &key[..16]);
+                let key = key.unwrap_or_else(|| object_key(&program.source, spec));
+                let symbol = object_symbol(&program.entry, &key);
                 let object = self.object(program, spec, &key, &symbol, false)?;
                 // Adding and recording under the map's lock: two threads
                 // building the same kernel add it once.

@@ -17,6 +17,9 @@
 //!   bitwise ops and `MAX`/`MIN`, `WHERE` (select, the condition a scalar
 //!   or a vector), and `CAST`s between the vector element types (float →
 //!   int saturating through `llvm.fpto[su]i.sat.v*`, as the scalar cast).
+//! - Vector masks: comparisons give `<w x i1>`, logic on masks, integer
+//!   negation/`NOT`/`ABS`, masked shifts, same-size `BITCAST`s and
+//!   `CAST`s from and to `bool` are vector instructions too.
 //! - Every other op is built lane by lane (`extractelement` of each
 //!   vector operand, the scalar op, `insertelement`), exactly the scalar
 //!   code per lane.
@@ -160,7 +163,13 @@ impl<'ctx> Gen<'ctx, '_> {
                 _ => None,
             })
             .collect();
-        if vs.len() != v.len() || vs.is_empty() || !(float || int) {
+        if vs.len() != v.len() || vs.is_empty() {
+            return Ok(None);
+        }
+        if let Some(e) = self.mask_vector_op(n, &vs)? {
+            return Ok(Some(e));
+        }
+        if !(float || int) {
             return Ok(None);
         }
         let x = vs[0];
@@ -234,6 +243,85 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(Some(e))
     }
 
+    /// The vector-mask forms of vector op `n` on the vector operands `vs`
+    /// (lowering emits them for renderers with vector masks, see
+    /// `Caps::vector_masks`), or `None`: comparisons of number vectors
+    /// give `<w x i1>` with the scalar predicates, logic on masks and
+    /// integers, wrapping integer negation, shifts with the amount masked
+    /// to the width, integer `ABS` (wrapping at the minimum), `BITCAST`
+    /// between vector element types, and `CAST`s from and to `bool`.
+    /// Each computes exactly the scalar op of every lane.
+    fn mask_vector_op(
+        &self,
+        n: &Arc<UOp>,
+        vs: &[VectorValue<'ctx>],
+    ) -> R<Option<BasicValueEnum<'ctx>>> {
+        let (t, ot) = (n.dtype().scalar_type(), n.s(0).dtype().scalar_type());
+        let number = |t: ScalarType| morok_core::caps::is_vector_element(t);
+        let int = number(t) && t.is_int();
+        let b = &self.b;
+        let x = vs[0];
+        let y = vs.get(1).copied().unwrap_or(x);
+        let e: BasicValueEnum<'ctx> = match n.op() {
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if number(ot) && ot.is_float() => b
+                .build_float_compare(float_predicate(n.op()), x, y, "")
+                .map_err(be)?
+                .into(),
+            Op::CmpLt | Op::CmpLe | Op::CmpEq | Op::CmpNe if number(ot) => {
+                let p = int_predicate(n.op(), ot.is_signed_int());
+                b.build_int_compare(p, x, y, "").map_err(be)?.into()
+            }
+            Op::And | Op::Or | Op::Xor if t.is_bool() => match n.op() {
+                Op::And => b.build_and(x, y, ""),
+                Op::Or => b.build_or(x, y, ""),
+                _ => b.build_xor(x, y, ""),
+            }
+            .map_err(be)?
+            .into(),
+            Op::Not if int || t.is_bool() => b.build_not(x, "").map_err(be)?.into(),
+            Op::Neg if int => {
+                let zero = x.get_type().const_zero();
+                b.build_int_sub(zero, x, "").map_err(be)?.into()
+            }
+            Op::Shl | Op::Shr if int && vs.len() == 2 => {
+                let ty = x.get_type();
+                let amount = b.build_int_cast_sign_flag(y, ty, false, "").map_err(be)?;
+                let elem = ty.get_element_type().into_int_type();
+                let bits = elem.const_int(u64::from(t.bits() - 1), false);
+                let mask = VectorType::const_vector(&vec![bits; ty.get_size() as usize]);
+                self.masked_shift(n.op(), x, amount, mask, t.is_signed_int())?
+                    .into()
+            }
+            Op::Abs if int && t.is_signed_int() => self.int_abs(x, x.get_type().const_zero())?,
+            Op::Bitcast if number(t) && number(ot) && t.itemsize() == ot.itemsize() => {
+                let ty = self.dtype_type(n, n.dtype())?;
+                b.build_bit_cast(x, ty, "").map_err(be)?
+            }
+            Op::Cast if t.is_bool() && number(ot) => {
+                let zero = x.get_type().const_zero();
+                if ot.is_float() {
+                    b.build_float_compare(FloatPredicate::UNE, x, zero, "")
+                        .map_err(be)?
+                        .into()
+                } else {
+                    b.build_int_compare(IntPredicate::NE, x, zero, "")
+                        .map_err(be)?
+                        .into()
+                }
+            }
+            Op::Cast if ot.is_bool() && number(t) => {
+                let ty = self.dtype_type(n, n.dtype())?.into_vector_type();
+                if t.is_float() {
+                    b.build_unsigned_int_to_float(x, ty, "").map_err(be)?.into()
+                } else {
+                    b.build_int_z_extend(x, ty, "").map_err(be)?.into()
+                }
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(e))
+    }
+
     /// A vector of ones of `x`'s float vector type.
     fn splat_one(&self, x: VectorValue<'ctx>) -> R<VectorValue<'ctx>> {
         let elem = x.get_type().get_element_type().into_float_type();
@@ -274,6 +362,30 @@ impl<'ctx> Gen<'ctx, '_> {
             self.intrinsic(name, &[ty.into(), x.get_type().into()], &[x.into()])?
         };
         Ok(Some(e))
+    }
+}
+
+/// The float predicate of comparison `op` (ordered but for `!=`, which
+/// is true on NaN like C's `!=`).
+pub(super) fn float_predicate(op: Op) -> FloatPredicate {
+    match op {
+        Op::CmpLt => FloatPredicate::OLT,
+        Op::CmpLe => FloatPredicate::OLE,
+        Op::CmpEq => FloatPredicate::OEQ,
+        _ => FloatPredicate::UNE,
+    }
+}
+
+/// The integer predicate of comparison `op` on signed or unsigned
+/// operands.
+pub(super) fn int_predicate(op: Op, signed: bool) -> IntPredicate {
+    match (op, signed) {
+        (Op::CmpLt, true) => IntPredicate::SLT,
+        (Op::CmpLt, false) => IntPredicate::ULT,
+        (Op::CmpLe, true) => IntPredicate::SLE,
+        (Op::CmpLe, false) => IntPredicate::ULE,
+        (Op::CmpEq, _) => IntPredicate::EQ,
+        _ => IntPredicate::NE,
     }
 }
 
