@@ -51,6 +51,20 @@ pub fn kernel_compiles() -> usize {
     PIPELINE_COMPILES.load(Ordering::Relaxed)
 }
 
+/// The cache key of `ast` compiled for `device` with `opts`.
+fn key(device: &Device, ast: &Arc<UOp>, opts: CompileOptions) -> Key {
+    (
+        ast.id(),
+        Arc::as_ptr(device.backend_arc()) as *const () as usize,
+        opts,
+    )
+}
+
+/// True if the cache holds the kernel for `ast` on `device`.
+pub(crate) fn is_cached(device: &Device, ast: &Arc<UOp>, opts: CompileOptions) -> bool {
+    cache().contains_key(&key(device, ast, opts))
+}
+
 /// The compiled kernel for `ast` on `device`, from the cache or through
 /// the per-kernel pipeline and the device's compiler.
 pub(crate) fn get_or_compile(
@@ -67,11 +81,7 @@ pub(crate) fn get_or_compile_with_vars(
     ast: &Arc<UOp>,
     opts: CompileOptions,
 ) -> Result<Compiled, String> {
-    let key = (
-        ast.id(),
-        Arc::as_ptr(device.backend_arc()) as *const () as usize,
-        opts,
-    );
+    let key = key(device, ast, opts);
     if let Some(e) = cache().get(&key) {
         return Ok(e.compiled.clone());
     }

@@ -69,11 +69,15 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let opts = compile_options();
     let compiler = dev.backend().describe();
     let sizes: HashMap<u64, usize> = sched.buffers.iter().map(|b| (b.id, b.size)).collect();
+    let mut ready = compile_misses(&dev, &sched, opts);
     for group in &sched.groups {
         let mut compiled: Vec<(usize, Arc<dyn CompiledKernel>)> = Vec::with_capacity(group.len());
         for &i in group {
             let ast = &sched.items[i].ast;
-            let kernel = match crate::kernel_cache::get_or_compile(&dev, ast, opts) {
+            let result = ready
+                .remove(&i)
+                .unwrap_or_else(|| crate::kernel_cache::get_or_compile(&dev, ast, opts));
+            let kernel = match result {
                 Ok(k) => k,
                 Err(e) => {
                     let name = kernel_name(ast);
@@ -113,6 +117,45 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
         kernels,
         _buffers: handles,
     })
+}
+
+/// Compiled kernels (or compile errors) by schedule item.
+type Ready = HashMap<usize, Result<Arc<dyn CompiledKernel>, String>>;
+
+/// Compiles the kernels of `sched` that the kernel cache does not hold,
+/// before any of them runs, on up to one thread per core, when there are
+/// at least two: each compile (a C compiler process, or LLVM) is
+/// independent of the others, so a first call waits for its share of the
+/// compiles instead of their sum. Warm calls (every kernel cached) start
+/// no thread. Items not in the result are compiled, or fetched from the
+/// cache, in schedule order by the caller; errors are reported there, in
+/// schedule order, as before.
+fn compile_misses(dev: &Device, sched: &Schedule, opts: CompileOptions) -> Ready {
+    let mut seen = std::collections::HashSet::new();
+    let misses: Vec<usize> = (0..sched.items.len())
+        .filter(|&i| {
+            let ast = &sched.items[i].ast;
+            seen.insert(ast.id()) && !crate::kernel_cache::is_cached(dev, ast, opts)
+        })
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(misses.len());
+    if threads < 2 {
+        return Ready::new();
+    }
+    let next = AtomicUsize::new(0);
+    let ready = std::sync::Mutex::new(Ready::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(&i) = misses.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let r = crate::kernel_cache::get_or_compile(dev, &sched.items[i].ast, opts);
+                    ready.lock().unwrap_or_else(|e| e.into_inner()).insert(i, r);
+                }
+            });
+        }
+    });
+    ready.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The device the schedule runs on: the one holding its inputs (all of

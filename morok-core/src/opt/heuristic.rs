@@ -16,7 +16,8 @@
 //! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
 //!    contiguous reduce axes, upcast output lanes for column reductions),
 //!    else unroll of the last reduce axis (fully when ≤ 32, else by 4)
-//!    when the tile is small or nothing is unrolled yet;
+//!    when the tile is small or nothing is unrolled yet, within the
+//!    code-size cap of [`super::compile_cost`];
 //! 5. with nothing upcast and no reduction strategy, upcast the last
 //!    output axis by a vector's lanes when the stores step through it
 //!    contiguously, else by 4;
@@ -113,9 +114,9 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
     if !strategy && (upcast_product <= 4 || !unrolled) && upcast_product < 64 {
         if let Some(last) = reduces.last() {
             let axis = reduces.len() - 1;
-            let full = range_size(last).is_some_and(|s| s <= 32);
-            let amt = if full { 0 } else { 4 };
-            try_opt(k, Opt::new(OptOps::Unroll, axis, amt));
+            if let Some(amt) = super::compile_cost::reduce_unroll_amount(last, upcast_product) {
+                try_opt(k, Opt::new(OptOps::Unroll, axis, amt));
+            }
         }
     }
     // 5. plain upcast of the last output axis
@@ -125,7 +126,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
             .iter()
             .rposition(|r| r.axis_type() == Some(AxisType::Loop))
         {
-            let amt = elementwise_upcast(k, &ranges[pos]);
+            let amt = super::compile_cost::cap_upcast(k, elementwise_upcast(k, &ranges[pos]));
             if range_size(&ranges[pos]).is_some_and(|s| s % amt == 0) {
                 try_opt(k, Opt::new(OptOps::Upcast, pos, amt));
             }

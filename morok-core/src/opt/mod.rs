@@ -11,6 +11,8 @@
 //!   of how reductions use the cores.
 //! - [`search`]: beam search over measured candidates, [`measure`] builds
 //!   and times them on a device, [`beam_cache`] keeps the results on disk.
+//! - [`compile_cost`]: the cap on how far the heuristic unrolls a small
+//!   reduction under upcast lanes (C compile time);
 //! - [`threads`]: the heuristic's `THREAD` axis for large kernels, at most
 //!   [`OptLimits::max_threads`] (the device's cap, `MOROK_THREADS`).
 //!
@@ -21,6 +23,7 @@
 
 pub mod actions;
 pub mod beam_cache;
+pub mod compile_cost;
 pub mod heuristic;
 pub mod kernel;
 pub mod measure;
