@@ -102,9 +102,26 @@ impl F {
         x.add(&self.c(0.5)).un(Op::Floor)
     }
     /// `2^k` for an integer-valued float `k` inside the normal exponent range.
+    ///
+    /// No float → integer conversion (which the targets render saturating,
+    /// a chain of compares and selects per lane): `k + M` with
+    /// `M = 1.5·2^mant` lies in `[2^mant, 2^(mant+1))`, where the float
+    /// spacing is 1, so the sum is exact for every integer `|k| < 2^(mant−1)`
+    /// and its bits are `bits(M) + k`. Subtracting `bits(M)` and adding the
+    /// bias gives the biased exponent `k + bias ∈ [1, 2·bias]` for the
+    /// normal range, shifted into place. A NaN `k` gives some finite or
+    /// NaN power; the callers ([`F::ldexp`] inside `exp`/`exp2`) only see
+    /// one when the value it scales is NaN too, so the product stays NaN.
     fn pow2(self, k: &U) -> U {
-        k.cast(self.int())
-            .add(&self.i(self.bias()))
+        let magic = 1.5 * 2f64.powi(self.mant_bits() as i32);
+        let magic_bits = if self.f64() {
+            magic.to_bits() as i64
+        } else {
+            i64::from((magic as f32).to_bits())
+        };
+        k.add(&self.c(magic))
+            .bitcast(self.int())
+            .add(&self.i(self.bias() - magic_bits))
             .bin(Op::Shl, &self.i(self.mant_bits()))
             .bitcast(self.dt)
     }
