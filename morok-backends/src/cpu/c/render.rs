@@ -396,30 +396,34 @@ fn rounding_prelude(t: ScalarType, w: u16) -> String {
 /// are weakly ordered, so the kernel ends with a store fence: every
 /// thread's part is visible once its call returns, as the host expects
 /// when it joins the threads. Scalar tail stores stay ordinary.
+/// (`sfence` as inline assembly and the compilers' builtins rather than
+/// `<immintrin.h>`, whose parsing would add a noticeable part of a
+/// kernel's compile time.)
 const STREAM_FENCE: &str = "#if defined(__x86_64__)\n\
-     #include <immintrin.h>\n\
-     static inline void morok_stream_fence(void) { _mm_sfence(); }\n\
+     static inline void morok_stream_fence(void) { __asm__ volatile(\"sfence\" ::: \"memory\"); }\n\
      #else\n\
      static inline void morok_stream_fence(void) {}\n\
      #endif\n";
 
 /// The streaming store helper `NAME_stream` of the vector typedef `name`
 /// (of the host's vector width, see [`STREAM_FENCE`]): `vmovntdq` of the
-/// vector's bits where the kernel is compiled for the instruction set, an
+/// vector's bits where the kernel is compiled for the instruction set
+/// (Clang's `__builtin_nontemporal_store`, GCC's `movntdq` builtin), an
 /// ordinary store otherwise. `p` must be aligned to the vector's size.
 fn stream_prelude(name: &str) -> String {
-    let (feature, store) = if morok_core::caps::host_vector_bytes() == 64 {
-        (
-            "__AVX512F__",
-            "_mm512_stream_si512((__m512i *)p, (__m512i)v)",
-        )
+    let (feature, bits, gcc) = if morok_core::caps::host_vector_bytes() == 64 {
+        ("__AVX512F__", 64, "__builtin_ia32_movntdq512")
     } else {
-        ("__AVX__", "_mm256_stream_si256((__m256i *)p, (__m256i)v)")
+        ("__AVX__", 32, "__builtin_ia32_movntdq256")
     };
+    let lanes = bits / 8;
     format!(
         "static inline void {name}_stream(void *p, {name} v) {{\n\
-         #if defined(__x86_64__) && defined({feature})\n\
-         \x20 {store};\n\
+         #if defined(__x86_64__) && defined({feature}) && defined(__clang__)\n\
+         \x20 __builtin_nontemporal_store(v, ({name} *)p);\n\
+         #elif defined(__x86_64__) && defined({feature}) && defined(__GNUC__)\n\
+         \x20 typedef long long i64x{lanes} __attribute__((vector_size({bits})));\n\
+         \x20 {gcc}((i64x{lanes} *)p, (i64x{lanes})v);\n\
          #else\n\
          \x20 memcpy(p, &v, sizeof v);\n\
          #endif\n\
