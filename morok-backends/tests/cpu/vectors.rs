@@ -356,12 +356,15 @@ fn relu_grid(rows: i64, cols: i64, offset: i64) -> Arc<UOp> {
     let j = range(cols, 1, AxisType::Loop);
     let idx = i.mul(&UOp::index(cols)).add(&j);
     let v: Vec<Arc<UOp>> = (1..=3).map(|k| load(k, DType::F32, &idx)).collect();
-    let relu = v[0]
-        .mul(&v[1])
-        .add(&v[2])
-        .bin(Op::Max, &UOp::zero(DType::F32));
-    let ast = store_kernel(0, &idx.add(&UOp::index(offset)), &relu, &[i, j]);
+    let ast = store_kernel(0, &idx.add(&UOp::index(offset)), &relu3(&v), &[i, j]);
     optimized_for_host(&ast, &[Opt::new(Upcast, 1, f32_lanes() as i64)])
+}
+
+/// `relu(a*b+c)` of the f32 values `v = [a, b, c]`.
+fn relu3(v: &[Arc<UOp>]) -> Arc<UOp> {
+    v[0].mul(&v[1])
+        .add(&v[2])
+        .bin(Op::Max, &UOp::zero(DType::F32))
 }
 
 /// The C source of `ast` lowered for the C device.
@@ -417,15 +420,7 @@ fn streaming_stores_write_the_scalar_kernels_bytes() {
     let n = (rows * cols) as usize;
     let args = grid_args(DType::F32, n, &f);
     let (dev, _dir) = c_device();
-    let i = range(rows, 0, AxisType::Loop);
-    let j = range(cols, 1, AxisType::Loop);
-    let idx = i.mul(&UOp::index(cols)).add(&j);
-    let v: Vec<Arc<UOp>> = (1..=3).map(|k| load(k, DType::F32, &idx)).collect();
-    let relu = v[0]
-        .mul(&v[1])
-        .add(&v[2])
-        .bin(Op::Max, &UOp::zero(DType::F32));
-    let scalar = store_kernel(0, &idx, &relu, &[i, j]);
+    let scalar = grid(rows, cols, &f, relu3);
     let (want, _) = run_lowered(&dev, &scalar, &args);
     let (got, src) = run_lowered(&dev, &relu_grid(rows, cols, 0), &args);
     assert!(src.contains("_stream(&"), "{src}");
