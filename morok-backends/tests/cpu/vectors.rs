@@ -10,7 +10,7 @@ use super::reduce::{matmul_ast, matmul_ref_fused};
 use morok_core::caps::host_vector_bytes;
 use morok_core::device::Device;
 use morok_core::dtype::DType;
-use morok_core::lower::LowerOptions;
+use morok_core::lower::{lower, LowerOptions};
 use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps::*};
 use morok_core::uop::{AxisType, ConstValue, Op, ReduceOp, UOp};
 use std::sync::Arc;
@@ -383,4 +383,94 @@ fn partial_accumulators_are_vectors_with_the_scalar_partials_bytes() {
             );
         }
     }
+}
+
+/// `relu(a*b+c)` over a `rows × cols` grid whose output starts `offset`
+/// elements into its buffer, with the columns upcast by the host's f32
+/// width (vector stores at `i*cols + j*w + offset`).
+fn relu_grid(rows: i64, cols: i64, offset: i64) -> Arc<UOp> {
+    let i = range(rows, 0, AxisType::Loop);
+    let j = range(cols, 1, AxisType::Loop);
+    let idx = i.mul(&UOp::index(cols)).add(&j);
+    let v: Vec<Arc<UOp>> = (1..=3).map(|k| load(k, DType::F32, &idx)).collect();
+    let ast = store_kernel(0, &idx.add(&UOp::index(offset)), &relu3(&v), &[i, j]);
+    optimized_for_host(&ast, &[Opt::new(Upcast, 1, f32_lanes() as i64)])
+}
+
+/// `relu(a*b+c)` of the f32 values `v = [a, b, c]`.
+fn relu3(v: &[Arc<UOp>]) -> Arc<UOp> {
+    v[0].mul(&v[1])
+        .add(&v[2])
+        .bin(Op::Max, &UOp::zero(DType::F32))
+}
+
+/// The C source of `ast` lowered for the C device.
+fn c_source(ast: &Arc<UOp>) -> String {
+    let (dev, _dir) = c_device();
+    let lowered = lower(ast, &LowerOptions::new(dev.renderer().caps())).expect("lower");
+    dev.renderer().render(&lowered).expect("render").source
+}
+
+#[test]
+fn large_aligned_vector_stores_stream_and_others_do_not() {
+    if host_vector_bytes() < 32 || !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let w = f32_lanes() as i64;
+    let threshold = morok_backends::cpu::c::render::stream_threshold() as i64;
+    // Rows enough for the output to span the threshold.
+    let cols = 64 * w;
+    let rows = threshold / 4 / cols + 3;
+    let big = c_source(&relu_grid(rows, cols, 0));
+    assert!(
+        big.contains("_stream(&") && big.contains("morok_stream_fence();"),
+        "{big}"
+    );
+    assert!(!big.contains("_store(&"), "{big}");
+    // Small outputs and unaligned vectors keep ordinary stores.
+    for (src, what) in [
+        (c_source(&relu_grid(7, cols, 0)), "small"),
+        (c_source(&relu_grid(rows, cols, 1)), "unaligned"),
+    ] {
+        assert!(src.contains("_store(&"), "{what}: {src}");
+        assert!(
+            !src.contains("_stream(") && !src.contains("fence"),
+            "{what}: {src}"
+        );
+    }
+}
+
+#[test]
+fn streaming_stores_write_the_scalar_kernels_bytes() {
+    if host_vector_bytes() < 32 || !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let w = f32_lanes() as i64;
+    let threshold = morok_backends::cpu::c::render::stream_threshold() as i64;
+    // A prime number of rows, so the parallel split leaves each thread an
+    // odd share.
+    let cols = 8 * w;
+    let rows = (threshold / 4 / cols + 1..)
+        .find(|r| (2..*r).take_while(|d| d * d <= *r).all(|d| r % d != 0))
+        .expect("prime");
+    let f = [DType::F32; 3];
+    let n = (rows * cols) as usize;
+    let args = grid_args(DType::F32, n, &f);
+    let (dev, _dir) = c_device();
+    let scalar = grid(rows, cols, &f, relu3);
+    let (want, _) = run_lowered(&dev, &scalar, &args);
+    let (got, src) = run_lowered(&dev, &relu_grid(rows, cols, 0), &args);
+    assert!(src.contains("_stream(&"), "{src}");
+    assert!(
+        got == want,
+        "streamed output differs from the scalar kernel's"
+    );
+    // The values themselves: relu(a*b+c) in f32.
+    let (a, b, c) = (
+        args[1].get::<f32>(),
+        args[2].get::<f32>(),
+        args[3].get::<f32>(),
+    );
+    let out: Vec<f32> = from_bytes(&got);
+    assert!((0..n).all(|k| out[k] == (a[k] * b[k] + c[k]).max(0.0)));
 }
