@@ -31,7 +31,7 @@ use morok_core::device::{DeviceBuffer, DeviceError, DeviceResult};
 use morok_core::dtype::DType;
 use std::alloc::Layout;
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -138,11 +138,40 @@ struct Block(NonNull<u8>);
 // SAFETY: a block is plain memory nobody else references.
 unsafe impl Send for Block {}
 
-/// Freed allocations by size (all aligned to [`ALIGN`]).
+/// Freed allocations (all aligned to [`ALIGN`]), least recently freed
+/// first, with their sizes.
 #[derive(Default)]
 struct Pool {
-    free: HashMap<usize, Vec<Block>>,
+    free: VecDeque<(usize, Block)>,
     bytes: usize,
+}
+
+impl Pool {
+    /// The most recently freed block of `size` bytes (the pool holds few
+    /// blocks: a linear scan from the back).
+    fn take(&mut self, size: usize) -> Option<Block> {
+        let at = self.free.iter().rposition(|(s, _)| *s == size)?;
+        let (_, block) = self.free.remove(at)?;
+        self.bytes -= size;
+        Some(block)
+    }
+
+    /// Keeps `block` of `size` bytes (at most `limit`) as the most recently
+    /// freed one; returns the least recently freed blocks that had to
+    /// leave to keep the pool within `limit` bytes.
+    fn put(&mut self, size: usize, block: Block, limit: usize) -> Vec<(usize, Block)> {
+        let mut evicted = Vec::new();
+        while self.bytes + size > limit {
+            let Some((s, old)) = self.free.pop_front() else {
+                break;
+            };
+            self.bytes -= s;
+            evicted.push((s, old));
+        }
+        self.bytes += size;
+        self.free.push_back((size, block));
+        evicted
+    }
 }
 
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
@@ -157,11 +186,7 @@ fn with_pool<R>(f: impl FnOnce(&mut Pool) -> R) -> R {
 /// more. `None` when the system is out of memory.
 fn pool_take(layout: Layout) -> Option<NonNull<u8>> {
     let size = layout.size();
-    let reused = with_pool(|p| {
-        let block = p.free.get_mut(&size)?.pop()?;
-        p.bytes -= size;
-        Some(block.0)
-    });
+    let reused = with_pool(|p| p.take(size).map(|b| b.0));
     if reused.is_some() {
         return reused;
     }
@@ -171,36 +196,39 @@ fn pool_take(layout: Layout) -> Option<NonNull<u8>> {
     })
 }
 
-/// Returns `ptr` (allocated for `layout`) to the pool, or to the system
-/// when the pool is full.
+/// Returns `ptr` (allocated for `layout`) to the pool. When the pool
+/// would hold more than [`POOL_LIMIT`] bytes, the least recently freed
+/// blocks go back to the system first (a block larger than the limit
+/// itself goes back at once): a program that moves on to tensors of other
+/// sizes keeps recycling its current ones instead of mapping and faulting
+/// fresh memory on every call.
 fn pool_give(ptr: NonNull<u8>, layout: Layout) {
     let size = layout.size();
-    let kept = with_pool(|p| {
-        if p.bytes + size > POOL_LIMIT {
-            return false;
-        }
-        p.bytes += size;
-        p.free.entry(size).or_default().push(Block(ptr));
-        true
-    });
-    if !kept {
+    if size > POOL_LIMIT {
         // SAFETY: allocated by `pool_take` with exactly this layout.
-        unsafe { system::dealloc(ptr, layout) }
+        unsafe { system::dealloc(ptr, layout) };
+        return;
+    }
+    let evicted = with_pool(|p| p.put(size, Block(ptr), POOL_LIMIT));
+    for (s, block) in evicted {
+        free_block(s, block);
+    }
+}
+
+/// Frees a pooled block of `size` bytes.
+fn free_block(size: usize, block: Block) {
+    // The layout every block of this size was allocated with.
+    if let Ok(layout) = Layout::from_size_align(size, ALIGN) {
+        // SAFETY: allocated by `pool_take` with this layout.
+        unsafe { system::dealloc(block.0, layout) }
     }
 }
 
 /// Frees every pooled block.
 fn release_pool() {
-    let blocks = with_pool(std::mem::take);
-    for (size, list) in blocks.free {
-        // The layout every block of this size was allocated with.
-        let Ok(layout) = Layout::from_size_align(size, ALIGN) else {
-            continue;
-        };
-        for block in list {
-            // SAFETY: allocated by `pool_take` with this layout.
-            unsafe { system::dealloc(block.0, layout) }
-        }
+    let pool = with_pool(std::mem::take);
+    for (size, block) in pool.free {
+        free_block(size, block);
     }
 }
 
@@ -378,6 +406,26 @@ mod tests {
 
     /// A freed buffer's memory is handed out again for the same size, and
     /// debug builds poison what they hand out.
+    #[test]
+    fn a_full_pool_evicts_its_least_recently_freed_blocks() {
+        // Fake addresses: the blocks are only compared, never touched.
+        let block = |a: usize| Block(NonNull::new(a as *mut u8).unwrap());
+        let addr = |b: &Block| b.0.as_ptr() as usize;
+        let mut pool = Pool::default();
+        assert!(pool.put(40, block(0x1000), 100).is_empty());
+        assert!(pool.put(40, block(0x2000), 100).is_empty());
+        // a third block of another size evicts the oldest one only
+        let out = pool.put(30, block(0x3000), 100);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].0, addr(&out[0].1)), (40, 0x1000));
+        assert_eq!(pool.bytes, 70);
+        // the newest block of a size is handed out first; others stay
+        assert_eq!(pool.take(30).map(|b| addr(&b)), Some(0x3000));
+        assert_eq!(pool.take(40).map(|b| addr(&b)), Some(0x2000));
+        assert!(pool.take(40).is_none());
+        assert_eq!(pool.bytes, 0);
+    }
+
     #[test]
     fn freed_memory_is_reused_and_poisoned_in_debug_builds() {
         // A size no other test allocates, so no other thread takes it.
