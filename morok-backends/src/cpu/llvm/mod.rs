@@ -22,7 +22,7 @@
 //! build for a program on this machine, under its key;
 //! `morok_build` links it into the program and registers it in the
 //! build-time table (`crate::cpu::c::aot`) under
-//! [`aot::llvm_key`](super::c::aot::llvm_key) of that key. The device
+//! [`aot::llvm_key`] of that key. The device
 //! looks every program up there first: the key covers the IR text, the
 //! LLVM version, the triple, the CPU name and features and the flags, so
 //! a kernel runs from the table only where the JIT would have built
