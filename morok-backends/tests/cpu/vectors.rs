@@ -411,13 +411,21 @@ fn c_source(ast: &Arc<UOp>) -> String {
     dev.renderer().render(&lowered).expect("render").source
 }
 
+/// On a host whose C kernels may stream (x86-64 with at least 32-byte
+/// vectors): its float32 lanes and the streaming threshold in bytes.
+fn streaming_host() -> Option<(i64, i64)> {
+    if host_vector_bytes() < 32 || !cfg!(target_arch = "x86_64") {
+        return None;
+    }
+    let threshold = morok_backends::cpu::c::render::stream_threshold() as i64;
+    Some((f32_lanes() as i64, threshold))
+}
+
 #[test]
 fn large_aligned_vector_stores_stream_and_others_do_not() {
-    if host_vector_bytes() < 32 || !cfg!(target_arch = "x86_64") {
+    let Some((w, threshold)) = streaming_host() else {
         return;
-    }
-    let w = f32_lanes() as i64;
-    let threshold = morok_backends::cpu::c::render::stream_threshold() as i64;
+    };
     // Rows enough for the output to span the threshold.
     let cols = 64 * w;
     let rows = threshold / 4 / cols + 3;
@@ -442,11 +450,9 @@ fn large_aligned_vector_stores_stream_and_others_do_not() {
 
 #[test]
 fn streaming_stores_write_the_scalar_kernels_bytes() {
-    if host_vector_bytes() < 32 || !cfg!(target_arch = "x86_64") {
+    let Some((w, threshold)) = streaming_host() else {
         return;
-    }
-    let w = f32_lanes() as i64;
-    let threshold = morok_backends::cpu::c::render::stream_threshold() as i64;
+    };
     // A prime number of rows, so the parallel split leaves each thread an
     // odd share.
     let cols = 8 * w;
