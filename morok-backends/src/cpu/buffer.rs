@@ -18,14 +18,23 @@
 //! output), and its pages are faulted in by the first kernel that writes
 //! them. Those of at least [`HUGE_PAGE`] bytes start on a 2 MiB boundary,
 //! so transparent huge pages can back them (in the kernel's `always` mode,
-//! or in `madvise` mode when `MOROK_HUGE_PAGES=1` asks for them with
-//! `MADV_HUGEPAGE`). Huge pages make streams faster (the hardware
-//! prefetchers stop at page boundaries: one core read 35 GB/s instead of
-//! 25 on the Zen 4 test machine) but are opt-in, because under a
-//! hypervisor that reclaims freed memory (free page reporting, as on that
-//! machine) the first touch of a fresh huge page costs far more than of
-//! recycled small pages: a fresh process's first 64 MiB elementwise kernel
-//! took about 0.5 s instead of 0.05–0.15 s.
+//! or in `madvise` mode when advised with `MADV_HUGEPAGE`). Huge pages make
+//! streams faster (the hardware prefetchers stop at page boundaries, and a
+//! strided walk misses the TLB on every 4 KiB page: two threads summing a
+//! 64 MiB array took about 1.5 ms instead of 2.5–3 ms on the Zen 4 test
+//! machine), but under a hypervisor that reclaims freed memory (free page
+//! reporting, as on that machine) the first touch of a fresh huge page can
+//! cost far more than of small pages: writing a fresh 64 MiB mapping took
+//! 40–310 ms with huge pages against 80–160 ms without. So which buffers
+//! are advised is a policy ([`HugePages`], `MOROK_HUGE_PAGES`): by default
+//! only **uploads** — a fresh mapping whose first write is a whole-buffer
+//! [`DeviceBuffer::copy_in`] of host data. Their first touch is the copy
+//! itself (outside any kernel, where the cost is no worse than the copy's
+//! own page faults on average), they are typically read many times
+//! (weights, inputs), and once advised the memory stays huge through the
+//! pool, so kernel outputs that reuse it stream faster too. Kernel outputs
+//! that need fresh memory keep small pages, so a first call pays no
+//! huge-page faults inside its kernels.
 
 use morok_core::device::{DeviceBuffer, DeviceError, DeviceResult};
 use morok_core::dtype::DType;
@@ -49,6 +58,10 @@ pub struct CpuBuffer {
     layout: Layout,
     dtype: DType,
     len: usize,
+    /// True for new memory (not reused from the pool) until the first
+    /// `copy_in`, which may then advise it as huge pages (see the module
+    /// docs).
+    fresh: bool,
     lock: RwLock<()>,
 }
 
@@ -76,7 +89,7 @@ impl CpuBuffer {
         // A zero-sized allocation is not allowed; allocate one line instead.
         let layout = Layout::from_size_align(bytes.max(1), ALIGN)
             .map_err(|_| fail("size too large for an allocation"))?;
-        let ptr = pool_take(layout).ok_or_else(|| fail("out of memory"))?;
+        let (ptr, fresh) = pool_take(layout).ok_or_else(|| fail("out of memory"))?;
         if cfg!(debug_assertions) {
             // SAFETY: `ptr` holds `layout.size()` bytes owned by us.
             unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0xFF, layout.size()) };
@@ -86,6 +99,7 @@ impl CpuBuffer {
             layout,
             dtype,
             len,
+            fresh,
             lock: RwLock::new(()),
         })
     }
@@ -183,17 +197,19 @@ fn with_pool<R>(f: impl FnOnce(&mut Pool) -> R) -> R {
 
 /// Memory for `layout`: a pooled block of the same size, or a new zeroed
 /// allocation; when that fails, the pool is released and it is tried once
-/// more. `None` when the system is out of memory.
-fn pool_take(layout: Layout) -> Option<NonNull<u8>> {
+/// more. `None` when the system is out of memory; else the memory and
+/// whether it is new (not from the pool).
+fn pool_take(layout: Layout) -> Option<(NonNull<u8>, bool)> {
     let size = layout.size();
-    let reused = with_pool(|p| p.take(size).map(|b| b.0));
-    if reused.is_some() {
-        return reused;
+    if let Some(block) = with_pool(|p| p.take(size)) {
+        return Some((block.0, false));
     }
-    system::alloc_zeroed(layout).or_else(|| {
-        release_pool();
-        system::alloc_zeroed(layout)
-    })
+    system::alloc_zeroed(layout)
+        .or_else(|| {
+            release_pool();
+            system::alloc_zeroed(layout)
+        })
+        .map(|p| (p, true))
 }
 
 /// Returns `ptr` (allocated for `layout`) to the pool. When the pool
@@ -237,20 +253,35 @@ fn release_pool() {
 pub const MAP_THRESHOLD: usize = 1 << 20;
 
 /// Buffers of at least this many bytes (the x86-64 and AArch64 huge page
-/// size) are aligned to it on Linux, and advised as huge pages when
-/// [`huge_pages_requested`].
+/// size) are aligned to it on Linux, and advised as huge pages as
+/// [`huge_pages`] says.
 pub const HUGE_PAGE: usize = 2 << 20;
 
-/// True if `MOROK_HUGE_PAGES` is `1` (read once per process): large
-/// buffers are then advised as huge pages (see the module docs).
-pub fn huge_pages_requested() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| huge_pages_setting(std::env::var("MOROK_HUGE_PAGES").ok().as_deref()))
+/// Which large buffers are advised as huge pages (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HugePages {
+    /// None (`MOROK_HUGE_PAGES=0`).
+    Never,
+    /// New mappings first written by a whole-buffer upload (the default).
+    Uploads,
+    /// Every new mapping, when it is made (`MOROK_HUGE_PAGES=1`).
+    All,
 }
 
-/// The meaning of a `MOROK_HUGE_PAGES` value: on for `1`, off otherwise.
-fn huge_pages_setting(value: Option<&str>) -> bool {
-    value.is_some_and(|v| v.trim() == "1")
+/// The huge page policy: `MOROK_HUGE_PAGES`, read once per process.
+pub fn huge_pages() -> HugePages {
+    static POLICY: std::sync::OnceLock<HugePages> = std::sync::OnceLock::new();
+    *POLICY.get_or_init(|| huge_pages_setting(std::env::var("MOROK_HUGE_PAGES").ok().as_deref()))
+}
+
+/// The meaning of a `MOROK_HUGE_PAGES` value: `0` never, `1` every large
+/// buffer, anything else (or unset) uploads only.
+fn huge_pages_setting(value: Option<&str>) -> HugePages {
+    match value.map(str::trim) {
+        Some("0") => HugePages::Never,
+        Some("1") => HugePages::All,
+        _ => HugePages::Uploads,
+    }
 }
 
 /// Where new memory comes from: zeroed allocations and their release,
@@ -275,7 +306,8 @@ mod system {
     pub(super) fn alloc_zeroed(layout: Layout) -> Option<NonNull<u8>> {
         let size = layout.size();
         if mapped(size) {
-            return map(size, huge(size), super::huge_pages_requested());
+            let advise = super::huge_pages() == super::HugePages::All;
+            return map(size, huge(size), advise);
         }
         // SAFETY: the layout has a non-zero size.
         NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
@@ -314,6 +346,23 @@ mod system {
     /// Elsewhere nothing is mapped ([`mapped`] is false).
     #[cfg(not(target_os = "linux"))]
     unsafe fn unmap(_ptr: NonNull<u8>, _size: usize) {}
+
+    /// Advises the `size` bytes at `ptr` (a block of that size from
+    /// [`alloc_zeroed`] for which [`huge`] holds) as huge pages: pages
+    /// faulted in from now on are huge. Advice is a hint; its failure
+    /// leaves ordinary pages.
+    #[cfg(target_os = "linux")]
+    pub(super) fn advise_huge(ptr: NonNull<u8>, size: usize) {
+        // SAFETY: `ptr` starts a mapping of `page_round(size)` bytes;
+        // advice changes no contents.
+        unsafe {
+            libc::madvise(ptr.as_ptr().cast(), page_round(size), libc::MADV_HUGEPAGE);
+        }
+    }
+
+    /// Elsewhere nothing is mapped ([`huge`] is false).
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn advise_huge(_ptr: NonNull<u8>, _size: usize) {}
 
     /// Elsewhere nothing is mapped ([`mapped`] is false).
     #[cfg(not(target_os = "linux"))]
@@ -382,6 +431,14 @@ impl DeviceBuffer for CpuBuffer {
 
     fn copy_in(&mut self, bytes: &[u8]) -> DeviceResult<()> {
         self.check_len(bytes.len(), "copy into CPU buffer")?;
+        // An upload into new memory: the copy is its first touch (see the
+        // module docs for why uploads get huge pages).
+        if std::mem::take(&mut self.fresh)
+            && huge_pages() == HugePages::Uploads
+            && system::huge(self.layout.size())
+        {
+            system::advise_huge(self.ptr, self.layout.size());
+        }
         // SAFETY: `&mut self` excludes every other access; the lengths match.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.as_ptr(), bytes.len()) };
         Ok(())
@@ -472,6 +529,51 @@ mod tests {
         }
     }
 
+    /// The `VmFlags` of the mapping holding `p`, from `/proc/self/smaps`.
+    #[cfg(target_os = "linux")]
+    fn vm_flags(p: *const u8) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+        let addr = p as usize;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line.split_whitespace().next().and_then(|r| {
+                let (lo, hi) = r.split_once('-')?;
+                Some((
+                    usize::from_str_radix(lo, 16).ok()?,
+                    usize::from_str_radix(hi, 16).ok()?,
+                ))
+            });
+            if let Some((lo, hi)) = range {
+                inside = (lo..hi).contains(&addr);
+            } else if let Some(flags) = line.strip_prefix("VmFlags:") {
+                if inside {
+                    return flags.to_string();
+                }
+            }
+        }
+        panic!("no mapping holds {p:?}")
+    }
+
+    /// Under the default policy an upload into new memory is advised as
+    /// huge pages (`hg` in the mapping's flags); new memory a kernel
+    /// writes is not.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn uploads_get_huge_pages_and_kernel_outputs_do_not() {
+        let policy = huge_pages();
+        // sizes no other test allocates
+        let n = 4 * HUGE_PAGE + 8192;
+        let mut up = CpuBuffer::new(DType::U8, n).unwrap();
+        up.copy_in(&vec![5u8; n]).unwrap();
+        let out = CpuBuffer::new(DType::U8, n + 4096).unwrap();
+        let advised = |b: &CpuBuffer| vm_flags(b.as_ptr()).split_whitespace().any(|f| f == "hg");
+        assert_eq!(advised(&up), policy != HugePages::Never);
+        assert_eq!(advised(&out), policy == HugePages::All);
+        let mut bytes = vec![0u8; n];
+        up.copy_out(&mut bytes).unwrap();
+        assert!(bytes.iter().all(|&b| b == 5));
+    }
+
     #[test]
     fn the_size_decides_mapping_and_huge_pages() {
         let linux = cfg!(target_os = "linux");
@@ -495,8 +597,8 @@ mod tests {
                 unsafe { system::dealloc(p, layout) };
             }
         }
-        assert!(huge_pages_setting(Some("1")));
-        assert!(!huge_pages_setting(Some("0")));
-        assert!(!huge_pages_setting(None));
+        assert_eq!(huge_pages_setting(Some("1")), HugePages::All);
+        assert_eq!(huge_pages_setting(Some(" 0")), HugePages::Never);
+        assert_eq!(huge_pages_setting(None), HugePages::Uploads);
     }
 }
