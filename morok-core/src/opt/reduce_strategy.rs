@@ -72,7 +72,7 @@ pub const COLUMN_LANES: i64 = 64;
 
 /// True if the order of a `op` reduction of `dtype` may change (see the
 /// module docs).
-fn reorderable(op: ReduceOp, dtype: DType) -> bool {
+pub fn reorderable(op: ReduceOp, dtype: DType) -> bool {
     match op {
         ReduceOp::Max | ReduceOp::Min => true,
         ReduceOp::Add | ReduceOp::Mul => {

@@ -1,31 +1,66 @@
-//! Split huge reductions into two kernels (tensor level).
-//!
-//! Matches `REDUCE_AXIS(op, axes)` whose input has at least
-//! [`SPLIT_THRESHOLD`] times more elements than its output, and one reduced
-//! axis of size `n` with a divisor `d` in `8..=256` (largest first) on an
-//! axis that is not a broadcast. Produces
+//! Split reductions into two kernels (tensor level). Two rules, both
+//! producing
 //!
 //! ```text
 //! RESHAPE(REDUCE_AXIS(op, [a])(CONTIGUOUS(REDUCE_AXIS(op, axes')(RESHAPE(x, …, d, n/d, …)))), out shape)
 //! ```
 //!
-//! The first stage reduces `d` contiguous chunks of `n/d` elements each
-//! (axis `a` split into `(d, n/d)`, the chunk axis and the other reduced
-//! axes reduced), the second combines the `d` partial results. Correct
-//! because the reduction op is associative and commutative. The first stage
-//! then has `d` times more output parallelism; without the split a single
-//! output element would carry the whole loop.
+//! for a reduced axis `a` of size `n` and a divisor `d` of it: the first
+//! stage reduces `d` contiguous chunks of `n/d` elements each (axis `a`
+//! split into `(d, n/d)`, the chunk axis and the other reduced axes
+//! reduced), the second combines the `d` partial results. Correct because
+//! the reduction op is associative and commutative (for floats up to
+//! rounding: only orders the optimizer may change are changed, see
+//! [`reorderable`]).
+//!
+//! - **Huge reductions** ([`SPLIT_THRESHOLD`]): a `REDUCE_AXIS` whose input
+//!   has that many times more elements than its output, split with `d` in
+//!   `8..=256` (largest first) on an axis that is not a broadcast. The
+//!   first stage then has `d` times more output parallelism; without the
+//!   split a single output element would carry the whole loop.
+//! - **Row tiles of a column reduction** ([`COLUMN_SPLIT_MIN`]): a
+//!   reduction of at least that many input elements whose reduced axes
+//!   are followed by at least [`MIN_INNER`] kept contiguous elements (a
+//!   column sum, a sum over the middle axis), split on its outermost
+//!   reduced axis (of at least [`MIN_ROWS`]) into tiles of `n/d` = 16 (or
+//!   8, 4) rows. A column
+//!   reduction read in place walks down the rows: one short run of every
+//!   row per pass, a new page each step, and the output axis is all the
+//!   cores can share. The first stage reads a tile of 16 rows in the same
+//!   few-columns-at-a-time order, so the memory sees 16 sequential streams
+//!   and each thread owns a contiguous slab of tiles; its output is 1/16
+//!   of the input (small enough to stay in the last-level cache for the
+//!   second stage, a column reduction of `d` rows).
 
+use crate::opt::reduce_strategy::reorderable;
 use crate::patterns;
 use crate::rewrite::{PatternMatcher, RuleError};
 use crate::shape::numel;
 use crate::uop::tensor_shape;
-use crate::uop::{Arg, Op, Shape, UOp};
+use crate::uop::{Arg, Op, ReduceOp, Shape, UOp};
 use smallvec::smallvec;
 use std::sync::Arc;
 
 /// Input/output element ratio from which a reduction is split.
 pub const SPLIT_THRESHOLD: usize = 32768;
+
+/// Input elements from which a column reduction is split into row tiles
+/// (8 MiB of `f32`: well beyond the per-core caches, where walking down
+/// the columns stops being cheap).
+pub const COLUMN_SPLIT_MIN: usize = 1 << 21;
+
+/// Fewest kept contiguous elements after the reduced axes for the row
+/// tile split (one AVX-512 vector of `f32`).
+pub const MIN_INNER: usize = 16;
+
+/// Rows per tile of the row tile split, largest first (the first that
+/// divides the axis is used).
+const TILE_ROWS: [usize; 3] = [16, 8, 4];
+
+/// Fewest rows (the size of the outermost reduced axis) for the row tile
+/// split: at least four tiles of 16, and the tile axis of a first stage
+/// is never split again.
+const MIN_ROWS: usize = 64;
 
 /// The split-reduce rule set.
 pub fn split_reduce_rules() -> PatternMatcher {
@@ -33,32 +68,73 @@ pub fn split_reduce_rules() -> PatternMatcher {
         @name "split-reduce";
         n @ ReduceAxis(_) => try {
             let shapes = tensor_shape(n.s(0)).and_then(|i| Ok((i, tensor_shape(n)?)));
-            shapes.map(|(i, o)| split(n, i, o)).map_err(|e| RuleError::new(e.to_string()))
+            shapes
+                .map(|(i, o)| split(n, &i, &o).or_else(|| split_columns(n, &i, &o)))
+                .map_err(|e| RuleError::new(e.to_string()))
         },
     }
 }
 
-/// The split of `n` (input shape `in_shape`, output shape `out_shape`),
-/// if it is worth one.
-fn split(n: &Arc<UOp>, in_shape: Shape, out_shape: Shape) -> Option<Arc<UOp>> {
+/// True if axis `a` of `n`'s input (shape `in_shape`) is a broadcast: it
+/// holds one value, and splitting it buys nothing.
+fn broadcast_axis(n: &Arc<UOp>, in_shape: &Shape, a: usize) -> bool {
+    let x = n.s(0);
+    x.op() == Op::Expand && tensor_shape(x.s(0)).is_ok_and(|s| s[a] == 1 && in_shape[a] != 1)
+}
+
+/// The huge-reduction split of `n` (input shape `in_shape`, output shape
+/// `out_shape`), if it is worth one.
+fn split(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> {
     let Arg::ReduceAxis(op, axes) = n.arg() else {
         return None;
     };
-    let x = n.s(0);
-    let out_numel = numel(&out_shape).max(1);
-    if numel(&in_shape) / out_numel < SPLIT_THRESHOLD {
+    let out_numel = numel(out_shape).max(1);
+    if numel(in_shape) / out_numel < SPLIT_THRESHOLD {
         return None;
     }
-    // A broadcast axis holds one value; splitting it buys nothing.
-    let broadcast_axis = |a: usize| {
-        x.op() == Op::Expand && tensor_shape(x.s(0)).is_ok_and(|s| s[a] == 1 && in_shape[a] != 1)
-    };
     let max_d = (256).min((1usize << 22) / out_numel);
     let (a, d) = axes
         .iter()
-        .filter(|&&a| !broadcast_axis(a))
+        .filter(|&&a| !broadcast_axis(n, in_shape, a))
         .flat_map(|&a| (8..=max_d).rev().map(move |d| (a, d)))
         .find(|&(a, d)| in_shape[a].is_multiple_of(d) && in_shape[a] / d > 1)?;
+    Some(two_stages(n, (*op, axes), (in_shape, out_shape), a, d))
+}
+
+/// The row tile split of a column reduction `n` (see the module docs),
+/// if it applies.
+fn split_columns(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> {
+    let Arg::ReduceAxis(op, axes) = n.arg() else {
+        return None;
+    };
+    let (&a, &last) = (axes.iter().min()?, axes.iter().max()?);
+    let inner: usize = in_shape[last + 1..].iter().product();
+    if inner < MIN_INNER
+        || numel(in_shape) < COLUMN_SPLIT_MIN
+        || !reorderable(*op, n.dtype())
+        || broadcast_axis(n, in_shape, a)
+    {
+        return None;
+    }
+    let size = in_shape[a];
+    if size < MIN_ROWS {
+        return None;
+    }
+    let rows = TILE_ROWS.into_iter().find(|&r| size.is_multiple_of(r))?;
+    Some(two_stages(n, (*op, axes), (in_shape, out_shape), a, size / rows))
+}
+
+/// `n` (reducing with `op` over `axes`, input and output shapes
+/// `shapes`) as two stages with reduced axis `a` split into `d` chunks
+/// (see the module docs).
+fn two_stages(
+    n: &Arc<UOp>,
+    (op, axes): (ReduceOp, &[usize]),
+    (in_shape, out_shape): (&Shape, &Shape),
+    a: usize,
+    d: usize,
+) -> Arc<UOp> {
+    let x = n.s(0);
     let mut split_shape: Shape = in_shape.clone();
     split_shape[a] = in_shape[a] / d;
     split_shape.insert(a, d);
@@ -77,19 +153,19 @@ fn split(n: &Arc<UOp>, in_shape: Shape, out_shape: Shape) -> Option<Arc<UOp>> {
         Op::ReduceAxis,
         n.dtype(),
         smallvec![reshaped],
-        Arg::ReduceAxis(*op, stage1_axes),
+        Arg::ReduceAxis(op, stage1_axes),
     );
     let contiguous = UOp::new(Op::Contiguous, n.dtype(), smallvec![stage1], Arg::None);
     let stage2 = UOp::new(
         Op::ReduceAxis,
         n.dtype(),
         smallvec![contiguous],
-        Arg::ReduceAxis(*op, smallvec![a]),
+        Arg::ReduceAxis(op, smallvec![a]),
     );
-    Some(UOp::new(
+    UOp::new(
         Op::Reshape,
         n.dtype(),
         smallvec![stage2],
-        Arg::Shape(out_shape),
-    ))
+        Arg::Shape(out_shape.clone()),
+    )
 }
