@@ -66,3 +66,43 @@ fn softmax_and_layernorm_match_the_reference() {
         ok("column softmax", rows, cols, x.softmax(0));
     }
 }
+
+/// The kernels one realization of `t` runs.
+fn kernel_count(t: &Tensor) -> usize {
+    t.realize()
+        .unwrap_or_else(|e| panic!("realize: {e}"))
+        .kernels()
+        .len()
+}
+
+/// Column reductions of at least `COLUMN_SPLIT_MIN` (2^21) input elements
+/// run as two kernels (16-row tiles, then the tile sums) when the rows
+/// split into tiles: f32 and i32, a keepdim sum, a max, a sum over the
+/// middle axis of a 3-D tensor, and an axis only 4 divides; a prime row
+/// count and a small input stay one kernel. All match the reference.
+#[test]
+fn large_column_reductions_split_into_row_tiles() {
+    let mut rng = Rng::new(10);
+    let f32 = ScalarType::F32;
+    let cases: [(ScalarType, &[usize], usize, usize); 6] = [
+        (f32, &[2048, 1024], 0, 2),
+        (ScalarType::I32, &[4100, 520], 0, 2), // 4100 = 4 · 1025: tiles of 4
+        (f32, &[8, 1040, 256], 1, 2),
+        (f32, &[2053, 1024], 0, 1), // a prime row count: no tile divides
+        (f32, &[512, 512], 0, 1),   // small: one kernel
+        (f32, &[64, 32768], 0, 2),
+    ];
+    for (dtype, shape, axis, kernels) in cases {
+        let x = input(&mut rng, dtype, shape, Layout::Contiguous, Domain::Positive);
+        let what = format!("sum over axis {axis} of {shape:?} {dtype}");
+        let sum = x.sum(Some(&[axis as isize]), false).expect("sum");
+        check(&sum).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(kernel_count(&sum), kernels, "{what}");
+        let kept = x.sum(Some(&[axis as isize]), true).expect("keepdim sum");
+        check(&kept).unwrap_or_else(|e| panic!("{what}, keepdim: {e}"));
+    }
+    let x = input(&mut rng, f32, &[2048, 1024], Layout::Contiguous, Domain::Any);
+    let max = x.max(Some(&[0]), false).expect("max");
+    check(&max).unwrap_or_else(|e| panic!("column max: {e}"));
+    assert_eq!(kernel_count(&max), 2);
+}
