@@ -101,7 +101,13 @@ fn large_column_reductions_split_into_row_tiles() {
         let kept = x.sum(Some(&[axis as isize]), true).expect("keepdim sum");
         check(&kept).unwrap_or_else(|e| panic!("{what}, keepdim: {e}"));
     }
-    let x = input(&mut rng, f32, &[2048, 1024], Layout::Contiguous, Domain::Any);
+    let x = input(
+        &mut rng,
+        f32,
+        &[2048, 1024],
+        Layout::Contiguous,
+        Domain::Any,
+    );
     let max = x.max(Some(&[0]), false).expect("max");
     check(&max).unwrap_or_else(|e| panic!("column max: {e}"));
     assert_eq!(kernel_count(&max), 2);

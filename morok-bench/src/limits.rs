@@ -39,7 +39,7 @@ pub struct Limits {
 ///
 /// Written for the best the machine does, as a tuned library would: the
 /// arrays are 2 MiB aligned anonymous mappings advised as huge pages on
-/// Linux (as NumPy's large arrays are, and Morok's with `MOROK_HUGE_PAGES=1`;
+/// Linux (as NumPy's large arrays are, and Morok's uploaded inputs;
 /// the prefetchers stop at page boundaries, so 4 KiB pages cost a read
 /// stream about a third of its rate), the read sums into four independent
 /// vector accumulators, and copy and triad run twice, with ordinary stores

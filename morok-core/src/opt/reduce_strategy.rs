@@ -19,7 +19,10 @@
 //!   the output axis is upcast, so one pass of the reduce loop reads a run
 //!   of consecutive elements of one row into as many accumulators
 //!   (reduce loop outside, output lanes inside). Each accumulator still
-//!   adds its rows in order: the result is bit-exact.
+//!   adds its rows in order: the result is bit-exact. A large column
+//!   reduction reaches this step as the scheduler's row tiles
+//!   (`schedule/rangeify/split_reduce.rs`): 16 rows per pass, then the
+//!   tile sums.
 //!
 //! Threads: the host splits the outermost output loop across its cores
 //! (`Launch::parallel`); huge reductions get that loop from the

@@ -121,7 +121,13 @@ fn split_columns(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Ar
         return None;
     }
     let rows = TILE_ROWS.into_iter().find(|&r| size.is_multiple_of(r))?;
-    Some(two_stages(n, (*op, axes), (in_shape, out_shape), a, size / rows))
+    Some(two_stages(
+        n,
+        (*op, axes),
+        (in_shape, out_shape),
+        a,
+        size / rows,
+    ))
 }
 
 /// `n` (reducing with `op` over `axes`, input and output shapes
