@@ -10,8 +10,8 @@
 //! split into `(d, n/d)`, the chunk axis and the other reduced axes
 //! reduced), the second combines the `d` partial results. Correct because
 //! the reduction op is associative and commutative (for floats up to
-//! rounding: only orders the optimizer may change are changed, see
-//! [`reorderable`]).
+//! rounding; the row tile split only changes orders the optimizer may
+//! change, see [`reorderable`]).
 //!
 //! - **Huge reductions** ([`SPLIT_THRESHOLD`]): a `REDUCE_AXIS` whose input
 //!   has that many times more elements than its output, split with `d` in
@@ -60,7 +60,7 @@ const TILE_ROWS: [usize; 3] = [16, 8, 4];
 /// Fewest rows (the size of the outermost reduced axis) for the row tile
 /// split: at least four tiles of 16, and the tile axis of a first stage
 /// is never split again.
-const MIN_ROWS: usize = 64;
+pub const MIN_ROWS: usize = 64;
 
 /// The split-reduce rule set.
 pub fn split_reduce_rules() -> PatternMatcher {
