@@ -12,6 +12,7 @@ pub mod buffer;
 pub mod c;
 pub mod codegen;
 pub mod kernel;
+mod launch;
 #[cfg(feature = "llvm")]
 pub mod llvm;
 
