@@ -1,5 +1,5 @@
-//! A compiled CPU kernel: argument checks, locking and launch through the
-//! [`KernelFn`] ABI (threaded: [`super::launch`]).
+//! A compiled CPU kernel: argument checks, locking and threaded launch
+//! through the [`KernelFn`] ABI.
 
 use super::buffer::CpuBuffer;
 use super::codegen::{KernelFn, LoadedKernel};
@@ -7,6 +7,7 @@ use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult
 use morok_core::lower::BufferSlot;
 use morok_core::opt::threads::MIN_WORK_PER_THREAD;
 use morok_core::program::{ParallelVar, Program, VarSlot};
+use rayon::prelude::*;
 use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -204,6 +205,26 @@ impl CpuKernel {
     }
 }
 
+/// Buffer pointers shared by the worker threads.
+struct Args(Vec<*mut c_void>, Vec<i64>);
+// SAFETY: the pointers are only dereferenced by the kernel, which each
+// thread runs on a disjoint part of the parallel loop (writes are indexed
+// by that loop, see `find_parallel` in lowering), while `run` holds the
+// buffers' locks.
+unsafe impl Sync for Args {}
+
+impl Args {
+    /// The pointer array in the kernel's calling convention.
+    fn as_ptr(&self) -> *const *mut c_void {
+        self.0.as_ptr()
+    }
+
+    /// The element counts, slot by slot.
+    fn sizes(&self) -> *const i64 {
+        self.1.as_ptr()
+    }
+}
+
 impl CompiledKernel for CpuKernel {
     fn name(&self) -> &str {
         &self.name
@@ -238,20 +259,36 @@ impl CompiledKernel for CpuKernel {
                 }
             }
         }
-        let ptrs: Vec<*mut c_void> = cpu.iter().map(|b| b.as_ptr().cast::<c_void>()).collect();
-        let sizes: Vec<i64> = cpu.iter().map(|b| b.len() as i64).collect();
+        let args = Args(
+            cpu.iter().map(|b| b.as_ptr().cast::<c_void>()).collect(),
+            cpu.iter().map(|b| b.len() as i64).collect(),
+        );
+        let f = self.func;
+        let call = |start: usize, end: usize| {
+            // SAFETY: `check` verified count, types and that every index
+            // the kernel can touch is inside its buffer; the locks are
+            // held; [start, end) lies inside the parallel loop's range.
+            unsafe {
+                f(
+                    args.as_ptr(),
+                    args.sizes(),
+                    vars.as_ptr(),
+                    start as i64,
+                    end as i64,
+                )
+            }
+        };
         let (size, chunks) = self.split(vars);
         match (size, &self.pool) {
             (Some(size), Some(pool)) if chunks > 1 => {
-                super::launch::run_split(pool, self.func, (ptrs, sizes), vars, size, chunks);
+                pool.install(|| {
+                    (0..chunks).into_par_iter().for_each(|c| {
+                        call(size * c / chunks, size * (c + 1) / chunks);
+                    })
+                });
             }
-            (size, _) => {
-                let end = size.unwrap_or(0) as i64;
-                // SAFETY: `check` verified count, types and that every
-                // index the kernel can touch is inside its buffer; the
-                // locks are held; [0, end) is the parallel loop's range.
-                unsafe { (self.func)(ptrs.as_ptr(), sizes.as_ptr(), vars.as_ptr(), 0, end) }
-            }
+            (Some(size), _) => call(0, size),
+            (None, _) => call(0, 0),
         }
         drop(writes);
         drop(reads);

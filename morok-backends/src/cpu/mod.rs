@@ -12,7 +12,6 @@ pub mod buffer;
 pub mod c;
 pub mod codegen;
 pub mod kernel;
-mod launch;
 #[cfg(feature = "llvm")]
 pub mod llvm;
 
