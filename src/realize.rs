@@ -138,6 +138,11 @@ fn compile_misses(dev: &Device, sched: &Schedule, opts: CompileOptions) -> Ready
             seen.insert(ast.id()) && !crate::kernel_cache::is_cached(dev, ast, opts)
         })
         .collect();
+    if misses.len() < 2 {
+        // Warm calls: no thread, and no asking the OS for its cores (it
+        // reads cgroup files: tens of microseconds per call).
+        return Ready::new();
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = cores.min(misses.len());
     if threads < 2 {

@@ -110,6 +110,40 @@ fn matmul_is_one_kernel() {
     assert_eq!(kernels_for(&tt), 1);
 }
 
+/// Buffer slots a kernel's C code reads or writes (`bufs[i]`).
+fn slots(code: &str) -> usize {
+    (0..16)
+        .take_while(|i| code.contains(&format!("bufs[{i}]")))
+        .count()
+}
+
+#[test]
+fn a_layers_bias_and_activation_run_in_its_matmul_kernel() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Odd batch sizes, and widths that are and are not vector multiples.
+    for (batch, inp, hidden, out) in [(5, 13, 16, 10), (1, 7, 9, 3), (33, 40, 32, 10)] {
+        let x = matrix(batch, inp, 0.1);
+        let (w1, b1) = (matrix(inp, hidden, 0.2), matrix(1, hidden, 0.3));
+        let (w2, b2) = (matrix(hidden, out, 0.4), matrix(1, out, 0.5));
+        let h = x.matmul(&w1).unwrap().add(&b1).unwrap().relu().unwrap();
+        let t = h.matmul(&w2).unwrap().add(&b2).unwrap();
+        // The first kernel reads x, w1 and b1 and stores relu(x @ w1 + b1);
+        // the second reads that, w2 and b2: the bias and relu are computed
+        // once per hidden element, not once per (element, output column).
+        let r = t.realize().unwrap();
+        let got = r.to_vec::<f32>().unwrap();
+        let want = t.reference().unwrap();
+        for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+            assert!(
+                (*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{i}: {g} vs {w}"
+            );
+        }
+        let codes: Vec<usize> = r.kernels().iter().map(|k| slots(&k.code)).collect();
+        assert_eq!(codes, [4, 4], "{batch}x{inp}x{hidden}x{out}");
+    }
+}
+
 #[test]
 fn realizing_a_realized_tensor_runs_nothing() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -12,7 +12,12 @@
 //! - *shared*: it is reachable from two different realized nodes, which
 //!   would each recompute it.
 //!
-//! Such a reduction is realized as *removable*: if reduce simplification
+//! Where an expanded reduction is followed by elementwise ops before the
+//! broadcast (a layer's bias and activation after its matmul), the last
+//! of them is realized instead (see `reduced_operand`): the chain then
+//! runs once per element in the reduction's kernel.
+//!
+//! Such a reduction (or chain) is realized as *removable*: if reduce simplification
 //! later turns it into a closed form (an `arange` counter), buffer removal
 //! inlines it again; if it reduces a short row read at its consumer's
 //! outer loops, row fusion ([`crate::schedule::row_fusion`]) keeps it in
@@ -20,7 +25,7 @@
 
 use crate::schedule::ScheduleError;
 use crate::uop::tensor_shape;
-use crate::uop::{Op, UOp};
+use crate::uop::{Op, OpGroup, UOp};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -59,6 +64,49 @@ fn broadcasts(n: &Arc<UOp>) -> Result<bool, ScheduleError> {
     Ok(tensor_shape(n.s(0))? != tensor_shape(n)?)
 }
 
+/// True for the ops an elementwise chain consists of (ALU ops and casts).
+fn elementwise(n: &UOp) -> bool {
+    matches!(
+        n.op().group(),
+        OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary | OpGroup::Cast
+    )
+}
+
+/// The *epilogue* of a reduction that an EXPAND broadcasts: below `s`
+/// (the EXPAND's source) through RESHAPE and PERMUTE, an elementwise
+/// node `m` not yet realized that reaches an unrealized REDUCE_AXIS
+/// through elementwise ops, RESHAPE and PERMUTE only. Realizing `m`
+/// instead of the reduction puts the chain after the reduction (a
+/// matmul's bias and activation) into the reduction's kernel, computed
+/// once per element of the reduced shape, instead of into the consumer's
+/// kernel, where the broadcast repeats it for every element of the larger
+/// shape. The path keeps the element count (no broadcast, no reduce on
+/// it), so the buffer holds as many elements as the reduction's would.
+fn reduced_operand(s: &Arc<UOp>, realized: &HashSet<u64>) -> Option<Arc<UOp>> {
+    let reshapes = |n: &UOp| matches!(n.op(), Op::Reshape | Op::Permute);
+    let mut m = s.clone();
+    while reshapes(&m) {
+        m = m.s(0).clone();
+    }
+    if !elementwise(&m) || realized.contains(&m.id()) {
+        return None;
+    }
+    let mut stack: Vec<Arc<UOp>> = m.src().to_vec();
+    let mut seen: HashSet<u64> = HashSet::new();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n.id()) || realized.contains(&n.id()) {
+            continue;
+        }
+        if n.op() == Op::ReduceAxis {
+            return Some(m);
+        }
+        if elementwise(&n) || reshapes(&n) {
+            stack.extend(n.src().iter().cloned());
+        }
+    }
+    None
+}
+
 /// Decides realization for the graph under `sink` whose operands are the
 /// roots to compute (`roots` lists those that need a kernel).
 pub fn realization(sink: &Arc<UOp>, roots: &[Arc<UOp>]) -> Result<Realization, ScheduleError> {
@@ -84,7 +132,13 @@ pub fn realization(sink: &Arc<UOp>, roots: &[Arc<UOp>]) -> Result<Realization, S
         if out.realize.contains(&n.id()) {
             (r, e) = (Reach::One(n.id()), false);
         }
-        e |= broadcasts(n)?;
+        if broadcasts(n)? {
+            if let Some(m) = reduced_operand(n.s(0), &out.realize) {
+                out.realize.insert(m.id());
+                out.removable.insert(m.id());
+            }
+            e = true;
+        }
         for s in n.src() {
             let prev = reach.get(&s.id()).copied().unwrap_or(Reach::None);
             reach.insert(s.id(), prev.merge(r));
