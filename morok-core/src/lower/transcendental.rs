@@ -5,6 +5,8 @@
 //! casts and bit manipulation (`BITCAST`, shifts), which every target has.
 //! `f32` and `f64` are computed in their own precision; `f16` and `bf16`
 //! are computed in `f32` and rounded once at the end.
+//! Where the target renders `MULACC` natively (a fused multiply-add), the
+//! Horner steps of every polynomial and `exp`'s reduction use it.
 //!
 //! The methods, in short (`n` an integer, `r` the reduced argument):
 //!
@@ -57,6 +59,10 @@ use std::sync::Arc;
 #[derive(Clone, Copy)]
 struct F {
     dt: DType,
+    /// The target renders `MULACC` (a fused multiply-add) natively: Horner
+    /// steps and the Cody–Waite reduction of `exp` use it (one rounding
+    /// instead of two, and one instruction).
+    fma: bool,
 }
 
 type U = Arc<UOp>;
@@ -93,11 +99,20 @@ impl F {
     fn i(self, v: i64) -> U {
         UOp::const_(self.int(), ConstValue::Int(v))
     }
+    /// `a·b + c`: one `MULACC` where the target has it, else a product
+    /// and a sum.
+    fn mul_add(self, a: &U, b: &U, c: &U) -> U {
+        if self.fma {
+            UOp::alu(Op::MulAcc, vec![a.clone(), b.clone(), c.clone()])
+        } else {
+            a.mul(b).add(c)
+        }
+    }
     /// Horner evaluation of `Σ coeffs[k]·x^k`.
     fn poly(self, x: &U, coeffs: &[f64]) -> U {
         let mut acc = self.c(*coeffs.last().unwrap_or(&0.0));
         for c in coeffs.iter().rev().skip(1) {
-            acc = acc.mul(x).add(&self.c(*c));
+            acc = self.mul_add(&acc, x, &self.c(*c));
         }
         acc
     }
@@ -210,9 +225,14 @@ impl F {
         let xc = self.clamp(x, lo, hi);
         let (n, k) = self.round_to_int(&xc.mul(&self.c(std::f64::consts::LOG2_E)));
         let (c1, c2) = self.ln2_split();
-        let r = xc
-            .bin(Op::Sub, &n.mul(&self.c(c1)))
-            .bin(Op::Sub, &n.mul(&self.c(c2)));
+        // n·c1 is exact, so the first step rounds once either way.
+        let r = if self.fma {
+            let r = self.mul_add(&n, &self.c(-c1), &xc);
+            self.mul_add(&n, &self.c(-c2), &r)
+        } else {
+            xc.bin(Op::Sub, &n.mul(&self.c(c1)))
+                .bin(Op::Sub, &n.mul(&self.c(c2)))
+        };
         self.ldexp(&self.exp_poly(&r), &k)
     }
 
@@ -561,8 +581,9 @@ fn split_high(v: f64, bits: u32) -> f64 {
     (v * scale).trunc() / scale
 }
 
-/// The decomposition of a float op, or `None` if `n` is not one.
-pub(crate) fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+/// The decomposition of a float op, or `None` if `n` is not one; `fma`:
+/// the target renders `MULACC` natively (then the polynomials use it).
+pub(crate) fn decompose(n: &Arc<UOp>, fma: bool) -> Option<Arc<UOp>> {
     let t = n.dtype().scalar_type();
     if !n.dtype().is_float() {
         return None;
@@ -575,7 +596,7 @@ pub(crate) fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     } else {
         DType::F32
     };
-    let f = F { dt: work };
+    let f = F { dt: work, fma };
     let a = n.s(0).cast(work);
     let r = match n.op() {
         Op::Exp => f.exp(&a),
@@ -604,8 +625,9 @@ pub fn rules(caps: &Caps) -> PatternMatcher {
         .into_iter()
         .filter(|op| !caps.native.contains(*op))
         .collect();
+    let fma = caps.native.contains(Op::MulAcc);
     if !missing.is_empty() {
-        pm.rule(&missing, |n, _| decompose(n));
+        pm.rule(&missing, move |n, _| decompose(n, fma));
     }
     pm
 }
