@@ -46,7 +46,8 @@ pub struct Caps {
     /// Transcendental ops with a native (correctly rounded or libm
     /// quality) implementation on float types; `MulAcc` when the target
     /// renders a fused multiply-add (lowering then may form it in
-    /// optimized accumulations); `Where` when the renderer has *vector
+    /// optimized accumulations, and the polynomial decompositions use
+    /// it); `Where` when the renderer has *vector
     /// masks*: comparisons, `WHERE` with a per-lane condition, bitcasts,
     /// casts, shifts, integer arithmetic and `FLOOR`-like roundings on
     /// vectors, all in vector registers (see [`Caps::vector_masks`]).

@@ -109,6 +109,27 @@ fn run_decomposed<T: Copy + Default>(
     y: Option<f64>,
     xs: &[T],
 ) -> Vec<T> {
+    run_decomposed_with(dev, Caps::none_native(), dt, op, y, xs)
+}
+
+/// The target capabilities the accuracy bounds are checked under: none
+/// native, and none but `MULACC` (the decompositions then use fused
+/// multiply-adds, as on a CPU with FMA).
+fn decomposing_caps() -> [Caps; 2] {
+    let mut fma = Caps::none_native();
+    fma.native = fma.native.with(Op::MulAcc);
+    [Caps::none_native(), fma]
+}
+
+/// [`run_decomposed`] for a target with capabilities `caps`.
+fn run_decomposed_with<T: Copy + Default>(
+    dev: &CpuDevice,
+    caps: Caps,
+    dt: DType,
+    op: Op,
+    y: Option<f64>,
+    xs: &[T],
+) -> Vec<T> {
     let n = xs.len();
     let i = UOp::range(&UOp::index(n as i64), 0, AxisType::Loop);
     let x = load(1, dt, &i);
@@ -117,7 +138,7 @@ fn run_decomposed<T: Copy + Default>(
         None => x.un(op),
     };
     let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
-    let lowered = lower(&ast, &LowerOptions::new(Caps::none_native())).expect("lower");
+    let lowered = lower(&ast, &LowerOptions::new(caps)).expect("lower");
     assert!(
         lowered.ops.iter().all(|u| u.op() != op),
         "{op:?} was not decomposed"
@@ -132,13 +153,14 @@ fn run_decomposed<T: Copy + Default>(
 /// against the f64 reference rounded to f32, and the input reaching it.
 fn worst32(
     dev: &CpuDevice,
+    caps: &Caps,
     op: Op,
     y: Option<f64>,
     reference: impl Fn(f64) -> f64,
     domain: impl Fn(f32) -> bool,
 ) -> (u64, f32) {
     let xs: Vec<f32> = samples32().into_iter().filter(|x| domain(*x)).collect();
-    let got = run_decomposed(dev, DType::F32, op, y, &xs);
+    let got = run_decomposed_with(dev, *caps, DType::F32, op, y, &xs);
     xs.iter()
         .zip(&got)
         .map(|(x, g)| (ulps32(*g, reference(*x as f64) as f32), *x))
@@ -149,13 +171,14 @@ fn worst32(
 /// Worst ulp error of decomposed `op` on f64 samples inside `domain`.
 fn worst64(
     dev: &CpuDevice,
+    caps: &Caps,
     op: Op,
     y: Option<f64>,
     reference: impl Fn(f64) -> f64,
     domain: impl Fn(f64) -> bool,
 ) -> (u64, f64) {
     let xs: Vec<f64> = samples64().into_iter().filter(|x| domain(*x)).collect();
-    let got = run_decomposed(dev, DType::F64, op, y, &xs);
+    let got = run_decomposed_with(dev, *caps, DType::F64, op, y, &xs);
     xs.iter()
         .zip(&got)
         .map(|(x, g)| (ulps64(*g, reference(*x)), *x))
@@ -197,28 +220,40 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-#[test]
-fn f32_decompositions_are_within_a_few_ulp() {
-    let (dev, _dir) = device(2);
+/// Asserts that every case of [`cases`] is within 4 ulp under each of
+/// [`decomposing_caps`]; `worst` gives a case's worst error and its input.
+fn assert_within_a_few_ulp(worst: impl Fn(&Caps, &Case) -> (u64, String)) {
     let mut report = Vec::new();
-    for c in cases() {
-        let (ulp, at) = worst32(&dev, c.op, c.y, c.reference, |_| true);
-        report.push(format!("{:?}({:?}): {ulp} ulp at {at:e}", c.op, c.y));
-        assert!(ulp <= 4, "{}", report.join("\n"));
+    for caps in decomposing_caps() {
+        let fma = caps.native.contains(Op::MulAcc);
+        for c in cases() {
+            let (ulp, at) = worst(&caps, &c);
+            report.push(format!(
+                "{:?}({:?}), fma {fma}: {ulp} ulp at {at}",
+                c.op, c.y
+            ));
+            assert!(ulp <= 4, "{}", report.join("\n"));
+        }
     }
     println!("{}", report.join("\n"));
 }
 
 #[test]
+fn f32_decompositions_are_within_a_few_ulp() {
+    let (dev, _dir) = device(2);
+    assert_within_a_few_ulp(|caps, c| {
+        let (ulp, at) = worst32(&dev, caps, c.op, c.y, c.reference, |_| true);
+        (ulp, format!("{at:e}"))
+    });
+}
+
+#[test]
 fn f64_decompositions_are_within_a_few_ulp() {
     let (dev, _dir) = device(2);
-    let mut report = Vec::new();
-    for c in cases() {
-        let (ulp, at) = worst64(&dev, c.op, c.y, c.reference, |_| true);
-        report.push(format!("{:?}({:?}): {ulp} ulp at {at:e}", c.op, c.y));
-        assert!(ulp <= 4, "{}", report.join("\n"));
-    }
-    println!("{}", report.join("\n"));
+    assert_within_a_few_ulp(|caps, c| {
+        let (ulp, at) = worst64(&dev, caps, c.op, c.y, c.reference, |_| true);
+        (ulp, format!("{at:e}"))
+    });
 }
 
 /// The floats closest to a multiple of `π/2` relative to their size

@@ -111,7 +111,13 @@ fn same_as_scalar_decomposition(name: &str, dtype: DType, f: &dyn Fn(&Arc<UOp>) 
     let n = lanes * 37;
     let ast = unary(n, dtype, f);
     let args = args(dtype, n as usize);
-    let (want, _) = run_with(&ast, Caps::none_native(), &args);
+    // The scalar decomposition for a target like the C renderer's: with
+    // `MULACC` exactly when it has it.
+    let mut scalar = Caps::none_native();
+    if c_caps().native.contains(Op::MulAcc) {
+        scalar.native = scalar.native.with(Op::MulAcc);
+    }
+    let (want, _) = run_with(&ast, scalar, &args);
     let up = apply_opts(
         &ast,
         &[Opt::new(OptOps::Upcast, 0, lanes)],

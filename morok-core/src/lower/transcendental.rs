@@ -5,13 +5,18 @@
 //! casts and bit manipulation (`BITCAST`, shifts), which every target has.
 //! `f32` and `f64` are computed in their own precision; `f16` and `bf16`
 //! are computed in `f32` and rounded once at the end.
+//! Where the target renders `MULACC` natively (a fused multiply-add), the
+//! Horner steps of every polynomial and `exp`'s reduction use it.
 //!
 //! The methods, in short (`n` an integer, `r` the reduced argument):
 //!
-//! - `exp(x) = 2^n · e^r`, `n = floor(x·log2(e) + ½)`,
+//! - `exp(x) = 2^n · e^r`, `n = x·log2(e)` rounded to the nearest integer
+//!   by adding and subtracting `1.5·2^mant` (the sum's bits also give `n`
+//!   as an integer: no `FLOOR`, no float → integer conversion),
 //!   `r = x − n·ln2` with `ln2` split in two (Cody–Waite) so `n·ln2_hi` is
 //!   exact; `e^r` by its Taylor series on `|r| ≤ ln2/2`. `2^n` is built
-//!   from exponent bits in two halves, so subnormal results round once.
+//!   from exponent bits in two halves (integer shifts and adds), so
+//!   subnormal results round once.
 //!   `exp2(x)` reduces `x − n` exactly and multiplies by `ln2`.
 //! - `log(x)`: `x = m · 2^e` with `m ∈ [√½, √2)` from the exponent bits
 //!   (subnormals pre-scaled by `2^64`), `ln m = 2·atanh(s)`,
@@ -54,6 +59,10 @@ use std::sync::Arc;
 #[derive(Clone, Copy)]
 struct F {
     dt: DType,
+    /// The target renders `MULACC` (a fused multiply-add) natively: Horner
+    /// steps and the Cody–Waite reduction of `exp` use it (one rounding
+    /// instead of two, and one instruction).
+    fma: bool,
 }
 
 type U = Arc<UOp>;
@@ -90,47 +99,69 @@ impl F {
     fn i(self, v: i64) -> U {
         UOp::const_(self.int(), ConstValue::Int(v))
     }
+    /// `a·b + c`: one `MULACC` where the target has it, else a product
+    /// and a sum.
+    fn mul_add(self, a: &U, b: &U, c: &U) -> U {
+        if self.fma {
+            UOp::alu(Op::MulAcc, vec![a.clone(), b.clone(), c.clone()])
+        } else {
+            a.mul(b).add(c)
+        }
+    }
     /// Horner evaluation of `Σ coeffs[k]·x^k`.
     fn poly(self, x: &U, coeffs: &[f64]) -> U {
         let mut acc = self.c(*coeffs.last().unwrap_or(&0.0));
         for c in coeffs.iter().rev().skip(1) {
-            acc = acc.mul(x).add(&self.c(*c));
+            acc = self.mul_add(&acc, x, &self.c(*c));
         }
         acc
     }
     fn round(self, x: &U) -> U {
         x.add(&self.c(0.5)).un(Op::Floor)
     }
-    /// `2^k` for an integer-valued float `k` inside the normal exponent range.
-    ///
-    /// No float → integer conversion (which the targets render saturating,
-    /// a chain of compares and selects per lane): `k + M` with
-    /// `M = 1.5·2^mant` lies in `[2^mant, 2^(mant+1))`, where the float
-    /// spacing is 1, so the sum is exact for every integer `|k| < 2^(mant−1)`
-    /// and its bits are `bits(M) + k`. Subtracting `bits(M)` and adding the
-    /// bias gives the biased exponent `k + bias ∈ [1, 2·bias]` for the
-    /// normal range, shifted into place. A NaN `k` gives some finite or
-    /// NaN power; the callers ([`F::ldexp`] inside `exp`/`exp2`) only see
-    /// one when the value it scales is NaN too, so the product stays NaN.
-    fn pow2(self, k: &U) -> U {
+    /// The rounding constant `M = 1.5·2^mant` and its bits: for a float
+    /// `v` with `|v| < 2^(mant−1)`, `v + M` lies in `[2^mant, 2^(mant+1))`,
+    /// where the float spacing is 1, so the sum is `v` rounded to the
+    /// nearest integer `n` (ties to even) plus `M`, and its bits are
+    /// `bits(M) + n`.
+    fn magic(self) -> (f64, i64) {
         let magic = 1.5 * 2f64.powi(self.mant_bits() as i32);
-        let magic_bits = if self.f64() {
+        let bits = if self.f64() {
             magic.to_bits() as i64
         } else {
             i64::from((magic as f32).to_bits())
         };
-        k.add(&self.c(magic))
-            .bitcast(self.int())
-            .add(&self.i(self.bias() - magic_bits))
+        (magic, bits)
+    }
+    /// `(n, k)` for `v` within `|v| < 2^(mant−1)`: `n` is `v` rounded to
+    /// the nearest integer as a float and `k` the same integer in the
+    /// same-width integer type. No `FLOOR` and no float → integer
+    /// conversion (which the targets render saturating, a chain of
+    /// compares and selects per lane): one add, one subtract, and the bits
+    /// of the sum (see [`F::magic`]). A NaN `v` gives a NaN `n` and some
+    /// `k`; every caller derives its result from `n` too, so it stays NaN.
+    fn round_to_int(self, v: &U) -> (U, U) {
+        let (magic, magic_bits) = self.magic();
+        let t = v.add(&self.c(magic));
+        let n = t.sub(&self.c(magic));
+        let k = t.bitcast(self.int()).sub(&self.i(magic_bits));
+        (n, k)
+    }
+    /// `2^k` for an integer `k` (of [`F::int`]) inside the normal exponent
+    /// range: the biased exponent `k + bias ∈ [1, 2·bias]` shifted into
+    /// place.
+    fn pow2(self, k: &U) -> U {
+        k.add(&self.i(self.bias()))
             .bin(Op::Shl, &self.i(self.mant_bits()))
             .bitcast(self.dt)
     }
-    /// `y · 2^n` for an integer-valued float `n` within ±2·(normal range):
-    /// two exact scalings by `2^(n/2)`, so a subnormal result rounds once.
-    fn ldexp(self, y: &U, n: &U) -> U {
-        let half = n.mul(&self.c(0.5)).un(Op::Floor);
-        y.mul(&self.pow2(&half))
-            .mul(&self.pow2(&n.bin(Op::Sub, &half)))
+    /// `y · 2^k` for an integer `k` (of [`F::int`]) within ±2·(normal
+    /// range): two exact scalings by `2^(k >> 1)` and `2^(k − (k >> 1))`
+    /// (an arithmetic shift: floor of the half), so a subnormal result
+    /// rounds once. Integer ops only, besides the two products.
+    fn ldexp(self, y: &U, k: &U) -> U {
+        let half = k.bin(Op::Shr, &self.i(1));
+        y.mul(&self.pow2(&half)).mul(&self.pow2(&k.sub(&half)))
     }
     fn lt(self, a: &U, b: f64) -> U {
         a.bin(Op::CmpLt, &self.c(b))
@@ -192,12 +223,17 @@ impl F {
     fn exp(self, x: &U) -> U {
         let (lo, hi) = self.exp_limits();
         let xc = self.clamp(x, lo, hi);
-        let n = self.round(&xc.mul(&self.c(std::f64::consts::LOG2_E)));
+        let (n, k) = self.round_to_int(&xc.mul(&self.c(std::f64::consts::LOG2_E)));
         let (c1, c2) = self.ln2_split();
-        let r = xc
-            .bin(Op::Sub, &n.mul(&self.c(c1)))
-            .bin(Op::Sub, &n.mul(&self.c(c2)));
-        self.ldexp(&self.exp_poly(&r), &n)
+        // n·c1 is exact, so the first step rounds once either way.
+        let r = if self.fma {
+            let r = self.mul_add(&n, &self.c(-c1), &xc);
+            self.mul_add(&n, &self.c(-c2), &r)
+        } else {
+            xc.bin(Op::Sub, &n.mul(&self.c(c1)))
+                .bin(Op::Sub, &n.mul(&self.c(c2)))
+        };
+        self.ldexp(&self.exp_poly(&r), &k)
     }
 
     fn exp2(self, x: &U) -> U {
@@ -210,11 +246,11 @@ impl F {
     fn exp2_sum(self, x: &U, low: Option<&U>) -> U {
         let (lo, hi) = self.exp_limits();
         let xc = self.clamp(x, lo / std::f64::consts::LN_2, hi / std::f64::consts::LN_2);
-        let n = self.round(&xc);
+        let (n, k) = self.round_to_int(&xc);
         let frac = xc.sub(&n);
         let frac = low.map_or(frac.clone(), |l| frac.add(l));
         let r = frac.mul(&self.c(std::f64::consts::LN_2));
-        self.ldexp(&self.exp_poly(&r), &n)
+        self.ldexp(&self.exp_poly(&r), &k)
     }
 
     /// `(e, m)` with `x = m·2^e`, `m ∈ [√½, √2)`, for finite `x > 0`.
@@ -545,8 +581,9 @@ fn split_high(v: f64, bits: u32) -> f64 {
     (v * scale).trunc() / scale
 }
 
-/// The decomposition of a float op, or `None` if `n` is not one.
-pub(crate) fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+/// The decomposition of a float op, or `None` if `n` is not one; `fma`:
+/// the target renders `MULACC` natively (then the polynomials use it).
+pub(crate) fn decompose(n: &Arc<UOp>, fma: bool) -> Option<Arc<UOp>> {
     let t = n.dtype().scalar_type();
     if !n.dtype().is_float() {
         return None;
@@ -559,7 +596,7 @@ pub(crate) fn decompose(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     } else {
         DType::F32
     };
-    let f = F { dt: work };
+    let f = F { dt: work, fma };
     let a = n.s(0).cast(work);
     let r = match n.op() {
         Op::Exp => f.exp(&a),
@@ -588,8 +625,9 @@ pub fn rules(caps: &Caps) -> PatternMatcher {
         .into_iter()
         .filter(|op| !caps.native.contains(*op))
         .collect();
+    let fma = caps.native.contains(Op::MulAcc);
     if !missing.is_empty() {
-        pm.rule(&missing, |n, _| decompose(n));
+        pm.rule(&missing, move |n, _| decompose(n, fma));
     }
     pm
 }

@@ -198,7 +198,7 @@ fn decomposed_on_vectors(op: Op) -> bool {
 /// is [`decomposed_on_vectors`]) replaced by its decomposition. A
 /// hand-written walk over the toposort (like `UOp::substitute`): whether a
 /// node depends on the lane range is known per node of this one graph.
-fn decompose_lanes(store: &Arc<UOp>, lane: &Arc<UOp>, w: usize) -> Arc<UOp> {
+fn decompose_lanes(store: &Arc<UOp>, lane: &Arc<UOp>, w: usize, fma: bool) -> Arc<UOp> {
     let mut done: HashMap<u64, (Arc<UOp>, bool)> = HashMap::new();
     for n in store.toposort() {
         let dep = Arc::ptr_eq(&n, lane) || n.src().iter().any(|s| done[&s.id()].1);
@@ -210,7 +210,7 @@ fn decompose_lanes(store: &Arc<UOp>, lane: &Arc<UOp>, w: usize) -> Arc<UOp> {
             && is_vector_element(n.dtype().scalar_type())
             && bytes >= MIN_DECOMPOSED_BYTES
         {
-            if let Some(d) = super::transcendental::decompose(&new) {
+            if let Some(d) = super::transcendental::decompose(&new, fma) {
                 new = d;
             }
         }
@@ -364,7 +364,7 @@ impl Lanewise {
     ) -> Option<Arc<UOp>> {
         let masks = caps.vector_masks();
         let value = if masks {
-            decompose_lanes(value, lane, w)
+            decompose_lanes(value, lane, w, caps.native.contains(Op::MulAcc))
         } else {
             value.clone()
         };
@@ -436,7 +436,7 @@ pub fn vectorize(g: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
         changed = true;
         let w = lane.range_size().unwrap_or(1) as usize;
         let store = if masks {
-            decompose_lanes(&store, &lane, w)
+            decompose_lanes(&store, &lane, w, caps.native.contains(Op::MulAcc))
         } else {
             store
         };
