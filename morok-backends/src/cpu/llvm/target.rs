@@ -266,12 +266,22 @@ declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
 /// passes and tables, the library's code paged in); done while the
 /// program is still building its first graph, the first kernel does not
 /// wait for it. Errors are left for the real compilation to report.
+///
+/// A process that exits meanwhile waits for the warm-up first (an
+/// `atexit` handler registered after LLVM's static destructors, so it
+/// runs before them): LLVM's globals must outlive the compilation.
 pub(super) fn warm_up() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
+        // SAFETY: registers a plain `extern "C" fn()`.
+        let registered = unsafe { libc::atexit(wait_for_warm_up) } == 0;
+        if !registered {
+            return;
+        }
         let spawned = std::thread::Builder::new()
             .name("morok-llvm-warm-up".to_string())
             .spawn(|| {
+                let _done = WarmUpDone;
                 let Ok(spec) = host_spec() else { return };
                 let _ = spec.with_machine(|machine| {
                     let cx = Context::create();
@@ -287,7 +297,30 @@ pub(super) fn warm_up() {
                     optimize_and_emit("warm_up", &module, machine, FileType::Object)
                 });
             });
-        // Without a thread the first kernel pays the warm-up itself.
-        drop(spawned);
+        if spawned.is_err() {
+            // No thread: the first kernel pays the warm-up itself.
+            drop(WarmUpDone);
+        }
     });
+}
+
+/// Whether the warm-up has ended, and its waiters.
+static WARM_UP: (Mutex<bool>, std::sync::Condvar) = (Mutex::new(false), std::sync::Condvar::new());
+
+/// Marks the warm-up ended when dropped (also when it panics).
+struct WarmUpDone;
+
+impl Drop for WarmUpDone {
+    fn drop(&mut self) {
+        *WARM_UP.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        WARM_UP.1.notify_all();
+    }
+}
+
+/// Blocks until the warm-up has ended (the `atexit` handler).
+extern "C" fn wait_for_warm_up() {
+    let mut done = WARM_UP.0.lock().unwrap_or_else(|e| e.into_inner());
+    while !*done {
+        done = WARM_UP.1.wait(done).unwrap_or_else(|e| e.into_inner());
+    }
 }
