@@ -97,8 +97,15 @@ pub fn render(specs: &[KernelSpec]) -> Result<Vec<AotSource>> {
         });
         Ok(())
     })?;
+    // An LLVM object's key is a function of its IR text on this machine:
+    // each text is compiled once.
+    #[cfg(feature = "llvm")]
+    let mut compiled = HashSet::new();
     #[cfg(feature = "llvm")]
     for_each_program(specs, "LLVM", |name, program| {
+        if !compiled.insert(program.source.clone()) {
+            return Ok(());
+        }
         let built = morok_backends::cpu::llvm::aot_object(&program)
             .map_err(|e| Error::runtime("aot", format!("kernel `{name}` on LLVM: {e}")))?;
         out.push(AotSource {

@@ -156,11 +156,13 @@ fn table(
     let mut s = String::from("# Morok's CPU codegens: C vs LLVM\n\n");
     let _ = writeln!(
         s,
-        "{}; {}; median over {rounds} alternating round(s), each with at most {} warm calls \
-         per workload. First call: a fresh process with an empty kernel cache (graph build, \
-         scheduling, lowering, code generation, run). Below 1 means LLVM is faster.\n",
+        "{}; {}; 1-minute load average {} at the end; median over {rounds} alternating \
+         round(s), each with at most {} warm calls per workload. First call: a fresh process \
+         with an empty kernel cache (graph build, scheduling, lowering, code generation, run). \
+         Below 1 means LLVM is faster.\n",
         crate::utc_now(),
         crate::cpu_model(),
+        crate::load_average(),
         opts.runs
     );
     for ((_, name), d) in CODEGENS.iter().zip(devices) {

@@ -14,6 +14,7 @@ pub mod codegen;
 pub mod kernel;
 #[cfg(feature = "llvm")]
 pub mod llvm;
+pub mod stream;
 
 pub use buffer::CpuBuffer;
 pub use c::{CCodegen, CRenderer, Compiler, ObjectCache};

@@ -417,7 +417,7 @@ fn streaming_host() -> Option<(i64, i64)> {
     if host_vector_bytes() < 32 || !cfg!(target_arch = "x86_64") {
         return None;
     }
-    let threshold = morok_backends::cpu::c::render::stream_threshold() as i64;
+    let threshold = morok_backends::cpu::stream::stream_threshold() as i64;
     Some((f32_lanes() as i64, threshold))
 }
 
@@ -446,6 +446,22 @@ fn large_aligned_vector_stores_stream_and_others_do_not() {
             "{what}: {src}"
         );
     }
+    // The LLVM codegen takes the same decision: `!nontemporal` stores
+    // (`vmovntps`) and an `sfence` only for the large aligned output.
+    #[cfg(feature = "llvm")]
+    for (offset, r, streams) in [(0, rows, true), (0, 7, false), (1, rows, false)] {
+        use morok_backends::cpu::llvm::{emit_assembly, TargetSpec};
+        use morok_backends::cpu::LlvmRenderer;
+        use morok_core::render::Renderer;
+        let opts = LowerOptions::new(LlvmRenderer.caps());
+        let kernel = lower(&relu_grid(r, cols, offset), &opts).expect("lower");
+        let ir = LlvmRenderer.render(&kernel).expect("render").source;
+        let asm = emit_assembly(&kernel, &TargetSpec::host().expect("host")).expect("asm");
+        let what = format!("LLVM, {r} rows, offset {offset}");
+        assert_eq!(ir.contains("!nontemporal"), streams, "{what}:\n{ir}");
+        assert_eq!(asm.contains("vmovntps"), streams, "{what}:\n{asm}");
+        assert_eq!(asm.contains("sfence"), streams, "{what}:\n{asm}");
+    }
 }
 
 #[test]
@@ -471,6 +487,18 @@ fn streaming_stores_write_the_scalar_kernels_bytes() {
         got == want,
         "streamed output differs from the scalar kernel's"
     );
+    // The LLVM codegen's streaming kernel stores the C kernel's bytes.
+    #[cfg(feature = "llvm")]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let llvm = llvm_device_in(&dir.path().join("cache"), 2);
+        let (from_llvm, ir) = run_lowered(&llvm, &relu_grid(rows, cols, 0), &args);
+        assert!(ir.contains("!nontemporal"), "{ir}");
+        assert!(
+            from_llvm == got,
+            "LLVM's streamed output differs from the C kernel's"
+        );
+    }
     // The values themselves: relu(a*b+c) in f32.
     let (a, b, c) = (
         args[1].get::<f32>(),

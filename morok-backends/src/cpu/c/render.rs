@@ -41,7 +41,6 @@
 use morok_core::dtype::{AddrSpace, DType, ScalarType};
 use morok_core::lower::{indexes_global, LoweredKernel};
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
-use morok_core::symbolic::linear::{Expand, Linear};
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -368,37 +367,10 @@ fn rounding_prelude(t: ScalarType, w: u16) -> String {
     )
 }
 
-/// Non-temporal ("streaming") stores.
-///
-/// A store normally brings its cache line in first (a read of memory the
-/// kernel is about to overwrite) and leaves it in the cache. A kernel
-/// that writes an output larger than the cache gains nothing from either:
-/// the lines are evicted before anything reads them again, and the
-/// read-for-ownership costs a third of a copy's memory traffic (one core
-/// copied 38.5 GB/s with streaming stores against 27.3 with ordinary ones
-/// on the Zen 4 test machine). A streaming store writes the whole line to
-/// memory without reading it.
-///
-/// The rule ([`Ctx::streams`]): a vector store to a global buffer streams
-/// when
-/// - the vector is as wide as the host's vector registers (64 bytes with
-///   AVX-512, 32 with AVX2; the kernel is compiled for that instruction
-///   set, and the helper falls back to an ordinary store where the
-///   compiler does not target it);
-/// - its address is provably a multiple of the vector's size: buffers are
-///   64-byte aligned (`cpu/buffer.rs`) and the index, read as a linear
-///   form, has every coefficient and its constant divisible by the lane
-///   count (the instructions fault on an unaligned address);
-/// - the range of elements the kernel writes in that buffer spans at
-///   least [`stream_threshold`] bytes.
-///
-/// Values are unchanged (only the cache policy differs). Streaming stores
-/// are weakly ordered, so the kernel ends with a store fence: every
-/// thread's part is visible once its call returns, as the host expects
-/// when it joins the threads. Scalar tail stores stay ordinary.
-/// (`sfence` as inline assembly and the compilers' builtins rather than
+/// The fence ending a kernel with streaming stores (see
+/// [`crate::cpu::stream`]): `sfence` as inline assembly rather than
 /// `<immintrin.h>`, whose parsing would add a noticeable part of a
-/// kernel's compile time.)
+/// kernel's compile time.
 const STREAM_FENCE: &str = "#if defined(__x86_64__)\n\
      static inline void morok_stream_fence(void) { __asm__ volatile(\"sfence\" ::: \"memory\"); }\n\
      #else\n\
@@ -406,7 +378,7 @@ const STREAM_FENCE: &str = "#if defined(__x86_64__)\n\
      #endif\n";
 
 /// The streaming store helper `NAME_stream` of the vector typedef `name`
-/// (of the host's vector width, see [`STREAM_FENCE`]): `vmovntdq` of the
+/// (of the host's vector width, see [`crate::cpu::stream`]): `vmovntdq` of the
 /// vector's bits where the kernel is compiled for the instruction set
 /// (Clang's `__builtin_nontemporal_store`, GCC's `movntdq` builtin), an
 /// ordinary store otherwise. `p` must be aligned to the vector's size.
@@ -431,32 +403,6 @@ fn stream_prelude(name: &str) -> String {
     )
 }
 
-/// The smallest extent, in bytes, of the elements a kernel writes in a
-/// buffer for its vector stores to stream: half the last-level cache
-/// (Linux `sysfs`; 16 MiB where it cannot be read). From that size on the
-/// output and the inputs it is computed from (as large, for the streaming
-/// kernels this is for) no longer fit in the cache together.
-pub fn stream_threshold() -> u64 {
-    static THRESHOLD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *THRESHOLD.get_or_init(|| {
-        let l3 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cache/index3/size")
-            .ok()
-            .and_then(|s| {
-                let s = s.trim();
-                let (digits, unit) = match s.strip_suffix('K') {
-                    Some(d) => (d, 1024),
-                    None => match s.strip_suffix('M') {
-                        Some(d) => (d, 1024 * 1024),
-                        None => (s, 1),
-                    },
-                };
-                digits.parse::<u64>().ok().map(|v| v * unit)
-            })
-            .filter(|&b| b > 0);
-        l3.unwrap_or(32 << 20) / 2
-    })
-}
-
 /// Rendering state of one kernel.
 struct Ctx<'a> {
     kernel: &'a LoweredKernel,
@@ -472,7 +418,7 @@ struct Ctx<'a> {
     out: String,
     depth: usize,
     /// The vector types stored with non-temporal stores (see
-    /// [`Ctx::streams`]); the kernel fences them before it returns.
+    /// [`crate::cpu::stream`]); the kernel fences them before it returns.
     streamed: std::collections::BTreeSet<String>,
 }
 
@@ -1171,45 +1117,18 @@ impl Ctx<'_> {
 }
 
 impl Ctx<'_> {
-    /// Whether the vector store `n` to a global buffer streams (the rule
-    /// in [`STREAM_FENCE`]); records its vector type when it does.
+    /// Whether the vector store `n` to a global buffer streams (the
+    /// shared rule, [`crate::cpu::stream::streams`]); records its vector
+    /// type when it does.
     fn streams(&mut self, n: &Arc<UOp>) -> bool {
-        let (index, value) = (n.s(0), n.s(1).dtype());
-        let t = value.scalar_type();
-        let host = morok_core::caps::host_vector_bytes() as usize;
-        if !cfg!(target_arch = "x86_64")
-            || host < 32
-            || value.itemsize() != host
-            || value_type(t) != storage_type(t)
-            || t == ScalarType::Bool
-        {
-            return false;
-        }
-        let mut base = index.s(0);
-        while base.op() == Op::After {
-            base = base.s(0);
-        }
-        let Arg::Int(slot) = *base.arg() else {
-            return false;
-        };
-        let large = self
-            .kernel
-            .buffers
-            .get(slot as usize)
-            .and_then(|b| b.access)
-            .is_some_and(|(lo, hi)| {
-                (hi - lo + 1) as u64 * t.itemsize() as u64 >= stream_threshold()
-            });
-        let lanes = value.count() as i128;
-        let aligned = Linear::of(index.s(1), Expand::AddSubNegMul, 64)
-            .is_some_and(|form| form.content() % lanes == 0);
-        if large && aligned {
-            if let Some(name) = vector_type(value) {
+        let name = vector_type(n.s(1).dtype());
+        match name {
+            Some(name) if crate::cpu::stream::streams(self.kernel, n) => {
                 self.streamed.insert(name);
-                return true;
+                true
             }
+            _ => false,
         }
-        false
     }
 }
 

@@ -91,12 +91,25 @@ pub(super) struct Gen<'ctx, 'k> {
     guards: HashMap<u64, IntValue<'ctx>>,
     vars: HashMap<String, u64>,
     frames: Vec<Frame<'ctx>>,
+    /// Whether stores may be non-temporal (an x86-64 target, see
+    /// [`crate::cpu::stream`]).
+    may_stream: bool,
+    /// Whether a store was made non-temporal: the kernel then ends with
+    /// an `sfence`.
+    streamed: bool,
 }
 
 /// Builds the module of `kernel`: one function named after it with the
-/// kernel ABI, and the LLVM version as `llvm.ident`. The module has no target set (the caller sets triple and
-/// data layout).
-pub(super) fn build_module<'ctx>(cx: &'ctx Context, kernel: &LoweredKernel) -> R<Module<'ctx>> {
+/// kernel ABI, and the LLVM version as `llvm.ident`. The module has no
+/// target set (the caller sets triple and data layout); `x86_64` says
+/// whether it is for an x86-64 target, where the vector stores the shared
+/// rule picks ([`crate::cpu::stream::streams`]) are `!nontemporal` and
+/// the kernel ends with `llvm.x86.sse.sfence`.
+pub(super) fn build_module<'ctx>(
+    cx: &'ctx Context,
+    kernel: &LoweredKernel,
+    x86_64: bool,
+) -> R<Module<'ctx>> {
     crate::cpu::codegen::check_entry_name(kernel, "LLVM")?;
     let module = cx.create_module(&kernel.name);
     // The producer, as `llvm.ident` (shown with the IR: which LLVM built it).
@@ -140,6 +153,8 @@ pub(super) fn build_module<'ctx>(cx: &'ctx Context, kernel: &LoweredKernel) -> R
         guards: HashMap::new(),
         vars: HashMap::new(),
         frames: Vec::new(),
+        may_stream: x86_64,
+        streamed: false,
     };
     for n in &kernel.ops {
         g.op(n)?;
@@ -150,6 +165,16 @@ pub(super) fn build_module<'ctx>(cx: &'ctx Context, kernel: &LoweredKernel) -> R
             node: kernel.name.clone(),
             what: "a loop or IF is not closed".to_string(),
         });
+    }
+    if g.streamed {
+        let sfence = Intrinsic::find("llvm.x86.sse.sfence")
+            .and_then(|i| i.get_declaration(&g.module, &[]))
+            .ok_or_else(|| RenderError {
+                renderer: "LLVM".to_string(),
+                node: kernel.name.clone(),
+                what: "no llvm.x86.sse.sfence".to_string(),
+            })?;
+        g.b.build_call(sfence, &[], "").map_err(be)?;
     }
     g.b.build_return(None).map_err(be)?;
     g.allocas.build_unconditional_branch(body).map_err(be)?;
@@ -625,7 +650,17 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             let st = self.b.build_store(place, v).map_err(be)?;
             if global {
-                let (_, align) = self.vector_access(n, n.s(1).dtype())?;
+                let (_, mut align) = self.vector_access(n, n.s(1).dtype())?;
+                if self.may_stream && crate::cpu::stream::streams(self.kernel, n) {
+                    // Proven aligned to the whole vector (the instruction
+                    // faults otherwise); `!nontemporal !{i32 1}`.
+                    align = n.s(1).dtype().itemsize() as u32;
+                    let one = self.cx.i32_type().const_int(1, false);
+                    let node = self.cx.metadata_node(&[one.into()]);
+                    st.set_metadata(node, self.cx.get_kind_id("nontemporal"))
+                        .map_err(|e| err(n, format!("nontemporal store: {e}")))?;
+                    self.streamed = true;
+                }
                 st.set_alignment(align)
                     .map_err(|e| err(n, format!("store alignment: {e}")))?;
             }

@@ -54,7 +54,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Settings that change the generated code, part of every cache key.
-const FLAGS: &str = "default<O3>;pic;small";
+const FLAGS: &str = "default<O3>;no-unroll;pic;small";
 
 /// Renders linear programs as LLVM IR text (the builder's module,
 /// printed).
@@ -91,7 +91,7 @@ impl Renderer for LlvmRenderer {
 
     fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
         let cx = Context::create();
-        let module = ir::build_module(&cx, kernel)?;
+        let module = ir::build_module(&cx, kernel, cfg!(target_arch = "x86_64"))?;
         module.verify().map_err(|e| RenderError {
             renderer: "LLVM".to_string(),
             node: kernel.name.clone(),
@@ -118,8 +118,11 @@ pub struct LlvmCodegen {
 }
 
 impl LlvmCodegen {
-    /// An LLVM codegen whose object cache lives in `cache_dir/llvm`.
+    /// An LLVM codegen whose object cache lives in `cache_dir/llvm`. The
+    /// first one in a process starts LLVM's warm-up in the background
+    /// (see `target::warm_up`).
     pub fn new(cache_dir: PathBuf) -> LlvmCodegen {
+        target::warm_up();
         LlvmCodegen {
             cache_dir: cache_dir.join("llvm"),
             spec: OnceLock::new(),
@@ -197,23 +200,24 @@ fn object_symbol(entry: &str, key: &str) -> String {
 /// Compiles `program` at O3 for `spec` into an object whose kernel is
 /// named `symbol`.
 fn compile_object(program: &Program, spec: &TargetSpec, symbol: &str) -> DeviceResult<Vec<u8>> {
-    let machine = spec.machine()?;
-    let cx = Context::create();
-    let module = target::target_module(&cx, &program.lowered, &machine)?;
-    let func = module
-        .get_function(&program.entry)
-        .ok_or_else(|| DeviceError::Load {
-            kernel: program.name.clone(),
-            path: "LLVM module".to_string(),
-            reason: format!("no function `{}`", program.entry),
-        })?;
-    func.as_global_value().set_name(symbol);
-    target::optimize_and_emit(
-        &program.name,
-        &module,
-        &machine,
-        inkwell::targets::FileType::Object,
-    )
+    spec.with_machine(|machine| {
+        let cx = Context::create();
+        let module = target::target_module(&cx, &program.lowered, machine, true)?;
+        let func = module
+            .get_function(&program.entry)
+            .ok_or_else(|| DeviceError::Load {
+                kernel: program.name.clone(),
+                path: "LLVM module".to_string(),
+                reason: format!("no function `{}`", program.entry),
+            })?;
+        func.as_global_value().set_name(symbol);
+        target::optimize_and_emit(
+            &program.name,
+            &module,
+            machine,
+            inkwell::targets::FileType::Object,
+        )
+    })
 }
 
 /// A program of the LLVM device compiled at build time (see the module
