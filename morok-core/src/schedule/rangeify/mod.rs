@@ -196,6 +196,27 @@ pub fn kernel_ranges(ast: &Arc<UOp>, simplify: &PatternMatcher) -> Result<Arc<UO
     Ok(if Arc::ptr_eq(&out, ast) {
         out
     } else {
-        crate::schedule::kernelize::renumber_ranges(&out)
+        renumber_in_loop_order(&out)
     })
+}
+
+/// Renumbers the ranges of a rewritten kernel `0..`: first the loops of
+/// each END in nesting order, then the others in first-appearance order.
+/// The optimizer orders axes by id, so ids must follow the loop nest (a
+/// merged range is first used deep inside the store's index).
+fn renumber_in_loop_order(ast: &Arc<UOp>) -> Arc<UOp> {
+    let mut order: Vec<Arc<UOp>> = Vec::new();
+    let ends = ast.src().iter().filter(|e| e.op() == Op::End);
+    let listed = ends.flat_map(|e| e.src()[1..].iter().cloned());
+    for r in listed.chain(ast.toposort().into_iter().filter(|n| n.op() == Op::Range)) {
+        if !order.iter().any(|o| Arc::ptr_eq(o, &r)) {
+            order.push(r);
+        }
+    }
+    let map: std::collections::HashMap<u64, Arc<UOp>> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((r.id(), UOp::range(r.s(0), i, r.axis_type()?))))
+        .collect();
+    ast.substitute(&map)
 }
