@@ -68,7 +68,7 @@ fn merge_one_pair(sink: &Arc<UOp>, simplify: &PatternMatcher) -> Option<Arc<UOp>
                 sink,
                 a,
                 &f.bin(Op::Idiv, &UOp::index(n)),
-                &[f.clone()],
+                std::slice::from_ref(&f),
                 |x| x,
             );
             let merged = replace_range(&merged, b, &f.bin(Op::Mod, &UOp::index(n)), &[], |x| x);

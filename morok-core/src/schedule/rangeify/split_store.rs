@@ -132,10 +132,16 @@ fn segment(
         UOp::range(size, *next_axis - 1, t)
     };
     let seg = fresh(&UOp::index(stop - start), r.axis_type()?, next_axis);
-    let mut out = replace_range(end, r, &seg.add(&UOp::index(start)), &[seg.clone()], |x| x);
+    let mut out = replace_range(
+        end,
+        r,
+        &seg.add(&UOp::index(start)),
+        std::slice::from_ref(&seg),
+        |x| x,
+    );
     for other in ranges.iter().filter(|o| !Arc::ptr_eq(o, r)) {
         let copy = fresh(other.s(0), other.axis_type()?, next_axis);
-        out = replace_range(&out, other, &copy, &[copy.clone()], |x| x);
+        out = replace_range(&out, other, &copy, std::slice::from_ref(&copy), |x| x);
     }
     Some(out)
 }
