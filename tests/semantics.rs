@@ -414,3 +414,33 @@ fn scalar_tensors_accept_axis_minus_one() {
     assert!(s.sum(Some(&[1]), false).is_err());
     assert!(s.sum(Some(&[-2]), false).is_err());
 }
+
+#[test]
+fn long_counts_are_exact_and_compile_without_loops() {
+    // Counts longer than 1024 combine two short running sums, so neither
+    // the reference evaluator nor the scheduler sees an n² view.
+    for n in [1024usize, 1025, 1089, 4099, 100_003] {
+        let t = Tensor::arange(0i64, n as i64, 1).unwrap();
+        let want: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        assert_eq!(vals(&t), want, "arange({n})");
+        assert_eq!(
+            t.reference().unwrap().iter().copied().collect::<Vec<f64>>(),
+            want
+        );
+    }
+    let t = Tensor::arange(3.0f32, 3.0 + 0.5 * 5000.0, 0.5).unwrap();
+    common::check(&t).unwrap();
+    let kernels = t.realize().unwrap().kernels();
+    assert_eq!(kernels.len(), 1);
+    if kernels[0].backend == "CPU" {
+        let code = &kernels[0].code;
+        assert_eq!(
+            code.matches("for (").count(),
+            1,
+            "no running-sum loop:\n{code}"
+        );
+    }
+    // Random numbers count their elements: the reference stays linear.
+    let r = Tensor::rand_seeded(&[3, 70_000], DType::F32, 9);
+    common::check(&r).unwrap();
+}

@@ -14,6 +14,10 @@ use morok_core::dtype::Element;
 use morok_core::uop::UOp;
 use morok_core::{ConstValue, DType, ScalarType};
 
+/// The longest count [`Tensor::counting`] builds as one running sum (whose
+/// windows view the square of its length); longer ones combine two.
+const DIRECT_COUNT: usize = 1024;
+
 /// The element type of a dtype a tensor can hold.
 #[track_caller]
 pub(super) fn element_type(op: &str, dtype: DType) -> Result<ScalarType> {
@@ -205,14 +209,54 @@ impl Tensor {
         flat.shrink_to(&[(0, n * n)])?.reshape_to(&[n, n])
     }
 
-    /// `[0, 1, ..., n - 1]` of `dtype`: the cumulative sum of ones, minus 1.
-    /// The sum's windows view `n × n` elements, so `n²` must fit; errors
-    /// name `op`.
+    /// `[0, 1, ..., n - 1]` of `dtype`; errors name `op`.
+    ///
+    /// Up to [`DIRECT_COUNT`] elements this is the cumulative sum of ones,
+    /// minus 1 ([`Tensor::count_direct`]), whose windows view `n²`
+    /// elements. Longer counts are built from two short ones: with
+    /// `b = ⌈√n⌉` columns and `a = ⌈n / b⌉` rows, element `i = q·b + r`
+    /// (`q = i / b`, `r = i % b`) is `rows[q]·b + cols[r]`, an `[a, b]`
+    /// grid of broadcasts flattened and cut to `n`. Every node then views
+    /// O(n) elements (the reference evaluator stays linear), and the
+    /// scheduler still sees plain index arithmetic: each short count
+    /// collapses to its range, and `(i / b)·b + i % b` folds back to `i`.
     #[track_caller]
     pub(super) fn counting(op: &str, n: usize, dtype: ScalarType) -> Result<Tensor> {
         if dtype.is_bool() {
             return Err(Error::dtype(op, "cannot count in bool"));
         }
+        if n <= DIRECT_COUNT {
+            return Tensor::count_direct(op, n, dtype);
+        }
+        // Floats count in an integer type (exact, and the index arithmetic
+        // folds) and are converted once.
+        let t = match dtype {
+            t if !t.is_float() => t,
+            _ if i32::try_from(n).is_ok() => ScalarType::I32,
+            _ => ScalarType::I64,
+        };
+        let cols = n.isqrt() + usize::from(n.isqrt() * n.isqrt() < n);
+        let rows = n.div_ceil(cols);
+        let width = Tensor::constant(ConstValue::from_i128(cols as i128, t), t, &[rows, 1]);
+        let outer = Tensor::count_direct(op, rows, t)?.reshape_to(&[rows, 1])?;
+        let outer = Tensor::alu(morok_core::Op::Mul, &[&outer, &width])?;
+        let inner = Tensor::count_direct(op, cols, t)?.reshape_to(&[1, cols])?;
+        let grid = Tensor::alu(
+            morok_core::Op::Add,
+            &[
+                &outer.expand_to(&[rows, cols])?,
+                &inner.expand_to(&[rows, cols])?,
+            ],
+        )?;
+        grid.reshape_to(&[rows * cols])?
+            .shrink_to(&[(0, n)])?
+            .cast_to(dtype)
+    }
+
+    /// `[0, 1, ..., n - 1]` as the cumulative sum of ones minus 1 (views
+    /// `n²` elements, so `n²` must fit).
+    #[track_caller]
+    fn count_direct(op: &str, n: usize, dtype: ScalarType) -> Result<Tensor> {
         if !matches!(n.checked_mul(n), Some(sq) if sq <= isize::MAX as usize) {
             return Err(Error::argument(
                 op,

@@ -16,6 +16,8 @@
 //!    and sum, layernorm's mean and variance) move into the kernel that
 //!    broadcasts them back over the row;
 //! 8. `kernelize` ([`kernelize`]): BUFFERIZE → STORE → KERNEL;
+//!    `kernel-ranges` ([`rangeify::kernel_range_rules`]): each kernel's
+//!    loops split, merged and cut at constant comparisons;
 //! 9. `schedule` ([`schedule`](mod@schedule)): items in dependency order and
 //!    parallel groups; [`memory`]: storage reuse between intermediates.
 //!
@@ -240,6 +242,9 @@ pub fn schedule(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
     graph = graph_rewrite(&loads, &graph, &mut ())?;
     graph = graph_rewrite_bottom_up(&kernelize::kernel_rules(), &graph, &mut ())?;
     trace_stage("kernelize", &graph);
+    let mut ranges = rangeify::KernelRanges { simplify };
+    graph = graph_rewrite_bottom_up(&rangeify::kernel_range_rules(), &graph, &mut ranges)?;
+    trace_stage("kernel-ranges", &graph);
 
     let outputs = roots
         .iter()

@@ -16,6 +16,12 @@
 //! 6. [`buffer_removal`]: buffer folding, inlining of cheap heuristic
 //!    buffers (partial contiguous) and dead-axis removal.
 //!
+//! After kernel splitting, [`kernel_range_rules`] rewrites each kernel
+//! AST's loops (the seed's codegen stages 1–6, before the optimizer):
+//! [`range_split`] (`r % c` / `r / c` → two ranges), [`range_merge`]
+//! (adjacent ranges → one, cost-checked) and [`split_store`] (a store loop
+//! cut at its constant comparisons, CPU).
+//!
 //! Intermediate form. Between these passes the graph uses two flavours of
 //! INDEX, told apart by dtype:
 //!
@@ -35,13 +41,18 @@ pub mod gated_index;
 pub mod gather_collapse;
 pub mod index_simplify;
 pub mod indexing;
+pub mod range_merge;
+pub mod range_split;
 pub mod realize;
 pub mod reduce_simplify;
 pub mod reduce_unparented;
 pub mod split_reduce;
+pub mod split_store;
 pub mod zero_size;
 
 use crate::dtype::AddrSpace;
+use crate::patterns;
+use crate::rewrite::{graph_rewrite, PatternMatcher, RewriteError};
 use crate::uop::{Op, Srcs, UOp};
 use std::sync::Arc;
 
@@ -146,4 +157,66 @@ pub fn fresh_axis(size: usize, next_axis: &mut usize, axis_type: crate::uop::Axi
     }
     *next_axis += 1;
     UOp::range(&UOp::index(size as i64), *next_axis - 1, axis_type)
+}
+
+/// The context of [`kernel_range_rules`]: the scheduler's simplification
+/// rules, run after each loop rewrite.
+pub struct KernelRanges {
+    /// The scheduler's simplification rules.
+    pub simplify: PatternMatcher,
+}
+
+/// Rewrites the AST of every `KERNEL` with [`kernel_ranges`].
+pub fn kernel_range_rules() -> PatternMatcher<KernelRanges> {
+    patterns! {
+        @context KernelRanges;
+        @name "kernel-ranges";
+        k @ Kernel(..) => try kernel_ranges(k.s(0), &ctx.simplify).map(|ast| {
+            let mut src: Srcs = Srcs::from_iter([ast.clone()]);
+            src.extend(k.src()[1..].iter().cloned());
+            (!Arc::ptr_eq(&ast, k.s(0))).then(|| k.with_sources(src))
+        }),
+    }
+}
+
+/// One kernel AST's loop rewrites, in the seed's order: range splitting,
+/// cost-checked merging, split store; ranges renumbered `0..` again.
+pub fn kernel_ranges(ast: &Arc<UOp>, simplify: &PatternMatcher) -> Result<Arc<UOp>, RewriteError> {
+    let split = range_split::split_ranges(ast, simplify)?;
+    let mut merge = range_merge::MergeCtx {
+        simplify: simplify.clone(),
+    };
+    let merged = graph_rewrite(&range_merge::range_merge_rules(), &split, &mut merge)?;
+    let cut = graph_rewrite(&split_store::split_store_rules(), &merged, &mut ())?;
+    let out = if Arc::ptr_eq(&cut, &merged) {
+        cut
+    } else {
+        graph_rewrite(simplify, &cut, &mut ())?
+    };
+    Ok(if Arc::ptr_eq(&out, ast) {
+        out
+    } else {
+        renumber_in_loop_order(&out)
+    })
+}
+
+/// Renumbers the ranges of a rewritten kernel `0..`: first the loops of
+/// each END in nesting order, then the others in first-appearance order.
+/// The optimizer orders axes by id, so ids must follow the loop nest (a
+/// merged range is first used deep inside the store's index).
+fn renumber_in_loop_order(ast: &Arc<UOp>) -> Arc<UOp> {
+    let mut order: Vec<Arc<UOp>> = Vec::new();
+    let ends = ast.src().iter().filter(|e| e.op() == Op::End);
+    let listed = ends.flat_map(|e| e.src()[1..].iter().cloned());
+    for r in listed.chain(ast.toposort().into_iter().filter(|n| n.op() == Op::Range)) {
+        if !order.iter().any(|o| Arc::ptr_eq(o, &r)) {
+            order.push(r);
+        }
+    }
+    let map: std::collections::HashMap<u64, Arc<UOp>> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((r.id(), UOp::range(r.s(0), i, r.axis_type()?))))
+        .collect();
+    ast.substitute(&map)
 }
