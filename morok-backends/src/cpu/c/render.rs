@@ -390,7 +390,8 @@ fn rounding_prelude(t: ScalarType, w: u16) -> String {
 ///   form, has every coefficient and its constant divisible by the lane
 ///   count (the instructions fault on an unaligned address);
 /// - the range of elements the kernel writes in that buffer spans at
-///   least [`stream_threshold`] bytes.
+///   least [`stream_threshold`] bytes, and the kernel takes no variables
+///   (whose ranges bound that span only at their largest values).
 ///
 /// Values are unchanged (only the cache policy differs). Streaming stores
 /// are weakly ordered, so the kernel ends with a store fence: every
@@ -1192,6 +1193,14 @@ impl Ctx<'_> {
         let Arg::Int(slot) = *base.arg() else {
             return false;
         };
+        // A kernel with variables (the DSL's generic kernels) serves every
+        // value: its access ranges are bounds at the variables' largest
+        // values and say nothing of a call's size. A batch of one writes a
+        // few lines, which streaming would push to memory right before the
+        // next kernel reads them.
+        if self.kernel.ops.iter().any(|o| o.op() == Op::DefineVar) {
+            return false;
+        }
         let large = self
             .kernel
             .buffers
