@@ -194,10 +194,14 @@ impl CpuKernel {
                     )));
                 }
             }
-            let shared = slots.iter().filter(|&&g| g == f).count() > 1;
-            if want.written && (shared || !have.written) {
+            if want.written && slots.iter().filter(|&&g| g == f).count() > 1 {
                 return Err(self.bad(format!(
-                    "buffer {i} is written but shared or not locked for writing"
+                    "buffer {i} is written but shared with another slot"
+                )));
+            }
+            if want.written && !have.written {
+                return Err(self.bad(format!(
+                    "buffer {i} is written but the plan does not lock it for writing"
                 )));
             }
         }
