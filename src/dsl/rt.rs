@@ -65,8 +65,9 @@ impl Signature {
     /// parameter, the dim and both values.
     #[track_caller]
     pub fn bind(&self, args: &[&Tensor]) -> Result<DimValues> {
-        let mut values: SmallVec<[Option<(usize, &str, usize)>; 4]> =
-            smallvec::smallvec![None; self.names.len()];
+        // Per name: its value, and the parameter and axis it came from.
+        type Seen<'p> = Option<(usize, &'p str, usize)>;
+        let mut values: SmallVec<[Seen<'_>; 4]> = smallvec::smallvec![None; self.names.len()];
         let location = Location::caller();
         let fail = |message: String| Error::Argument {
             op: self.kernel.to_string(),
