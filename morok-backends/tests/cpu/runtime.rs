@@ -3,7 +3,8 @@
 
 use super::common::*;
 use super::reduce::{matmul_ast, matmul_ref_fused};
-use morok_core::device::{Device, DeviceError};
+use morok_backends::CpuDevice;
+use morok_core::device::{CompiledKernel, Device, DeviceError};
 use morok_core::dtype::DType;
 use morok_core::lower::threefry2x32;
 use morok_core::uop::{AxisType, ConstValue, Op, UOp};
@@ -212,11 +213,8 @@ fn scalar_variables_are_passed_at_launch_and_checked() {
     }
 }
 
-#[test]
-fn variable_trip_counts_are_checked_against_the_values_given() {
-    // out[i] = in[i] * 2 for i < n, n in 1..=1000: the buffers only need
-    // n elements at a launch, whatever the variable's declared maximum.
-    let (dev, _dir) = device(1);
+/// `out[i] = in[i] * 2` for `i < n`, a kernel variable `n` in `1..=1000`.
+fn doubling_below_n(dev: &CpuDevice) -> Arc<dyn CompiledKernel> {
     let n = index_var("n", 1000);
     let i = UOp::range(&n, 0, AxisType::Loop);
     let two = UOp::const_f64(DType::F32, 2.0);
@@ -226,7 +224,15 @@ fn variable_trip_counts_are_checked_against_the_values_given() {
         &load(1, DType::F32, &i).mul(&two),
         std::slice::from_ref(&i),
     );
-    let k = compile(&dev, &ast);
+    compile(dev, &ast)
+}
+
+#[test]
+fn variable_trip_counts_are_checked_against_the_values_given() {
+    // The buffers only need n elements at a launch, whatever the
+    // variable's declared maximum.
+    let (dev, _dir) = device(1);
+    let k = doubling_below_n(&dev);
     let out = dev.allocate(DType::F32, 3).unwrap();
     let mut inp = dev.allocate(DType::F32, 3).unwrap();
     inp.copy_in(&to_bytes(&[1.0f32, 2.0, 3.0])).unwrap();
@@ -311,18 +317,8 @@ fn bad_args<T>(r: morok_core::device::DeviceResult<T>) -> String {
 #[test]
 fn prepared_launches_are_checked_once_and_frames_per_call() {
     use morok_backends::cpu::{CpuKernel, Frame, FrameSlot, FrameTable};
-    // out[i] = in[i] * 2 for i < n, n in 1..=1000, as above.
     let (dev, _dir) = device(1);
-    let n = index_var("n", 1000);
-    let i = UOp::range(&n, 0, AxisType::Loop);
-    let two = UOp::const_f64(DType::F32, 2.0);
-    let ast = store_kernel(
-        0,
-        &i,
-        &load(1, DType::F32, &i).mul(&two),
-        std::slice::from_ref(&i),
-    );
-    let compiled = compile(&dev, &ast);
+    let compiled = doubling_below_n(&dev);
     let k = compiled
         .as_any()
         .and_then(|a| a.downcast_ref::<CpuKernel>())
