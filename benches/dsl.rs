@@ -24,6 +24,13 @@ fn runs() -> usize {
 mod shared_mlp;
 use shared_mlp::mlp;
 
+/// Whether the `Tensor` + `realize()` side is timed
+/// (`MOROK_DSL_BENCH_ONLY=dsl` skips it, e.g. to profile the macro path
+/// alone).
+fn with_tensor_side() -> bool {
+    std::env::var("MOROK_DSL_BENCH_ONLY").map_or(true, |v| v != "dsl")
+}
+
 /// The median time of `f` over [`runs`] warm calls (after one warm-up).
 fn warm(mut f: impl FnMut()) -> Duration {
     f();
@@ -37,6 +44,15 @@ fn warm(mut f: impl FnMut()) -> Duration {
         .collect();
     times.sort();
     times[runs / 2]
+}
+
+/// [`warm`], or zero when [`with_tensor_side`] says to skip.
+fn warm_tensor(f: impl FnMut()) -> Duration {
+    if with_tensor_side() {
+        warm(f)
+    } else {
+        Duration::ZERO
+    }
 }
 
 fn row(name: &str, dsl: Duration, api: Duration) {
@@ -58,7 +74,7 @@ fn main() -> morok::Result<()> {
     let dsl = warm(|| {
         mlp(&x, &w1, &w2).expect("mlp runs");
     });
-    let api = warm(|| {
+    let api = warm_tensor(|| {
         let h = x.dot(&w1).and_then(|h| h.relu()).expect("layer 1");
         h.dot(&w2)
             .and_then(|y| y.softmax(-1))
@@ -72,7 +88,7 @@ fn main() -> morok::Result<()> {
     let dsl = warm(|| {
         f(&a, &b).expect("kernel runs");
     });
-    let api = warm(|| {
+    let api = warm_tensor(|| {
         let y = a.mul(&b).and_then(|y| y.add(1.0)).and_then(|y| y.relu());
         y.and_then(|y| y.realize()).expect("tensor runs");
     });

@@ -26,3 +26,36 @@ fn warm_calls_reuse_the_pipeline() -> morok::Result<()> {
     assert!(pipeline_runs() > runs, "a new batch size runs the pipeline");
     Ok(())
 }
+
+/// Calls from several threads at once share their call site's plans but
+/// never its intermediates: every result equals the same call made alone.
+#[test]
+fn concurrent_calls_get_their_own_intermediates() -> morok::Result<()> {
+    let seeded = |shape: &[usize], seed| Tensor::rand_seeded(shape, DType::F32, seed).realize();
+    let (w1, w2) = (seeded(&[64, 128], 11)?, seeded(&[128, 10], 12)?);
+    let inputs = (0..4)
+        .map(|i| seeded(&[1 + (i as usize % 2) * 2, 64], 20 + i))
+        .collect::<morok::Result<Vec<_>>>()?;
+    let expected = inputs
+        .iter()
+        .map(|x| mlp(x, &w1, &w2)?.to_vec::<f32>())
+        .collect::<morok::Result<Vec<_>>>()?;
+    std::thread::scope(|s| {
+        let calls: Vec<_> = inputs
+            .iter()
+            .zip(&expected)
+            .map(|(x, want)| {
+                let (w1, w2) = (&w1, &w2);
+                s.spawn(move || -> morok::Result<()> {
+                    for _ in 0..300 {
+                        assert_eq!(&mlp(x, w1, w2)?.to_vec::<f32>()?, want);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        calls
+            .into_iter()
+            .try_for_each(|c| c.join().expect("a calling thread panicked"))
+    })
+}

@@ -121,6 +121,14 @@ pub trait CompiledKernel: Send + Sync {
     /// of bounds.
     fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()>;
 
+    /// The concrete kernel, for a backend's own launch paths (a cached
+    /// plan whose launches the backend checked once, such as the CPU
+    /// backend's prepared launches); `None` (the default) where the kernel
+    /// runs only through [`CompiledKernel::run`].
+    fn as_any(&self) -> Option<&dyn Any> {
+        None
+    }
+
     /// Runs the kernel `runs` times (at least once) and returns the
     /// median wall time of one run (for beam search and benchmarks).
     fn time(

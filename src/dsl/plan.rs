@@ -17,17 +17,19 @@
 
 use super::generic::{self, GenericAst, MAX_NAMES};
 use super::graph::Graph;
-use super::rt::Signature;
+use super::rt::{DimValues, Signature};
 use crate::device::Device;
 use crate::kernel_cache::get_or_compile_with_vars;
 use crate::realize::{alloc, compile_options, count_launch};
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo, Result, Tensor};
+use morok_backends::cpu::{CpuKernel, Frame, FrameSlot, FrameTable, PreparedLaunch};
 use morok_core::device::{CompiledKernel, DeviceBuffer};
 use morok_core::program::kernel_name;
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule};
 use morok_core::uop::{Arg, Op, UOp};
 use morok_core::{new_buffer_id, DType};
+use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -43,9 +45,12 @@ pub fn dsl_warm_calls() -> usize {
     WARM_CALLS.load(Ordering::Relaxed)
 }
 
+/// Arguments a call binds without allocating.
+const INLINE_ARGS: usize = 8;
+
 /// A plan's key: the dims' values, the device, and for each argument the
 /// first argument viewing the same buffer (aliasing changes the graph).
-type PlanKey = (Vec<usize>, usize, Vec<usize>);
+type PlanKey = (DimValues, usize, SmallVec<[usize; INLINE_ARGS]>);
 
 /// What a call site does for one key.
 #[derive(Clone)]
@@ -67,7 +72,9 @@ struct SiteState {
     /// Generic kernels the pipeline could not compile (by AST id): their
     /// concrete instances are used instead.
     broken: HashSet<u64>,
-    plans: HashMap<PlanKey, Prepared>,
+    /// Plans by key, searched linearly (at most [`MAX_PLANS`] small keys:
+    /// a warm call compares a few integers and hashes nothing).
+    plans: Vec<(PlanKey, Prepared)>,
 }
 
 /// The cache of one kernel-macro expansion (a `static` in the expansion).
@@ -112,17 +119,33 @@ pub(crate) struct Plan {
     kernels: Arc<[KernelInfo]>,
     /// Handles of the `Fixed` buffers, which keep them registered.
     _fixed: Vec<BufferRef>,
+    /// The launches as the backend checked them when the plan was built
+    /// (`None`: the backend has no prepared launches, or one failed its
+    /// checks, and `steps` run through [`CompiledKernel::run`]).
+    checked: Option<Checked>,
     /// Sets of intermediates not in use by a running call.
     pool: Mutex<Vec<Vec<Arc<dyn DeviceBuffer>>>>,
+}
+
+/// A plan's launches checked once by the CPU backend: a call binds its
+/// buffers to `table` (one check and one lock per buffer) and launches.
+struct Checked {
+    table: Arc<FrameTable>,
+    /// The frame's buffers: these arguments (by position), then `fixed`,
+    /// the output and the intermediates.
+    args: Vec<usize>,
+    fixed: Vec<Arc<dyn DeviceBuffer>>,
+    /// One per step.
+    launches: Vec<PreparedLaunch>,
 }
 
 /// The arguments' device buffers, if every argument views a whole
 /// registered buffer on one device.
 struct Bound {
-    ids: Vec<u64>,
-    buffers: Vec<Arc<dyn DeviceBuffer>>,
+    ids: SmallVec<[u64; INLINE_ARGS]>,
+    buffers: SmallVec<[Arc<dyn DeviceBuffer>; INLINE_ARGS]>,
     device: Device,
-    alias: Vec<usize>,
+    alias: SmallVec<[usize; INLINE_ARGS]>,
 }
 
 fn device_key(d: &Device) -> usize {
@@ -130,8 +153,8 @@ fn device_key(d: &Device) -> usize {
 }
 
 fn bind_buffers(args: &[&Tensor]) -> Option<Bound> {
-    let mut ids = Vec::with_capacity(args.len());
-    let mut buffers = Vec::with_capacity(args.len());
+    let mut ids = SmallVec::new();
+    let mut buffers = SmallVec::new();
     let mut device: Option<Device> = None;
     for t in args {
         let id = t.whole_buffer_id()?;
@@ -192,7 +215,12 @@ impl CallSite {
             return self.build(args)?.realize();
         };
         let key = (dims, device_key(&bound.device), bound.alias.clone());
-        let cached = self.state().plans.get(&key).cloned();
+        let cached = self
+            .state()
+            .plans
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, p)| p.clone());
         let mut report = 0;
         let prepared = match cached {
             Some(p) => {
@@ -207,7 +235,8 @@ impl CallSite {
                     // Bounded memory for sites called with many sizes: start over.
                     state.plans.clear();
                 }
-                state.plans.insert(key, p.clone());
+                state.plans.retain(|(k, _)| *k != key);
+                state.plans.push((key, p.clone()));
                 p
             }
         };
@@ -314,6 +343,9 @@ impl CallSite {
                     }
                 }
             };
+            if crate::config::get().debug >= 3 {
+                eprintln!("{}", compiled.kernel.source());
+            }
             let mut vars = Vec::with_capacity(compiled.vars.len());
             let mut var_names = Vec::with_capacity(compiled.vars.len());
             for v in &compiled.vars {
@@ -360,6 +392,7 @@ impl CallSite {
                 code: s.kernel.source().to_string(),
             })
             .collect();
+        let checked = check_launches(&steps, bound, (spec.dtype, spec.size), &scratch);
         Ok(Prepared::Plan(Arc::new(Plan {
             device: bound.device.clone(),
             steps,
@@ -369,9 +402,74 @@ impl CallSite {
             scratch,
             kernels,
             _fixed: fixed,
+            checked,
             pool: Mutex::new(Vec::new()),
         })))
     }
+}
+
+/// The plan's launches checked by the CPU backend against a frame of its
+/// buffers (the arguments that are no alias of an earlier one, the fixed
+/// buffers, the output `out`, the intermediates `scratch`), if every
+/// kernel is a CPU kernel and passes the checks.
+fn check_launches(
+    steps: &[Step],
+    bound: &Bound,
+    out: (DType, usize),
+    scratch: &[(DType, usize)],
+) -> Option<Checked> {
+    let args: Vec<usize> = (0..bound.ids.len())
+        .filter(|&j| bound.alias[j] == j)
+        .collect();
+    let mut fixed: Vec<Arc<dyn DeviceBuffer>> = Vec::new();
+    for step in steps {
+        for s in &step.slots {
+            if let Slot::Fixed(b) = s {
+                if !fixed.iter().any(|f| Arc::ptr_eq(f, b)) {
+                    fixed.push(b.clone());
+                }
+            }
+        }
+    }
+    let read = |b: &dyn DeviceBuffer| FrameSlot {
+        dtype: b.dtype(),
+        len: b.len(),
+        written: false,
+    };
+    let written = |(dtype, len): (DType, usize)| FrameSlot {
+        dtype,
+        len,
+        written: true,
+    };
+    let mut slots: Vec<FrameSlot> = args
+        .iter()
+        .map(|&j| read(bound.buffers[j].as_ref()))
+        .collect();
+    slots.extend(fixed.iter().map(|b| read(b.as_ref())));
+    let out_at = slots.len();
+    slots.push(written(out));
+    slots.extend(scratch.iter().map(|&s| written(s)));
+    let table = FrameTable::new(slots);
+    let mut launches = Vec::with_capacity(steps.len());
+    for step in steps {
+        let kernel = step.kernel.as_any()?.downcast_ref::<CpuKernel>()?;
+        let mut at = Vec::with_capacity(step.slots.len());
+        for s in &step.slots {
+            at.push(match s {
+                Slot::Arg(j) => args.iter().position(|a| a == j)?,
+                Slot::Fixed(b) => args.len() + fixed.iter().position(|f| Arc::ptr_eq(f, b))?,
+                Slot::Output => out_at,
+                Slot::Scratch(k) => out_at + 1 + k,
+            });
+        }
+        launches.push(kernel.prepare(&table, &at, &step.vars).ok()?);
+    }
+    Some(Checked {
+        table,
+        args,
+        fixed,
+        launches,
+    })
 }
 
 /// The id of the schedule's one output buffer, if its root got a kernel
@@ -487,6 +585,63 @@ impl Plan {
                 s
             }
         };
+        if let Some(checked) = &self.checked {
+            self.launch_checked(checked, args, out.as_ref(), &scratch, report)?;
+        } else {
+            self.launch_each(args, out.as_ref(), &scratch, report)?;
+        }
+        lock(&self.pool).push(scratch);
+        let handle = storage::register(new_buffer_id(), self.device.clone(), out, self.out_len);
+        Ok(Tensor::from_registered(
+            handle,
+            self.out_dtype.scalar_type(),
+            self.out_len,
+            &self.out_shape,
+        )?
+        .with_kernel_list(self.kernels.clone()))
+    }
+
+    /// Runs the prepared launches: binds the call's buffers once (one
+    /// check and one lock per buffer) and launches each kernel.
+    #[track_caller]
+    fn launch_checked(
+        &self,
+        checked: &Checked,
+        args: &[Arc<dyn DeviceBuffer>],
+        out: &dyn DeviceBuffer,
+        scratch: &[Arc<dyn DeviceBuffer>],
+        report: u8,
+    ) -> Result<()> {
+        let mut bufs: SmallVec<[&dyn DeviceBuffer; 16]> = SmallVec::new();
+        bufs.extend(checked.args.iter().map(|&j| args[j].as_ref()));
+        bufs.extend(checked.fixed.iter().map(|b| b.as_ref()));
+        bufs.push(out);
+        bufs.extend(scratch.iter().map(|b| b.as_ref()));
+        let frame = Frame::bind(&checked.table, &bufs)
+            .map_err(|e| Error::runtime("realize", e.to_string()))?;
+        for (step, launch) in self.steps.iter().zip(&checked.launches) {
+            count_launch();
+            let start = (report >= 1).then(std::time::Instant::now);
+            if let Err(e) = launch.launch(&frame) {
+                return Err(Error::runtime("realize", e.to_string()));
+            }
+            if let Some(start) = start {
+                self.report(step, start.elapsed(), report);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs each step through [`CompiledKernel::run`] (which checks its
+    /// buffers on every launch).
+    #[track_caller]
+    fn launch_each(
+        &self,
+        args: &[Arc<dyn DeviceBuffer>],
+        out: &dyn DeviceBuffer,
+        scratch: &[Arc<dyn DeviceBuffer>],
+        report: u8,
+    ) -> Result<()> {
         let mut bufs: Vec<&dyn DeviceBuffer> = Vec::new();
         for step in &self.steps {
             bufs.clear();
@@ -494,7 +649,7 @@ impl Plan {
                 bufs.push(match s {
                     Slot::Arg(j) => args[*j].as_ref(),
                     Slot::Fixed(b) => b.as_ref(),
-                    Slot::Output => out.as_ref(),
+                    Slot::Output => out,
                     Slot::Scratch(k) => scratch[*k].as_ref(),
                 });
             }
@@ -507,15 +662,6 @@ impl Plan {
                 self.report(step, start.elapsed(), report);
             }
         }
-        drop(bufs);
-        lock(&self.pool).push(scratch);
-        let handle = storage::register(new_buffer_id(), self.device.clone(), out, self.out_len);
-        Ok(Tensor::from_registered(
-            handle,
-            self.out_dtype.scalar_type(),
-            self.out_len,
-            &self.out_shape,
-        )?
-        .with_kernel_list(self.kernels.clone()))
+        Ok(())
     }
 }

@@ -5,8 +5,13 @@
 pub use super::plan::CallSite;
 use crate::{Error, Result, ScalarType, Tensor};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use smallvec::SmallVec;
 use std::panic::Location;
 use std::path::Path;
+
+/// The values of a signature's dim names, in name order (inline for up to
+/// four names: a warm call allocates nothing for them).
+pub type DimValues = SmallVec<[usize; 4]>;
 
 /// A dim of a declared parameter type.
 #[derive(Clone, Copy, Debug)]
@@ -59,8 +64,10 @@ impl Signature {
     /// dim name to one value; the values in name order. An error names the
     /// parameter, the dim and both values.
     #[track_caller]
-    pub fn bind(&self, args: &[&Tensor]) -> Result<Vec<usize>> {
-        let mut values: Vec<Option<(usize, &str, usize)>> = vec![None; self.names.len()];
+    pub fn bind(&self, args: &[&Tensor]) -> Result<DimValues> {
+        // Per name: its value, and the parameter and axis it came from.
+        type Seen<'p> = Option<(usize, &'p str, usize)>;
+        let mut values: SmallVec<[Seen<'_>; 4]> = smallvec::smallvec![None; self.names.len()];
         let location = Location::caller();
         let fail = |message: String| Error::Argument {
             op: self.kernel.to_string(),

@@ -22,9 +22,9 @@ pub struct CpuKernel {
     name: String,
     source: String,
     // Keeps the code mapped while `func` may be called.
-    _code: Arc<dyn Any + Send + Sync>,
-    func: KernelFn,
-    buffers: Vec<BufferSlot>,
+    pub(super) _code: Arc<dyn Any + Send + Sync>,
+    pub(super) func: KernelFn,
+    pub(super) buffers: Vec<BufferSlot>,
     vars: Vec<VarSlot>,
     /// Trip count of the parallel loop, if any.
     parallel: Option<usize>,
@@ -33,7 +33,7 @@ pub struct CpuKernel {
     /// Estimated executed operations (`Launch::work`).
     work: u64,
     threads: usize,
-    pool: Option<Arc<rayon::ThreadPool>>,
+    pub(super) pool: Option<Arc<rayon::ThreadPool>>,
     /// For a kernel with variables: its program, whose access ranges are
     /// recomputed for the variables' values (`Program::access_at`), and
     /// those ranges by values.
@@ -72,7 +72,7 @@ impl CpuKernel {
 
     /// The access ranges for a launch with `vars`: the static ones, or for
     /// a kernel with variables the ranges at these values (cached).
-    fn access(&self, vars: &[i64]) -> DeviceResult<Option<Arc<[Access]>>> {
+    pub(super) fn access(&self, vars: &[i64]) -> DeviceResult<Option<Arc<[Access]>>> {
         let Some((program, cache)) = &self.var_access else {
             return Ok(None);
         };
@@ -98,7 +98,7 @@ impl CpuKernel {
     /// (its count known only now) when every thread gets at least
     /// [`MIN_WORK_PER_THREAD`] iterations of the loop nest, the rule the
     /// optimizer plans `THREAD` axes with.
-    fn split(&self, vars: &[i64]) -> (Option<usize>, usize) {
+    pub(super) fn split(&self, vars: &[i64]) -> (Option<usize>, usize) {
         let threads = if self.pool.is_some() { self.threads } else { 1 };
         match (self.parallel_var, self.parallel) {
             (Some(pv), _) => {
@@ -119,7 +119,7 @@ impl CpuKernel {
         }
     }
 
-    fn bad(&self, reason: String) -> DeviceError {
+    pub(super) fn bad(&self, reason: String) -> DeviceError {
         DeviceError::BadArgs {
             what: format!("kernel `{}`", self.name),
             reason,
@@ -127,7 +127,7 @@ impl CpuKernel {
     }
 
     /// Checks `vars` against the kernel's variables and their bounds.
-    fn check_vars(&self, vars: &[i64]) -> DeviceResult<()> {
+    pub(super) fn check_vars(&self, vars: &[i64]) -> DeviceResult<()> {
         if vars.len() != self.vars.len() {
             return Err(self.bad(format!(
                 "{} variable values given, the kernel takes {}",
@@ -206,22 +206,62 @@ impl CpuKernel {
 }
 
 /// Buffer pointers shared by the worker threads.
-struct Args(Vec<*mut c_void>, Vec<i64>);
+struct Args<'a>(&'a [*mut c_void]);
 // SAFETY: the pointers are only dereferenced by the kernel, which each
 // thread runs on a disjoint part of the parallel loop (writes are indexed
-// by that loop, see `find_parallel` in lowering), while `run` holds the
-// buffers' locks.
-unsafe impl Sync for Args {}
+// by that loop, see `find_parallel` in lowering), while the caller of
+// `dispatch` holds the buffers' locks.
+unsafe impl Sync for Args<'_> {}
 
-impl Args {
-    /// The pointer array in the kernel's calling convention.
+impl Args<'_> {
+    /// The pointer array in the kernel's calling convention (a method, so
+    /// closures capture the whole `Sync` wrapper).
     fn as_ptr(&self) -> *const *mut c_void {
         self.0.as_ptr()
     }
+}
 
-    /// The element counts, slot by slot.
-    fn sizes(&self) -> *const i64 {
-        self.1.as_ptr()
+/// Calls `f` on `ptrs` (with element counts `sizes`) and `vars` over the
+/// parallel loop split as [`CpuKernel::split`] returned: on this thread
+/// when it is one chunk (no thread wakes up), else on `pool`.
+///
+/// # Safety
+///
+/// `ptrs` and `sizes` are in the kernel's slot order, each buffer holds
+/// every element the kernel can touch at `vars`, the buffers' locks are
+/// held (exclusive for written ones) and no written buffer is in two slots.
+pub(super) unsafe fn dispatch(
+    f: KernelFn,
+    pool: Option<&rayon::ThreadPool>,
+    (size, chunks): (Option<usize>, usize),
+    ptrs: &[*mut c_void],
+    sizes: &[i64],
+    vars: &[i64],
+) {
+    let args = Args(ptrs);
+    let call = |start: usize, end: usize| {
+        // SAFETY: the caller's contract; [start, end) lies inside the
+        // parallel loop's range.
+        unsafe {
+            f(
+                args.as_ptr(),
+                sizes.as_ptr(),
+                vars.as_ptr(),
+                start as i64,
+                end as i64,
+            )
+        }
+    };
+    match (size, pool) {
+        (Some(size), Some(pool)) if chunks > 1 => {
+            pool.install(|| {
+                (0..chunks).into_par_iter().for_each(|c| {
+                    call(size * c / chunks, size * (c + 1) / chunks);
+                })
+            });
+        }
+        (Some(size), _) => call(0, size),
+        (None, _) => call(0, 0),
     }
 }
 
@@ -232,6 +272,10 @@ impl CompiledKernel for CpuKernel {
 
     fn source(&self) -> &str {
         &self.source
+    }
+
+    fn as_any(&self) -> Option<&dyn Any> {
+        Some(self)
     }
 
     fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()> {
@@ -259,37 +303,20 @@ impl CompiledKernel for CpuKernel {
                 }
             }
         }
-        let args = Args(
-            cpu.iter().map(|b| b.as_ptr().cast::<c_void>()).collect(),
-            cpu.iter().map(|b| b.len() as i64).collect(),
-        );
-        let f = self.func;
-        let call = |start: usize, end: usize| {
-            // SAFETY: `check` verified count, types and that every index
-            // the kernel can touch is inside its buffer; the locks are
-            // held; [start, end) lies inside the parallel loop's range.
-            unsafe {
-                f(
-                    args.as_ptr(),
-                    args.sizes(),
-                    vars.as_ptr(),
-                    start as i64,
-                    end as i64,
-                )
-            }
+        let ptrs: Vec<*mut c_void> = cpu.iter().map(|b| b.as_ptr().cast::<c_void>()).collect();
+        let sizes: Vec<i64> = cpu.iter().map(|b| b.len() as i64).collect();
+        // SAFETY: `check` verified count, types and that every index the
+        // kernel can touch is inside its buffer; the locks are held.
+        unsafe {
+            dispatch(
+                self.func,
+                self.pool.as_deref(),
+                self.split(vars),
+                &ptrs,
+                &sizes,
+                vars,
+            )
         };
-        let (size, chunks) = self.split(vars);
-        match (size, &self.pool) {
-            (Some(size), Some(pool)) if chunks > 1 => {
-                pool.install(|| {
-                    (0..chunks).into_par_iter().for_each(|c| {
-                        call(size * c / chunks, size * (c + 1) / chunks);
-                    })
-                });
-            }
-            (Some(size), _) => call(0, size),
-            (None, _) => call(0, 0),
-        }
         drop(writes);
         drop(reads);
         Ok(())

@@ -14,6 +14,7 @@ pub mod codegen;
 pub mod kernel;
 #[cfg(feature = "llvm")]
 pub mod llvm;
+pub mod prepared;
 pub mod stream;
 
 pub use buffer::CpuBuffer;
@@ -22,6 +23,7 @@ pub use codegen::{Codegen, KernelFn, LoadedKernel};
 pub use kernel::CpuKernel;
 #[cfg(feature = "llvm")]
 pub use llvm::{LlvmCodegen, LlvmRenderer};
+pub use prepared::{Frame, FrameSlot, FrameTable, PreparedLaunch};
 
 use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
 use morok_core::dtype::DType;

@@ -21,7 +21,8 @@
 //!   form, has every coefficient and its constant divisible by the lane
 //!   count (the instructions fault on an unaligned address);
 //! - the range of elements the kernel writes in that buffer spans at
-//!   least [`stream_threshold`] bytes.
+//!   least [`stream_threshold`] bytes, and the kernel takes no variables
+//!   (whose ranges bound that span only at their largest values).
 //!
 //! Values are unchanged (only the cache policy differs). Streaming stores
 //! are weakly ordered, so a kernel with one ends with a store fence
@@ -87,6 +88,14 @@ pub fn streams(kernel: &LoweredKernel, store: &UOp) -> bool {
     let Arg::Int(slot) = *base.arg() else {
         return false;
     };
+    // A kernel with variables (the DSL's generic kernels) serves every
+    // value: its access ranges are bounds at the variables' largest values
+    // and say nothing of a call's size. A batch of one writes a few lines,
+    // which streaming would push to memory right before the next kernel
+    // reads them.
+    if kernel.ops.iter().any(|o| o.op() == Op::DefineVar) {
+        return false;
+    }
     let large = kernel
         .buffers
         .get(slot as usize)

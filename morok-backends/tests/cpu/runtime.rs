@@ -3,7 +3,8 @@
 
 use super::common::*;
 use super::reduce::{matmul_ast, matmul_ref_fused};
-use morok_core::device::{Device, DeviceError};
+use morok_backends::CpuDevice;
+use morok_core::device::{CompiledKernel, Device, DeviceError};
 use morok_core::dtype::DType;
 use morok_core::lower::threefry2x32;
 use morok_core::uop::{AxisType, ConstValue, Op, UOp};
@@ -212,11 +213,8 @@ fn scalar_variables_are_passed_at_launch_and_checked() {
     }
 }
 
-#[test]
-fn variable_trip_counts_are_checked_against_the_values_given() {
-    // out[i] = in[i] * 2 for i < n, n in 1..=1000: the buffers only need
-    // n elements at a launch, whatever the variable's declared maximum.
-    let (dev, _dir) = device(1);
+/// `out[i] = in[i] * 2` for `i < n`, a kernel variable `n` in `1..=1000`.
+fn doubling_below_n(dev: &CpuDevice) -> Arc<dyn CompiledKernel> {
     let n = index_var("n", 1000);
     let i = UOp::range(&n, 0, AxisType::Loop);
     let two = UOp::const_f64(DType::F32, 2.0);
@@ -226,7 +224,15 @@ fn variable_trip_counts_are_checked_against_the_values_given() {
         &load(1, DType::F32, &i).mul(&two),
         std::slice::from_ref(&i),
     );
-    let k = compile(&dev, &ast);
+    compile(dev, &ast)
+}
+
+#[test]
+fn variable_trip_counts_are_checked_against_the_values_given() {
+    // The buffers only need n elements at a launch, whatever the
+    // variable's declared maximum.
+    let (dev, _dir) = device(1);
+    let k = doubling_below_n(&dev);
     let out = dev.allocate(DType::F32, 3).unwrap();
     let mut inp = dev.allocate(DType::F32, 3).unwrap();
     inp.copy_in(&to_bytes(&[1.0f32, 2.0, 3.0])).unwrap();
@@ -297,4 +303,58 @@ fn no_op_stores_disappear_and_empty_kernels_run() {
     assert_eq!(args[0].get::<f32>(), data);
     let want: Vec<f32> = data.iter().map(|v| v * 2.0).collect();
     assert_eq!(args[1].get::<f32>(), want);
+}
+
+/// The `BadArgs` message of `r`, which must be an error.
+fn bad_args<T>(r: morok_core::device::DeviceResult<T>) -> String {
+    match r {
+        Err(e @ DeviceError::BadArgs { .. }) => e.to_string(),
+        Err(e) => panic!("expected BadArgs, got {e}"),
+        Ok(_) => panic!("expected BadArgs, got Ok"),
+    }
+}
+
+#[test]
+fn prepared_launches_are_checked_once_and_frames_per_call() {
+    use morok_backends::cpu::{CpuKernel, Frame, FrameSlot, FrameTable};
+    let (dev, _dir) = device(1);
+    let compiled = doubling_below_n(&dev);
+    let k = compiled
+        .as_any()
+        .and_then(|a| a.downcast_ref::<CpuKernel>())
+        .expect("a CPU kernel");
+    let slot = |len, written| FrameSlot {
+        dtype: DType::F32,
+        len,
+        written,
+    };
+    let table = FrameTable::new(vec![slot(3, true), slot(3, false)]);
+    // Checked at preparation: access ranges at the values, aliasing, the
+    // table's write marks, variable bounds.
+    assert!(bad_args(k.prepare(&table, &[0, 1], &[4])).contains("may access elements 0..=3"));
+    assert!(bad_args(k.prepare(&table, &[0, 0], &[3])).contains("written but shared"));
+    assert!(bad_args(k.prepare(&table, &[1, 0], &[3])).contains("does not lock it for writing"));
+    assert!(bad_args(k.prepare(&table, &[0, 1], &[0])).contains("outside 1..=1000"));
+    let launch = k.prepare(&table, &[0, 1], &[3]).expect("a valid launch");
+
+    let out = dev.allocate(DType::F32, 3).unwrap();
+    let mut inp = dev.allocate(DType::F32, 3).unwrap();
+    inp.copy_in(&to_bytes(&[1.0f32, 2.0, 3.0])).unwrap();
+    let small = dev.allocate(DType::F32, 2).unwrap();
+    let ints = dev.allocate(DType::I32, 3).unwrap();
+    // Checked per call: count, types, sizes, distinct buffers.
+    assert!(bad_args(Frame::bind(&table, &[out.as_ref()])).contains("1 buffers given"));
+    assert!(bad_args(Frame::bind(&table, &[out.as_ref(), small.as_ref()])).contains("holds 2 f32"));
+    assert!(bad_args(Frame::bind(&table, &[ints.as_ref(), inp.as_ref()])).contains("holds 3 i32"));
+    assert!(bad_args(Frame::bind(&table, &[out.as_ref(), out.as_ref()])).contains("bound twice"));
+    {
+        let frame = Frame::bind(&table, &[out.as_ref(), inp.as_ref()]).unwrap();
+        launch.launch(&frame).unwrap();
+        let other = FrameTable::new(vec![slot(3, true), slot(3, false)]);
+        let foreign = k.prepare(&other, &[0, 1], &[3]).unwrap();
+        assert!(bad_args(foreign.launch(&frame)).contains("another plan"));
+    }
+    let mut bytes = vec![0u8; 12];
+    out.copy_out(&mut bytes).unwrap();
+    assert_eq!(from_bytes::<f32>(&bytes), vec![2.0, 4.0, 6.0]);
 }
