@@ -143,6 +143,25 @@ pub fn is_vector_element(t: ScalarType) -> bool {
     )
 }
 
+/// Whether the host CPU has a fused multiply-add instruction, detected
+/// when the program runs: FMA3 on x86-64, always on aarch64. The CPU
+/// renderers list `MULACC` as native only then, so a host without it gets
+/// a plain multiply and add instead of a slow libm `fma` call.
+pub fn host_has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        true
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}
+
 /// The width in bytes of the host CPU's widest vector registers, detected
 /// when the program runs (never assumed from the build target): 64 with
 /// AVX-512F, 32 with AVX2 and FMA, 16 otherwise (SSE2 on x86-64, NEON on

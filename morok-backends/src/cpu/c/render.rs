@@ -1138,13 +1138,16 @@ impl Renderer for CRenderer {
     }
 
     /// libm provides every transcendental function, and `fma`/`fmaf`
-    /// render `MULACC` (`-march=native` makes them one instruction where
-    /// the CPU has FMA). Vectors are as wide as the host's registers
+    /// render `MULACC` where the host has FMA (`-march=native` makes them
+    /// one instruction; elsewhere `MULACC` is not native, so lowering keeps
+    /// a multiply and an add rather than calling libm's slow `fma`). Vectors are as wide as the host's registers
     /// (detected at run time; kernels are compiled with `-march=native`
     /// for the host they run on).
     fn caps(&self) -> Caps {
         let mut caps = Caps::all_native().with_vector_bytes(morok_core::caps::host_vector_bytes());
-        caps.native = caps.native.with(Op::MulAcc);
+        if morok_core::caps::host_has_fma() {
+            caps.native = caps.native.with(Op::MulAcc);
+        }
         caps.with_vector_masks()
     }
 

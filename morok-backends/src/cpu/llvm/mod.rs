@@ -73,14 +73,21 @@ impl Renderer for LlvmRenderer {
     /// `TANH` or `ERF`, and its `llvm.exp`/`llvm.sin`/... become scalar
     /// libm calls that block vectorization; the decompositions are
     /// accuracy-tested against the reference and vectorize. `MULACC`
-    /// (formed by the optimizer in accumulations) is `llvm.fma`. Vector
+    /// (formed by the optimizer in accumulations and used by the
+    /// decompositions) is `llvm.fma`, listed only where the host has FMA,
+    /// as for the C renderer. Vector
     /// masks (`Caps::vector_masks`, as the C renderer): comparisons,
     /// selects, bitcasts and the integer ops of vector lanes are LLVM
     /// vector instructions (`<w x i1>` masks), so the decompositions'
     /// range reductions run on vectors too.
     fn caps(&self) -> Caps {
+        let native = if morok_core::caps::host_has_fma() {
+            OpSet::of(&[Op::Sqrt, Op::Rsqrt, Op::MulAcc])
+        } else {
+            OpSet::of(&[Op::Sqrt, Op::Rsqrt])
+        };
         Caps {
-            native: OpSet::of(&[Op::Sqrt, Op::Rsqrt, Op::MulAcc]),
+            native,
             // The host's vector registers (detected at run time), filled
             // with explicit LLVM vector types exactly as the C renderer
             // fills its vector typedefs (see `vector.rs`).
