@@ -111,4 +111,10 @@ fn large_column_reductions_split_into_row_tiles() {
     let max = x.max(Some(&[0]), false).expect("max");
     check(&max).unwrap_or_else(|e| panic!("column max: {e}"));
     assert_eq!(kernel_count(&max), 2);
+    // A matmul is a reduction of broadcast operands (2^21 products here):
+    // arithmetic-bound, left to the optimizer's tiles, never split.
+    let a = input(&mut rng, f32, &[128, 128], Layout::Contiguous, Domain::Any);
+    let b = input(&mut rng, f32, &[128, 128], Layout::Contiguous, Domain::Any);
+    let c = a.matmul(&b).expect("matmul");
+    assert_eq!(kernel_count(&c), 1, "a 128³ matmul");
 }

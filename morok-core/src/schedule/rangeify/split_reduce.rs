@@ -21,7 +21,8 @@
 //! - **Row tiles of a column reduction** ([`COLUMN_SPLIT_MIN`]): a
 //!   reduction of at least that many input elements whose reduced axes
 //!   are followed by at least [`MIN_INNER`] kept contiguous elements (a
-//!   column sum, a sum over the middle axis), split on its outermost
+//!   column sum, a sum over the middle axis) and whose input broadcasts
+//!   nothing (see [`broadcasts`]: not a matmul), split on its outermost
 //!   reduced axis (of at least [`MIN_ROWS`]) into tiles of `n/d` = 16 (or
 //!   8, 4) rows. A column
 //!   reduction read in place walks down the rows: one short run of every
@@ -101,6 +102,20 @@ fn split(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> 
     Some(two_stages(n, (*op, axes), (in_shape, out_shape), a, d))
 }
 
+/// True if the computation feeding a reduction (up to the buffers it
+/// reads: BUFFER, CONTIGUOUS) broadcasts some operand (an EXPAND). Such a
+/// reduction re-reads its operands (a matmul's `a[m, k]·b[k, n]` summed
+/// over `k`) and is bound by arithmetic and cache reuse, which the
+/// optimizer's tiles handle; the row tile split is for reductions that
+/// read each input element once (memory-bound column sums). A walk of one
+/// kernel's source graph with `toposort_until` (a pattern cannot ask about
+/// a whole subgraph).
+fn broadcasts(x: &Arc<UOp>) -> bool {
+    x.toposort_until(|u| matches!(u.op(), Op::Buffer | Op::Contiguous))
+        .iter()
+        .any(|u| u.op() == Op::Expand)
+}
+
 /// The row tile split of a column reduction `n` (see the module docs),
 /// if it applies.
 fn split_columns(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> {
@@ -112,7 +127,7 @@ fn split_columns(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Ar
     if inner < MIN_INNER
         || numel(in_shape) < COLUMN_SPLIT_MIN
         || !reorderable(*op, n.dtype())
-        || broadcast_axis(n, in_shape, a)
+        || broadcasts(n.s(0))
     {
         return None;
     }
