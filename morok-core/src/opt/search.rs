@@ -117,7 +117,8 @@ pub struct BeamResult {
     pub ast: Arc<UOp>,
     /// The opts that make it (empty: the kernel as scheduled was fastest).
     pub opts: Vec<Opt>,
-    /// Its measured time.
+    /// Its measured time: the heuristics' kernel's time in the search,
+    /// times the winner's confirmed ratio to it when another kernel won.
     pub time: Duration,
     /// How many candidates were timed.
     pub timed: usize,
