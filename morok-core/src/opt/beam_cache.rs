@@ -20,8 +20,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Version of the entry format and of what a cached opt list means; bump
-/// it when opts or the search change meaning.
-pub const VERSION: &str = "morok-beam 1";
+/// it when opts or the search change meaning (2: the search's winner is
+/// confirmed against the heuristics' kernel; entries of searches without
+/// that check are searched again).
+pub const VERSION: &str = "morok-beam 2";
 
 /// A directory of beam search results.
 #[derive(Clone, Debug)]
@@ -193,8 +195,9 @@ mod tests {
         assert_eq!(cache.load(&key), Some(opts.clone()));
         for bad in [
             "garbage",
-            "morok-beam 1\nUPCAST 1 4\n",
-            "morok-beam 1\nFOO 1\nend\n",
+            "morok-beam 2\nUPCAST 1 4\n",
+            "morok-beam 2\nFOO 1\nend\n",
+            "morok-beam 1\nUPCAST 1 4\nend\n",
         ] {
             std::fs::write(cache.path(&key), bad).unwrap();
             assert_eq!(cache.load(&key), None, "{bad:?}");
