@@ -67,6 +67,25 @@ fn softmax_and_layernorm_match_the_reference() {
     }
 }
 
+/// Matmuls with a narrow output (`[B, 128] @ [128, 10]`, the second layer
+/// of a small MLP): the heuristics upcast the 10 outputs into independent
+/// accumulators (`upcast_narrow_output`); the results match the reference.
+#[test]
+fn narrow_matmuls_match_the_reference() {
+    let mut rng = Rng::new(10);
+    for rows in [1, 5, 7] {
+        let x = matrix(&mut rng, ScalarType::F32, rows, 128, Domain::Any);
+        let w = matrix(&mut rng, ScalarType::F32, 128, 10, Domain::Any);
+        ok("narrow matmul", rows, 10, x.dot(&w));
+        ok(
+            "narrow matmul softmax",
+            rows,
+            10,
+            x.dot(&w).and_then(|y| y.softmax(-1)),
+        );
+    }
+}
+
 /// The kernels one realization of `t` runs.
 fn kernel_count(t: &Tensor) -> usize {
     t.realize()

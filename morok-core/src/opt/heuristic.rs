@@ -13,6 +13,10 @@
 //!    stores are contiguous along such an axis gets a register tile sized
 //!    for the vector registers instead (see [`vector_register_tile`]),
 //!    its loops ordered for the L2 cache (`order_tile_loops`);
+//!    a reduce kernel of ≥ 32 terms per output that still has no upcast
+//!    (an output below 256 elements) upcasts a narrow output axis (≤ 16)
+//!    fully instead: independent accumulators, see
+//!    [`upcast_narrow_output`];
 //! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
 //!    contiguous reduce axes, upcast output lanes for column reductions),
 //!    else unroll of the last reduce axis (fully when ≤ 32, else by 4)
@@ -102,6 +106,8 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
     if !vector_register_tile(k) {
         upcast_reused_axes(k);
     }
+    // 3b. a narrow output of a reduction gets its lanes as accumulators
+    upcast_narrow_output(k);
     // 4. the reduction strategy, else unroll the last reduce axis
     let strategy = super::reduce_strategy::choose_reduce_strategy(k);
     let upcast_product: i64 = k
@@ -198,6 +204,47 @@ fn upcast_reused_axes(k: &mut OptKernel) {
         if !try_opt(k, Opt::new(OptOps::Upcast, pos, amt)) {
             return;
         }
+    }
+}
+
+/// Most lanes of [`upcast_narrow_output`].
+const NARROW_OUTPUT_LANES: i64 = 16;
+
+/// Shortest reduction (product of the reduce axes) that
+/// [`upcast_narrow_output`] acts on: the out-of-order core overlaps the
+/// chains of consecutive outputs when each is a few multiply-adds, not
+/// when each is a hundred.
+const NARROW_MIN_REDUCE: i64 = 32;
+
+/// Step 3b: a reduce kernel with no upcast after step 3 (an output of
+/// fewer than 256 elements, or no axis 4 divides: the second matmul of a
+/// small MLP, `[B, 128] @ [128, 10]`) would run one serial accumulator
+/// chain per output, each multiply-add waiting on the previous one. The
+/// innermost output loop axis of at most [`NARROW_OUTPUT_LANES`] (and
+/// `max_upcast`) elements that some buffer does not index (its loads are
+/// shared by the lanes) is upcast fully: that many independent chains
+/// per pass of the reduce loop, when the reduction has at least
+/// [`NARROW_MIN_REDUCE`] elements. Each output still adds its terms in the
+/// same order, so results are bit-exact (no reassociation).
+fn upcast_narrow_output(k: &mut OptKernel) {
+    let reduce: i64 = k
+        .ranges_of(&[AxisType::Reduce])
+        .iter()
+        .map(|r| range_size(r).unwrap_or(i64::MAX))
+        .fold(1, i64::saturating_mul);
+    if reduce < NARROW_MIN_REDUCE || !k.ranges_of(&[AxisType::Upcast]).is_empty() {
+        return;
+    }
+    let ranges = k.ranges();
+    let indices = buffer_indices(&k.ast);
+    let narrow = ranges.iter().rposition(|r| {
+        r.axis_type() == Some(AxisType::Loop)
+            && range_size(r)
+                .is_some_and(|s| s > 1 && s <= NARROW_OUTPUT_LANES.min(k.limits.max_upcast))
+            && indices.iter().any(|idx| !uses_range(idx, r))
+    });
+    if let Some(pos) = narrow {
+        try_opt(k, Opt::new(OptOps::Upcast, pos, 0));
     }
 }
 

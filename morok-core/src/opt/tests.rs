@@ -457,3 +457,28 @@ fn heuristics_tile_a_convolution_by_half_vectors_and_output_rows() {
     // registers
     assert_eq!(upcasts(32), vec![8, 8]);
 }
+
+#[test]
+fn heuristics_give_a_narrow_matmul_output_independent_accumulators() {
+    // `[B, 128] @ [128, 10]`: no tile (fewer than 256 outputs, 4 does not
+    // divide 10), so the 10 outputs become 10 accumulator chains
+    for rows in [1, 5] {
+        let mm = matmul(rows, 128, 10);
+        let k = heuristics(&mm);
+        let upcast: Vec<i64> = k
+            .ranges_of(&[AxisType::Upcast])
+            .iter()
+            .filter_map(|r| kernel::range_size(r))
+            .collect();
+        assert_eq!(upcast, vec![10], "rows {rows}: {:?}", k.applied);
+        let sizes = [(rows * 10) as usize, (rows * 128) as usize, 128 * 10];
+        assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes), "rows {rows}");
+    }
+    // a kernel that already has a tile keeps it
+    let k = heuristics(&matmul(32, 64, 32));
+    assert!(
+        !k.applied.contains(&Opt::new(Upcast, 1, 0)),
+        "{:?}",
+        k.applied
+    );
+}
