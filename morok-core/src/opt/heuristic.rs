@@ -16,7 +16,7 @@
 //!    a reduce kernel of ≥ 32 terms per output that still has no upcast
 //!    (an output below 256 elements) upcasts a narrow output axis (≤ 16)
 //!    fully instead: independent accumulators, see
-//!    [`upcast_narrow_output`];
+//!    `upcast_narrow_output`;
 //! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
 //!    contiguous reduce axes, upcast output lanes for column reductions),
 //!    else unroll of the last reduce axis (fully when ≤ 32, else by 4)

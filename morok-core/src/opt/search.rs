@@ -19,7 +19,7 @@
 //! comparable (a candidate timed while another process held a core looks
 //! slower, one timed in a quiet moment faster), so the search ends with a
 //! check: each kernel of the final beam runs against the heuristics'
-//! kernel in alternating back-to-back pairs ([`confirm_against`]), and
+//! kernel in alternating back-to-back pairs (`confirm_against`), and
 //! the heuristics' kernel is returned unless one runs at most
 //! `1 - `[`CONFIRM_MARGIN`] of its time. Every candidate is the original kernel with a list of opts
 //! applied, so beam search changes results exactly as far as those opts
@@ -383,7 +383,7 @@ pub fn beam_search<M: Measure>(
 }
 
 /// A kernel of the final beam replaces the heuristics' only when it runs
-/// at most `1 - CONFIRM_MARGIN` of their time in [`confirm_against`]'s
+/// at most `1 - CONFIRM_MARGIN` of their time in `confirm_against`'s
 /// paired runs: a smaller gain is within what a busy machine makes of two
 /// equal kernels, and the heuristics' kernel is the default.
 pub const CONFIRM_MARGIN: f64 = 0.03;

@@ -22,7 +22,7 @@
 //!   reduction of at least that many input elements whose reduced axes
 //!   are followed by at least [`MIN_INNER`] kept contiguous elements (a
 //!   column sum, a sum over the middle axis) and whose input broadcasts
-//!   nothing (see [`broadcasts`]: not a matmul), split on its outermost
+//!   nothing (see `broadcasts`: not a matmul), split on its outermost
 //!   reduced axis (of at least [`MIN_ROWS`]) into tiles of `n/d` = 16 (or
 //!   8, 4) rows. A column
 //!   reduction read in place walks down the rows: one short run of every
