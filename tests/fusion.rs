@@ -139,8 +139,14 @@ fn a_layers_bias_and_activation_run_in_its_matmul_kernel() {
                 "{i}: {g} vs {w}"
             );
         }
-        let codes: Vec<usize> = r.kernels().iter().map(|k| slots(&k.code)).collect();
-        assert_eq!(codes, [4, 4], "{batch}x{inp}x{hidden}x{out}");
+        let kernels = r.kernels();
+        assert_eq!(kernels.len(), 2, "{batch}x{inp}x{hidden}x{out}");
+        // The slots are read off the C code (`bufs[i]`); other devices'
+        // code (LLVM IR) is checked by the kernel count and results.
+        if kernels.iter().all(|k| k.code.contains("bufs[")) {
+            let codes: Vec<usize> = kernels.iter().map(|k| slots(&k.code)).collect();
+            assert_eq!(codes, [4, 4], "{batch}x{inp}x{hidden}x{out}");
+        }
     }
 }
 
