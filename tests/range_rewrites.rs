@@ -7,7 +7,7 @@ mod common;
 
 use common::{input, Domain, Layout, Rng};
 use morok::core::ScalarType;
-use morok::Tensor;
+use morok::{DType, Tensor};
 
 fn rand_f32(rng: &mut Rng, shape: &[usize]) -> Tensor {
     input(rng, ScalarType::F32, shape, Layout::Contiguous, Domain::Any)
@@ -67,5 +67,159 @@ fn split_store_cuts_padding_and_cat_loops() {
     common::check(&c).unwrap();
     if let Some(code) = single_kernel_code(&c) {
         assert!(!code.contains(" ? "), "no select per element:\n{code}");
+    }
+}
+
+/// Lengths for a sequence of `n`: every boundary (negative, 0, 1, n − 1,
+/// n, above n, the type's extremes) and random values in `[-2, n + 2]`,
+/// as a `[rows, 1]` column of `dtype`.
+fn lengths(rng: &mut Rng, dtype: ScalarType, n: i64, rows: usize) -> Tensor {
+    let (min, max) = (dtype.min_f64().max(-1e30), dtype.max_f64().min(1e30));
+    let mut v: Vec<f64> = vec![
+        -5.0,
+        -1.0,
+        0.0,
+        1.0,
+        (n - 1) as f64,
+        n as f64,
+        (n + 1) as f64,
+    ];
+    v.extend([1000.0, min, max]);
+    if dtype.is_float() {
+        v.extend([
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -0.5,
+            0.5,
+            n as f64 - 0.5,
+        ]);
+    }
+    while v.len() < rows {
+        let x = rng.uniform(-2.0, n as f64 + 2.0);
+        v.push(if dtype.is_float() { x } else { x.floor() });
+    }
+    let v: Vec<f64> = v.into_iter().map(|x| x.clamp(min, max)).collect();
+    common::tensor(dtype, &[rows, 1], &v)
+}
+
+/// `[0, n)` as a `[1, n]` row of `dtype`.
+fn arange_row(n: usize, dtype: ScalarType) -> Tensor {
+    let a = Tensor::arange_dtype(0.0, n as f64, 1.0, DType::from(dtype)).unwrap();
+    a.try_reshape(&[1, n as isize]).unwrap()
+}
+
+/// The C code of every kernel `t` realizes (empty off the C backend).
+fn kernel_codes(t: &Tensor) -> Vec<String> {
+    let kernels = t.realize().unwrap().kernels();
+    kernels
+        .into_iter()
+        .filter(|k| k.backend == "CPU")
+        .map(|k| k.code)
+        .collect()
+}
+
+/// Checks `t` against the reference and that its kernels keep `accs`
+/// accumulators at most (a collapsed reduction needs none).
+fn check_collapsed(name: &str, t: &Tensor, accs: usize) {
+    common::check(t).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for code in kernel_codes(t) {
+        let body = &code[code.rfind("\nvoid ").unwrap_or(0)..];
+        let kept = (0..=accs)
+            .filter(|i| body.contains(&format!("acc{i}")))
+            .count();
+        assert!(kept <= accs, "{name}: a reduction loop is left:\n{body}");
+    }
+}
+
+/// The four comparisons of a position with a length, each summed over
+/// the positions (counts of `k < len`, `k <= len`, `k > len`, `k >= len`).
+fn position_counts(pos: &Tensor, len: &Tensor) -> Vec<(&'static str, Tensor)> {
+    let sum = |m: Tensor| m.sum(Some(&[1]), false).unwrap();
+    vec![
+        ("lt", sum(pos.lt(len).unwrap())),
+        ("le", sum(pos.le(len).unwrap())),
+        ("gt", sum(pos.gt(len).unwrap())),
+        ("ge", sum(pos.ge(len).unwrap())),
+    ]
+}
+
+#[test]
+fn load_collapse_counts_positions_against_loaded_lengths() {
+    // sum(k < len[i] for k in 0..n) → clamp(len[i], 0, n): no loop.
+    let mut rng = Rng::new(4);
+    let n = 64;
+    for lt in [ScalarType::I32, ScalarType::U8, ScalarType::I16] {
+        let len = lengths(&mut rng, lt, n as i64, 24);
+        for at in [ScalarType::I32, ScalarType::I64, ScalarType::I16] {
+            for (name, t) in position_counts(&arange_row(n, at), &len) {
+                check_collapsed(&format!("{at:?} {name} {lt:?}"), &t, 0);
+            }
+        }
+    }
+    // A 64-bit length may sit at the type's extremes, where the closed
+    // form's arithmetic could overflow: the loop may stay, results hold.
+    let len = lengths(&mut rng, ScalarType::I64, n as i64, 24);
+    for (name, t) in position_counts(&arange_row(n, ScalarType::I64), &len) {
+        common::check(&t).unwrap_or_else(|e| panic!("i64 {name}: {e}"));
+    }
+}
+
+#[test]
+fn load_collapse_counts_positions_against_loaded_float_lengths() {
+    // Integer positions against float lengths (NaN, ±inf, fractions,
+    // huge values): x < y ⟺ x < ⌈y⌉, clamped, NaN counting nothing.
+    let mut rng = Rng::new(5);
+    let n = 48;
+    for ft in [ScalarType::F32, ScalarType::F64, ScalarType::F16] {
+        let len = lengths(&mut rng, ft, n as i64, 32);
+        for at in [ScalarType::I32, ft] {
+            for (name, t) in position_counts(&arange_row(n, at), &len) {
+                check_collapsed(&format!("{at:?} {name} {ft:?}"), &t, 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn load_collapse_removes_the_count_of_a_sequence_mask() {
+    // A masked mean over valid positions: the mask's count collapses,
+    // the masked sum keeps its one loop.
+    let mut rng = Rng::new(6);
+    let (rows, n) = (24, 40);
+    let len = lengths(&mut rng, ScalarType::I32, n as i64, rows);
+    let x = rand_f32(&mut rng, &[rows, n]);
+    let mask = arange_row(n, ScalarType::I32).lt(&len).unwrap();
+    let mf = mask.cast(DType::F32).unwrap();
+    let total = x.mul(&mf).unwrap().sum(Some(&[1]), false).unwrap();
+    let count = mf.sum(Some(&[1]), false).unwrap().maximum(1.0f32).unwrap();
+    check_collapsed("masked mean", &total.div(&count).unwrap(), 1);
+    // A cumulative count compared with a loaded value.
+    let ones = Tensor::ones(&[n], DType::I32).cumsum(0).unwrap();
+    let cum = ones.try_reshape(&[1, n as isize]).unwrap();
+    for (name, t) in position_counts(&cum, &len) {
+        check_collapsed(&format!("cumulative {name}"), &t, 0);
+    }
+}
+
+#[test]
+fn reduce_collapse_reads_integer_casts_of_a_bounded_index() {
+    // A narrow integer arange is `(T)((int32)(k + 1) − 1)`: the casts of a
+    // bounded index cannot wrap, so the count of `a[k] < b[i]` is linear
+    // in `k` and collapses (here: a lower-triangle count per row).
+    let n = 40;
+    for (at, bt) in [
+        (ScalarType::I16, ScalarType::I32),
+        (ScalarType::U8, ScalarType::I64),
+        (ScalarType::I8, ScalarType::I16),
+    ] {
+        let col = arange_row(n, bt).try_reshape(&[n as isize, 1]).unwrap();
+        let flipped = arange_row(n, at).try_flip(&[1]).unwrap();
+        for (name, t) in position_counts(&arange_row(n, at), &col)
+            .into_iter()
+            .chain(position_counts(&flipped, &col))
+        {
+            check_collapsed(&format!("{at:?} {name} {bt:?}"), &t, 0);
+        }
     }
 }

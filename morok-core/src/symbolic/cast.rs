@@ -19,16 +19,22 @@ pub fn lossless(from: ScalarType, to: ScalarType) -> bool {
         return to.min_int() <= from.min_int() && from.max_int() <= to.max_int();
     }
     if from.is_int() && to.is_float() {
-        // Integers up to 2^p in magnitude are exact with p significant bits.
-        let p = match to {
-            F16 => 11,
-            BF16 => 8,
-            F32 => 24,
-            _ => 53,
-        };
-        return from.max_int().max(-from.min_int()) <= 1i128 << p;
+        return from.max_int().max(-from.min_int()) <= exact_int_limit(to);
     }
     matches!((from, to), (F16 | BF16, F32 | F64) | (F32, F64))
+}
+
+/// The float type `t` holds every integer of magnitude up to this
+/// (`2^p` with `p` significant bits) exactly.
+pub fn exact_int_limit(t: ScalarType) -> i128 {
+    use ScalarType::*;
+    let p = match t {
+        F16 => 11,
+        BF16 => 8,
+        F32 => 24,
+        _ => 53,
+    };
+    1i128 << p
 }
 
 /// The constant `c` (of `x`'s type) bitcast to `n`'s type.

@@ -4,9 +4,9 @@
 //! Matches `REDUCE(where(c, y, 0), r…)` (ADD, or MAX over `bool` with a
 //! `false` default) where one conjunct of `c` is an equality `a == b`
 //! that holds for exactly one value of a range `r ∈ [0, n)`: `a` is `±r`
-//! plus terms free of `r` (as an `index` expression, or as an integer
-//! cast of one plus integer constants that cannot overflow), `b` is free of
-//! `r`. The form `where(a != b, 0, y)` is read the same way. Solving the
+//! plus terms free of `r` (integer arithmetic and casts read as `index`
+//! ones where they cannot wrap, see `range_compare::as_index`), `b` is
+//! free of `r`. The form `where(a != b, 0, y)` is read the same way. Solving the
 //! equality gives `r = e` with `e` free of `r`, and the reduction over `r`
 //! becomes
 //!
@@ -24,8 +24,8 @@
 use super::buffer_removal::inline;
 use super::depends_on;
 use super::index_simplify::{self as ix};
-use super::reduce_simplify::{as_index, collapse_one_range, conjuncts, split_off_range};
-use crate::dtype::DType;
+use super::range_compare::as_index;
+use super::reduce_simplify::{collapse_one_range, conjuncts, split_off_range};
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{Arg, Op, ReduceOp, UOp};
@@ -112,8 +112,8 @@ fn solve_equality(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
         (false, true) => (atom.s(1), atom.s(0)),
         _ => return None,
     };
-    let a = as_index(a)?;
-    let b = index_value(b)?;
+    let a = as_index(a, r)?;
+    let b = as_index(b, r)?;
     let (coeff, rest) = split_off_range(&a, r)?;
     // ±r + rest = b  ⟺  r = ±(b − rest).
     let diff = ix::add(&b, &ix::mul_c(&rest, -1));
@@ -122,15 +122,4 @@ fn solve_equality(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
         -1 => Some(ix::mul_c(&diff, -1)),
         _ => None,
     }
-}
-
-/// `v` (free of the range) as an `index` value, when the conversion keeps
-/// every value: integers of at most 32 bits, or signed 64-bit ones.
-fn index_value(v: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let dt = v.dtype();
-    if dt == DType::INDEX {
-        return Some(v.clone());
-    }
-    let keeps = dt.is_int() && (dt.scalar_type().bits() <= 32 || !dt.is_unsigned());
-    keeps.then(|| v.cast(DType::INDEX))
 }

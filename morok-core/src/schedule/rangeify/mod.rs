@@ -12,7 +12,8 @@
 //! 5. [`index_simplify`] + [`reduce_simplify`]: index algebra, reduce
 //!    collapse (closed forms for gated sums such as `arange`),
 //!    [`reduce_unparented`] (ranges a reduction's body does not use) and [`gather_collapse`] (a one-hot sum
-//!    becomes one gated read);
+//!    becomes one gated read), both reading comparisons with
+//!    [`range_compare`] (load collapse: a count against a loaded length);
 //! 6. [`buffer_removal`]: buffer folding, inlining of cheap heuristic
 //!    buffers (partial contiguous) and dead-axis removal.
 //!
@@ -41,6 +42,7 @@ pub mod gated_index;
 pub mod gather_collapse;
 pub mod index_simplify;
 pub mod indexing;
+pub mod range_compare;
 pub mod range_merge;
 pub mod range_split;
 pub mod realize;

@@ -17,9 +17,18 @@
 //! (`g`). The count of `r ∈ [0, n)` satisfying `c` is then
 //! `g ? max(0, min(n, hi) − max(0, lo)) : 0`. This turns the `arange`
 //! counter (a cumulative sum of ones, O(n²) as a loop) into `i + 1`.
+//!
+//! Load collapse. The comparisons are read by [`super::range_compare`]:
+//! integer arithmetic and casts over `r` are seen through where no value
+//! wraps, and a part free of `r` — a loaded length, say — is one opaque
+//! term, so `Σ_k [k < len[i]]` becomes `max(0, min(n, len[i]))` with no
+//! loop. Every bound is kept within `±2^62` (`small`), so the closed
+//! form's `index` arithmetic cannot overflow where a loaded 64-bit value
+//! would reach the type's ends.
 
 use super::depends_on;
 use super::index_simplify::{self as ix};
+use super::range_compare::{as_index, float_comparison};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
@@ -88,12 +97,7 @@ pub(super) fn collapse_one_range(
 /// first with an explicit stack (a deep sum does not recurse), each node
 /// once.
 fn sum_closed(v: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let mut varies: HashSet<u64> = HashSet::new();
-    for n in v.toposort() {
-        if Arc::ptr_eq(&n, r) || n.src().iter().any(|s| varies.contains(&s.id())) {
-            varies.insert(n.id());
-        }
-    }
+    let varies = varying(v, r);
     let depends = |x: &Arc<UOp>| varies.contains(&x.id());
     let mut closed: HashMap<u64, Option<Arc<UOp>>> = HashMap::new();
     let mut stack = vec![(v.clone(), false)];
@@ -112,6 +116,17 @@ fn sum_closed(v: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
         closed.insert(x.id(), out);
     }
     closed.remove(&v.id()).flatten()
+}
+
+/// The ids of the nodes of `v`'s graph that depend on the range `r`.
+pub(super) fn varying(v: &Arc<UOp>, r: &Arc<UOp>) -> HashSet<u64> {
+    let mut varies: HashSet<u64> = HashSet::new();
+    for n in v.toposort() {
+        if Arc::ptr_eq(&n, r) || n.src().iter().any(|s| varies.contains(&s.id())) {
+            varies.insert(n.id());
+        }
+    }
+    varies
 }
 
 /// The operands of `x` whose sums [`sum_part`] combines (none for a part
@@ -206,6 +221,9 @@ fn count(c: &Arc<UOp>, r: &Arc<UOp>, n: i64) -> Option<Arc<UOp>> {
             continue;
         }
         let (l, h) = atom_bound(&a, r)?;
+        if !l.iter().chain(&h).all(small) {
+            return None;
+        }
         if let Some(l) = l {
             lo = ix::max(&lo, &l);
         }
@@ -218,6 +236,14 @@ fn count(c: &Arc<UOp>, r: &Arc<UOp>, n: i64) -> Option<Arc<UOp>> {
         Some(g) => g.where_(&cnt, &UOp::index(0)),
         None => cnt,
     })
+}
+
+/// True if the `index` expression `b` (a bound on the range) lies within
+/// `±2^62`, so the count `min(n, hi) − max(0, lo)` cannot overflow `i64`.
+/// A bound from a loaded 64-bit value fails this and keeps its loop.
+fn small(b: &Arc<UOp>) -> bool {
+    let (lo, hi) = ix::bounds(b);
+    lo >= -(1 << 62) && hi <= 1 << 62
 }
 
 /// The conjuncts of a boolean `AND` tree, left to right (iterative).
@@ -252,9 +278,13 @@ pub(super) fn split_off_range(x: &Arc<UOp>, r: &Arc<UOp>) -> Option<(i128, Arc<U
 /// expressions, or integer ones that [`as_index`] reads as such (an
 /// integer `arange` compared with another).
 fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
-    let operands = |c: &Arc<UOp>| Some((as_index(c.s(0))?, as_index(c.s(1))?));
+    let operands = |c: &Arc<UOp>| Some((as_index(c.s(0), r)?, as_index(c.s(1), r)?));
     // Normalize to `d < 0` (strict), `d <= 0` is `d - 1 < 0`, `d == 0` both sides.
     let (diff, eq) = match atom.op() {
+        Op::CmpLt | Op::CmpLe if atom.s(0).dtype().is_float() => {
+            let (x, y) = float_comparison(atom, r)?;
+            (x.bin(Op::Sub, &y), false)
+        }
         Op::CmpLt => {
             let (a, b) = operands(atom)?;
             (a.bin(Op::Sub, &b), false)
@@ -286,44 +316,4 @@ fn atom_bound(atom: &Arc<UOp>, r: &Arc<UOp>) -> Option<Bound> {
         (-1, true) => Some((Some(e.clone()), Some(ix::add(&e, &UOp::index(1))))),
         _ => None,
     }
-}
-
-/// The integer expression `a` as an `index` expression of the same value:
-/// `a` is an `index` expression, or `cast(u)` of one plus integer
-/// constants, where no step can overflow `a`'s type (checked with the
-/// bounds of `u`). Iterative: the chain of constants can be long.
-pub(super) fn as_index(a: &Arc<UOp>) -> Option<Arc<UOp>> {
-    let dt = a.dtype();
-    if dt == DType::INDEX {
-        return Some(a.clone());
-    }
-    if !dt.is_int() {
-        return None;
-    }
-    let (lo_t, hi_t) = (dt.scalar_type().min_int(), dt.scalar_type().max_int());
-    // The added constants, outermost first.
-    let mut added: Vec<i128> = Vec::new();
-    let mut cur = a.clone();
-    while cur.op() == Op::Add && cur.s(1).op() == Op::Const {
-        added.push(cur.s(1).const_int()?);
-        cur = cur.s(0).clone();
-    }
-    if cur.op() != Op::Cast || cur.s(0).dtype() != DType::INDEX {
-        return None;
-    }
-    let u = cur.s(0);
-    let (lo, hi) = ix::bounds(u);
-    // The cast and every partial sum, innermost first, stay in the type.
-    let fits = |v: i128| (lo_t..=hi_t).contains(&v);
-    let mut offset: i128 = 0;
-    if !(fits(lo) && fits(hi)) {
-        return None;
-    }
-    for c in added.iter().rev() {
-        offset = offset.checked_add(*c)?;
-        if !(fits(lo.checked_add(offset)?) && fits(hi.checked_add(offset)?)) {
-            return None;
-        }
-    }
-    Some(ix::add(u, &UOp::index(i64::try_from(offset).ok()?)))
 }
