@@ -326,6 +326,23 @@ pub fn child_summary(mut cmd: std::process::Command, prefix: &str) -> String {
         .to_string()
 }
 
+/// Whether this process runs with the optimizer off: `MOROK_NOOPT` set
+/// to anything but `0` or empty, as the runtime reads it.
+pub fn optimizer_off() -> bool {
+    std::env::var("MOROK_NOOPT").is_ok_and(|v| v != "0" && !v.is_empty())
+}
+
+/// Runs the test `test` of this test binary in a child process with the
+/// optimizer off (`MOROK_NOOPT=1`, no `MOROK_BEAM`) and the extra
+/// environment `env`, asserts that it succeeds, and returns its report
+/// line starting with `prefix` (see [`child_summary`]).
+pub fn child_summary_without_optimizer(test: &str, prefix: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = child_test(test);
+    cmd.env("MOROK_NOOPT", "1").env_remove("MOROK_BEAM");
+    cmd.envs(env.iter().copied());
+    child_summary(cmd, prefix)
+}
+
 /// The reference values of `t`, flattened (panics with the error).
 pub fn vals(t: &Tensor) -> Vec<f64> {
     match t.reference() {
