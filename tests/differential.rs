@@ -1326,9 +1326,10 @@ fn sample(
         .step_by(every)
         .filter(|(name, _)| {
             let family = name.split(' ').next().unwrap_or_default();
-            let n = seen.entry(family.to_string()).or_default();
-            *n += 1;
-            (*n - 1) % family_every == 0
+            let earlier = seen.entry(family.to_string()).or_default();
+            let keep = earlier.is_multiple_of(family_every);
+            *earlier += 1;
+            keep
         })
         .collect()
 }
