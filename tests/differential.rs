@@ -1450,16 +1450,11 @@ fn compiled_matches_reference_under_beam_search() {
 /// no upcasts, unrolls, threads or padding), in a child process.
 #[test]
 fn compiled_matches_reference_without_the_optimizer() {
-    if common::optimizer_off() {
-        return; // this process is the child (or the whole run is NOOPT)
-    }
-    let summary = common::child_summary_without_optimizer(
+    common::passes_without_optimizer(
         "compiled_matches_reference",
         "differential:",
         &[("DIFF_FAMILY_EVERY", NOOPT_FAMILY_EVERY)],
     );
-    assert!(summary.ends_with(" 0 failed"), "{summary}");
-    report(&format!("under MOROK_NOOPT=1: {summary}"));
 }
 
 /// The sampling step of `compiled_matches_reference_without_the_optimizer`
