@@ -12,6 +12,7 @@ use morok::{
     KaimingOptions, MeshIndexing, Nonlinearity, PadMode, Pool3dOptions, PoolOptions, Reduction,
     Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
+use std::collections::HashMap;
 
 const SHAPES: [&[usize]; 5] = [&[1], &[7], &[3, 5], &[2, 3, 4], &[16, 9]];
 
@@ -1311,6 +1312,28 @@ fn suite() -> Vec<(String, Tensor)> {
     s.cases
 }
 
+/// Every `every`th of `cases`, then of those every `family_every`th case
+/// of each op family (the first word of a case's name), so that a
+/// family's first case is always kept.
+fn sample(
+    cases: Vec<(String, Tensor)>,
+    every: usize,
+    family_every: usize,
+) -> Vec<(String, Tensor)> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    cases
+        .into_iter()
+        .step_by(every)
+        .filter(|(name, _)| {
+            let family = name.split(' ').next().unwrap_or_default();
+            let earlier = seen.entry(family.to_string()).or_default();
+            let keep = earlier.is_multiple_of(family_every);
+            *earlier += 1;
+            keep
+        })
+        .collect()
+}
+
 /// The oracle side alone: every case evaluates and has the right shape.
 #[test]
 fn reference_evaluates_every_case() {
@@ -1324,17 +1347,20 @@ fn reference_evaluates_every_case() {
 
 /// Compiled results against the reference, on the default device
 /// (`MOROK_DEVICE`; the interpreter device `INTERP` is registered too).
-/// `DIFF_EVERY=N` checks every `N`th case only (for the slow modes). The
-/// cases are shared among one worker thread per core.
+/// For the slow modes, `DIFF_EVERY=N` checks every `N`th case only and
+/// `DIFF_FAMILY_EVERY=N` every `N`th case of each op family (see
+/// `sample`). The cases are shared among one worker thread per core.
 #[test]
 fn compiled_matches_reference() {
     common::interp_device::register();
-    let every = std::env::var("DIFF_EVERY")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(1);
-    let cases: Vec<_> = suite().into_iter().step_by(every).collect();
+    let step = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(1)
+    };
+    let cases = sample(suite(), step("DIFF_EVERY"), step("DIFF_FAMILY_EVERY"));
     // Cases run on one worker per core (most of the time goes to compiling
     // kernels, one at a time per worker); the devices are thread-safe.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
@@ -1392,7 +1418,8 @@ fn compiled_matches_reference_on_a_device_outside_the_backends() {
     report(&format!("on INTERP: {summary}"));
 }
 
-/// A sample of the suite (every 16th case: each op family, small shapes)
+/// A sample of the suite (every 16th case: small shapes, about half the
+/// op families)
 /// with every kernel tuned by a beam search of width 2 (at most 4
 /// candidates a kernel, a fresh cache directory), in a child process.
 #[test]
@@ -1417,6 +1444,23 @@ fn compiled_matches_reference_under_beam_search() {
     assert!(searches > 20, "{summary}");
     report(&format!("under MOROK_BEAM=2: {summary}"));
 }
+
+/// A sample of the suite (every `NOOPT_FAMILY_EVERY`th case of each op
+/// family) compiled with the optimizer off (`MOROK_NOOPT=1`: plain loops,
+/// no upcasts, unrolls, threads or padding), in a child process.
+#[test]
+fn compiled_matches_reference_without_the_optimizer() {
+    common::passes_without_optimizer(
+        "compiled_matches_reference",
+        "differential:",
+        &[("DIFF_FAMILY_EVERY", NOOPT_FAMILY_EVERY)],
+    );
+}
+
+/// The sampling step of `compiled_matches_reference_without_the_optimizer`
+/// within each op family: 584 of the 1908 cases, every family (the whole
+/// suite would take about a minute more of CI time, in each CI device).
+const NOOPT_FAMILY_EVERY: &str = "4";
 
 /// A float32 matmul whose `B` outgrows the L2 cache packs `B` into
 /// column panels (a copy kernel, then the tiled product; see

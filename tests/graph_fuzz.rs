@@ -878,3 +878,11 @@ fn random_graphs_match_reference() {
             .join("\n")
     );
 }
+
+/// Every random graph (or those `GRAPH_FUZZ_ONLY` / `GRAPH_FUZZ_GRAPHS`
+/// pick) compiled with the optimizer off (`MOROK_NOOPT=1`: plain loops),
+/// in a child process.
+#[test]
+fn random_graphs_match_reference_without_the_optimizer() {
+    common::passes_without_optimizer("random_graphs_match_reference", "graph fuzz:", &[]);
+}

@@ -1958,6 +1958,17 @@ fn install_hook() {
     });
 }
 
+/// Every call of `hostile_calls_return_errors_and_never_panic` with the
+/// optimizer off (`MOROK_NOOPT=1`: plain loops), in a child process.
+#[test]
+fn hostile_calls_never_panic_without_the_optimizer() {
+    common::passes_without_optimizer(
+        "hostile_calls_return_errors_and_never_panic",
+        "no_panic:",
+        &[],
+    );
+}
+
 /// Runs `f`, turning a panic into its message.
 fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
     CATCHING.with(|c| c.set(true));

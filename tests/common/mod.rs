@@ -326,6 +326,29 @@ pub fn child_summary(mut cmd: std::process::Command, prefix: &str) -> String {
         .to_string()
 }
 
+/// Whether this process runs with the optimizer off: `MOROK_NOOPT` set
+/// to anything but `0` or empty, as the runtime reads it.
+pub fn optimizer_off() -> bool {
+    std::env::var("MOROK_NOOPT").is_ok_and(|v| v != "0" && !v.is_empty())
+}
+
+/// Runs the test `test` of this test binary in a child process with the
+/// optimizer off (`MOROK_NOOPT=1`, no `MOROK_BEAM`) and the extra
+/// environment `env`, asserts that it succeeds, and reports its summary
+/// line (the one starting with `prefix`, see [`child_summary`]). Does
+/// nothing in a process that already runs with the optimizer off (the
+/// child itself, or a whole test run under `MOROK_NOOPT`).
+pub fn passes_without_optimizer(test: &str, prefix: &str, env: &[(&str, &str)]) {
+    if optimizer_off() {
+        return;
+    }
+    let mut cmd = child_test(test);
+    cmd.env("MOROK_NOOPT", "1").env_remove("MOROK_BEAM");
+    cmd.envs(env.iter().copied());
+    let summary = child_summary(cmd, prefix);
+    report(&format!("under MOROK_NOOPT=1: {summary}"));
+}
+
 /// The reference values of `t`, flattened (panics with the error).
 pub fn vals(t: &Tensor) -> Vec<f64> {
     match t.reference() {

@@ -3,7 +3,7 @@
 //! what the unoptimized kernel stores.
 
 use super::common::*;
-use super::reduce::matmul_ast;
+use super::reduce::{matmul_ast, matmul_ast_of};
 use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
@@ -136,16 +136,104 @@ fn heuristic_matmul_is_tiled_and_fused() {
             "vector loads:\n{src}"
         );
     } else {
-        let acc = format!("morok_f32x{w} acc");
+        let acc_type = format!("morok_f32x{w}");
+        let acc = format!("{acc_type} acc");
         assert_eq!(
             src.matches(&acc).count(),
             8,
             "8 vector accumulators:\n{src}"
         );
-        assert!(src.contains("fmaf("), "{src}");
+        assert!(src.contains(&format!("{acc_type}_fma(")), "{src}");
         assert!(
             src.contains(&format!("morok_f32x{w}_load(")),
             "vector loads:\n{src}"
         );
+    }
+}
+
+/// The C compilers among `cc`, `clang-14` and `clang-19` that run here.
+fn installed_c_compilers() -> Vec<&'static str> {
+    ["cc", "clang-14", "clang-19"]
+        .into_iter()
+        .filter(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .collect()
+}
+
+/// A vector `MULACC` (a matmul's `f32` or `f64` sum of products with its
+/// output axis upcast, at every vector width the host's registers hold)
+/// renders as the C renderer's vector FMA helper, not lane by lane, and
+/// stores the scalar `fma` results bit for bit, with every C compiler
+/// installed (GCC takes the x86 FMA builtins, Clang 14 too, Clang 19
+/// `__builtin_elementwise_fma`).
+#[test]
+fn vector_mulacc_renders_as_one_vector_fma() {
+    let (m, k, n) = (3usize, 7usize, 16usize);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reg = morok_core::caps::host_vector_bytes() as usize;
+    for compiler in installed_c_compilers() {
+        let dev = morok_backends::CpuDevice::with_config(morok_backends::CpuConfig {
+            cache_dir: dir.path().join(compiler),
+            threads: 1,
+            compiler: Some(compiler.to_string()),
+        });
+        let caps = dev.renderer().caps();
+        if !caps.native.contains(Op::MulAcc) {
+            return; // no FMA on this host: lowering emits no MULACC
+        }
+        let mut lower_fused = LowerOptions::new(caps);
+        lower_fused.fma = true;
+        for (dtype, size) in [(DType::F32, 4), (DType::F64, 8)] {
+            let ast = matmul_ast_of(dtype, m as i64, k as i64, n as i64);
+            let a: Vec<f64> = data(m * k, 1).iter().map(|&v| f64::from(v)).collect();
+            let b: Vec<f64> = data(k * n, 2).iter().map(|&v| f64::from(v) * 1.1).collect();
+            let arg = |v: &[f64]| match dtype {
+                DType::F32 => Arg::new(dtype, &v.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+                _ => Arg::new(dtype, v),
+            };
+            let got = |args: &[Arg]| -> Vec<f64> {
+                match dtype {
+                    DType::F32 => args[0].get::<f32>().into_iter().map(f64::from).collect(),
+                    _ => args[0].get::<f64>(),
+                }
+            };
+            let want: Vec<f64> = (0..m * n)
+                .map(|o| {
+                    let (i, j) = (o / n, o % n);
+                    (0..k).fold(0.0, |acc, r| {
+                        let (x, y) = (a[i * k + r], b[r * n + j]);
+                        match dtype {
+                            DType::F32 => f64::from((x as f32).mul_add(y as f32, acc as f32)),
+                            _ => x.mul_add(y, acc),
+                        }
+                    })
+                })
+                .collect();
+            for w in [2usize, 4, 8, 16].into_iter().filter(|w| w * size <= reg) {
+                let opts = [Opt::new(Upcast, 1, w as i64)];
+                let optimized = apply_opts(&ast, &opts, limits()).unwrap_or_else(|e| panic!("{e}"));
+                let lowered = lower(&optimized, &lower_fused).expect("lower");
+                let kernel = compile_lowered(&dev, &optimized, lowered);
+                let src = kernel.source();
+                let body = &src[src.find("\nvoid kernel(").expect("the kernel")..];
+                let name = format!("morok_{}x{w}", dtype.scalar_type().name());
+                assert!(
+                    body.contains(&format!("{name}_fma(")),
+                    "{compiler}, {name}:\n{src}"
+                );
+                assert_eq!(
+                    body.matches("fma(").count() + body.matches("fmaf(").count(),
+                    body.matches("_fma(").count(),
+                    "{compiler}, {name}, lane by lane:\n{src}"
+                );
+                let mut args = vec![Arg::zeros(dtype, m * n), arg(&a), arg(&b)];
+                run(&dev, &kernel, &mut args);
+                assert_eq!(got(&args), want, "{compiler}, {name}");
+            }
+        }
     }
 }

@@ -154,13 +154,18 @@ fn reduce_nested_in_an_expression_and_used_twice() {
     assert_eq!(args[0].get::<f32>(), want);
 }
 
-/// C[i, j] = sum_k A[i*K + k] * B[k*N + j].
+/// C[i, j] = sum_k A[i*K + k] * B[k*N + j], in `f32`.
 pub fn matmul_ast(m: i64, k: i64, n: i64) -> std::sync::Arc<UOp> {
+    matmul_ast_of(DType::F32, m, k, n)
+}
+
+/// [`matmul_ast`] of elements of `dtype`.
+pub fn matmul_ast_of(dtype: DType, m: i64, k: i64, n: i64) -> std::sync::Arc<UOp> {
     let i = range(m, 0, AxisType::Loop);
     let j = range(n, 1, AxisType::Loop);
     let r = range(k, 2, AxisType::Reduce);
-    let a = load(1, DType::F32, &i.mul(&UOp::index(k)).add(&r));
-    let b = load(2, DType::F32, &r.mul(&UOp::index(n)).add(&j));
+    let a = load(1, dtype, &i.mul(&UOp::index(k)).add(&r));
+    let b = load(2, dtype, &r.mul(&UOp::index(n)).add(&j));
     let v = a.mul(&b).reduce(ReduceOp::Add, &[r]);
     store_kernel(
         0,

@@ -275,11 +275,21 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
     Ok(())
 }
 
-/// `PADTO`: the range grows to the next multiple of the amount (at most
-/// 4× the work); every buffer access that uses it is gated by
+/// `PADTO`: the range grows to the next multiple of the amount; every
+/// buffer access that uses it is gated by
 /// `range < old size` (loads read 0, stores are skipped), and every
 /// `REDUCE` over it folds the identity for the extra iterations, so every
 /// stored element and every reduction result is unchanged.
+///
+/// The padding must be smaller than the axis (the padded range less than
+/// twice its size). The gated iterations still run their loop bodies, so
+/// padding of the axis's own size or more would cost more than the real
+/// work; and the CPU host splits a kernel's outermost loop into contiguous
+/// blocks when it has no `THREAD` axis (see `opt::threads`): with padding
+/// of at least half the padded range (a size-16 axis padded to 32), the
+/// second of two threads would get nothing but padding. This is stricter
+/// than tinygrad's rule (at most 4× the work), which targets GPUs, where a
+/// gated thread of a workgroup costs little.
 fn pad_to(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
     let rng = pick(&k.ranges(), opt.axis, "")?;
     check(
@@ -296,7 +306,10 @@ fn pad_to(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
     check(amt > 1, "the amount must be above 1")?;
     check(size % amt != 0, "no padding needed")?;
     let padded = (size + amt - 1) / amt * amt;
-    check(padded <= size * 4, "PADTO more than 4× the work")?;
+    check(
+        padded < size * 2,
+        "PADTO padding as large as the axis (it would double the work)",
+    )?;
     let Some(axis_type) = rng.axis_type() else {
         return Err("not a range".into());
     };

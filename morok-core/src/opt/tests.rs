@@ -202,7 +202,7 @@ fn padto_gates_accesses_and_folds_identities() {
         &[15, 35, 21],
         &[Opt::new(PadTo, 0, 2), Opt::new(PadTo, 2, 4)],
     );
-    refused(&mm, &[Opt::new(PadTo, 0, 32)], "more than 4");
+    refused(&mm, &[Opt::new(PadTo, 0, 32)], "double the work");
     refused(
         &mm,
         &[Opt::new(Upcast, 1, 3), Opt::new(PadTo, 1, 4)],
@@ -212,6 +212,44 @@ fn padto_gates_accesses_and_folds_identities() {
         &row_reduce(ReduceOp::Add, 8, 8),
         &[Opt::new(PadTo, 0, 4)],
         "no padding needed",
+    );
+}
+
+/// `PADTO` pads an axis by less than its own size: a size-16 output axis
+/// is not padded to 32 (the second half of the host's two-way split of
+/// the outer loop, or of a `THREAD 2` axis, would be all padding), nor a
+/// size-2 axis to 4; a size-17 axis padded to 32 keeps the results alone
+/// and under a `THREAD 2` split.
+#[test]
+fn padto_pads_by_less_than_the_axis_size() {
+    let sizes = |rows: usize| [rows, rows * 13];
+    let doubles = "double the work";
+    refused(
+        &row_reduce(ReduceOp::Add, 16, 13),
+        &[Opt::new(PadTo, 0, 32)],
+        doubles,
+    );
+    refused(
+        &row_reduce(ReduceOp::Max, 2, 13),
+        &[Opt::new(PadTo, 0, 4)],
+        doubles,
+    );
+    refused(
+        &row_reduce(ReduceOp::Add, 7, 16),
+        &[Opt::new(PadTo, 1, 32)],
+        doubles,
+    );
+    let k = row_reduce(ReduceOp::Add, 17, 13);
+    same(&k, &sizes(17), &[Opt::new(PadTo, 0, 32)]);
+    let out = same(
+        &k,
+        &sizes(17),
+        &[Opt::new(PadTo, 0, 32), Opt::new(Thread, 0, 2)],
+    );
+    use AxisType as T;
+    assert_eq!(
+        types(&out),
+        vec![(T::Loop, 16), (T::Thread, 2), (T::Reduce, 13)]
     );
 }
 

@@ -367,6 +367,96 @@ fn rounding_prelude(t: ScalarType, w: u16) -> String {
     )
 }
 
+/// Defines `MOROK_ELEMENTWISE_FMA` where the compiler has Clang's
+/// generic vector FMA `__builtin_elementwise_fma` (recent Clang: 19 has
+/// it, 14 does not; GCC has none), which the helpers of [`fma_prelude`]
+/// prefer.
+const FMA_PRELUDE: &str = "#if defined(__has_builtin)\n\
+     #if __has_builtin(__builtin_elementwise_fma)\n\
+     #define MOROK_ELEMENTWISE_FMA 1\n\
+     #endif\n\
+     #endif\n";
+
+/// The x86 builtin computing one fused multiply-add of whole vectors of
+/// `bytes` bytes of `t` (the one `_mm*_fmadd_p[sd]` calls, named alike by
+/// GCC and Clang), the macro of the instruction set it needs, and for the
+/// AVX-512 forms the C type of their lane mask (they take a mask, all
+/// ones here, and a rounding mode, 4: the current one); `None` for other
+/// vectors. An `f32 × 2` vector (8 bytes) uses the 16-byte form.
+fn x86_fma_builtin(
+    t: ScalarType,
+    bytes: usize,
+) -> Option<(&'static str, &'static str, Option<&'static str>)> {
+    Some(match (t, bytes) {
+        (ScalarType::F32, 8 | 16) => ("__builtin_ia32_vfmaddps", "__FMA__", None),
+        (ScalarType::F32, 32) => ("__builtin_ia32_vfmaddps256", "__FMA__", None),
+        (ScalarType::F32, 64) => (
+            "__builtin_ia32_vfmaddps512_mask",
+            "__AVX512F__",
+            Some("unsigned short"),
+        ),
+        (ScalarType::F64, 16) => ("__builtin_ia32_vfmaddpd", "__FMA__", None),
+        (ScalarType::F64, 32) => ("__builtin_ia32_vfmaddpd256", "__FMA__", None),
+        (ScalarType::F64, 64) => (
+            "__builtin_ia32_vfmaddpd512_mask",
+            "__AVX512F__",
+            Some("unsigned char"),
+        ),
+        _ => return None,
+    })
+}
+
+/// `NAME_fma(a, b, c)` for the float vector type `t` × `w`: `a * b + c`
+/// with one rounding per lane, as one vector FMA instruction: Clang's
+/// `__builtin_elementwise_fma` where it exists, else on x86 with FMA the
+/// builtin of [`x86_fma_builtin`] (an `f32 × 2` widened to 4 lanes by
+/// `__builtin_shufflevector`, which needs GCC 12 or Clang), else
+/// `fma`/`fmaf` lane by lane (which the compiler may still vectorize).
+/// Every form rounds each lane once, so all equal the scalar `fma` bit for
+/// bit.
+fn fma_prelude(t: ScalarType, w: u16) -> String {
+    let ty = vec_of(t, w);
+    let f = libm("fma", t);
+    let lanes: Vec<String> = (0..w)
+        .map(|i| format!("{f}(a[{i}], b[{i}], c[{i}])"))
+        .collect();
+    let x86 = x86_fma_builtin(t, t.itemsize() * w as usize).map_or(
+        String::new(),
+        |(builtin, feature, mask)| {
+            let call = |a: &str, b: &str, c: &str| match mask {
+                Some(m) => format!("{builtin}({a}, {b}, {c}, ({m})-1, 4)"),
+                None => format!("{builtin}({a}, {b}, {c})"),
+            };
+            if w == 2 && t == ScalarType::F32 {
+                let wide = |v: &str| format!("__builtin_shufflevector({v}, {v}, 0, 1, 0, 1)");
+                format!(
+                    "#elif defined(__x86_64__) && defined({feature}) && (defined(__clang__) || __GNUC__ >= 12)\n\
+                     \x20 typedef float {ty}_wide __attribute__((vector_size(16)));\n\
+                     \x20 const {ty}_wide r = {};\n\
+                     \x20 return __builtin_shufflevector(r, r, 0, 1);\n",
+                    call(&wide("a"), &wide("b"), &wide("c"))
+                )
+            } else {
+                format!(
+                    "#elif defined(__x86_64__) && defined({feature})\n\x20 return {};\n",
+                    call("a", "b", "c")
+                )
+            }
+        },
+    );
+    format!(
+        "static inline {ty} {ty}_fma({ty} a, {ty} b, {ty} c) {{\n\
+         #if defined(MOROK_ELEMENTWISE_FMA)\n\
+         \x20 return __builtin_elementwise_fma(a, b, c);\n\
+         {x86}\
+         #else\n\
+         \x20 return ({ty}){{{}}};\n\
+         #endif\n\
+         }}\n",
+        lanes.join(", ")
+    )
+}
+
 /// The fence ending a kernel with streaming stores (see
 /// [`crate::cpu::stream`]): `sfence` as inline assembly rather than
 /// `<immintrin.h>`, whose parsing would add a noticeable part of a
@@ -785,7 +875,7 @@ impl Ctx<'_> {
     /// of floats are the vector operators (IEEE lane by lane, exactly the
     /// scalar operation), everything else is built lane by lane from the
     /// scalar expression, which the C compiler vectorizes where the ISA
-    /// can (a lane-wise `fma` becomes one vector FMA).
+    /// can.
     fn alu(&self, n: &Arc<UOp>) -> Result<String, RenderError> {
         let d = n.dtype();
         if !d.is_vector() {
@@ -817,7 +907,8 @@ impl Ctx<'_> {
     /// expression of each lane: integer `+ - *` and left shifts wrap in
     /// the unsigned type, shift amounts are masked, `MAX`/`MIN`
     /// propagate NaN, roundings are the exact helpers of
-    /// [`rounding_prelude`], comparisons give 32-bit masks.
+    /// [`rounding_prelude`], comparisons give 32-bit masks, `MULACC` of
+    /// floats is the vector FMA of [`fma_prelude`].
     fn vector_alu(&self, n: &Arc<UOp>) -> Result<Option<String>, RenderError> {
         let d = n.dtype();
         let w = d.count();
@@ -885,6 +976,9 @@ impl Ctx<'_> {
             Op::Recip if float => {
                 let one = literal(ConstValue::Float(1.0), t);
                 format!("({} / {})", splat(&one, t, w), s[0])
+            }
+            Op::MulAcc if float && n.src().iter().all(|x| x.dtype() == d) => {
+                format!("{ty}_fma({}, {}, {})", s[0], s[1], s[2])
             }
             _ => return Ok(None),
         };
@@ -1192,6 +1286,19 @@ impl Renderer for CRenderer {
             if t.is_float() {
                 src.push_str(&rounding_prelude(t, count));
             }
+        }
+        let fused: std::collections::BTreeSet<(ScalarType, u16)> = kernel
+            .ops
+            .iter()
+            .filter(|n| n.op() == Op::MulAcc && n.dtype().is_vector())
+            .map(|n| (n.dtype().scalar_type(), n.dtype().count()))
+            .filter(|(t, _)| matches!(t, ScalarType::F32 | ScalarType::F64))
+            .collect();
+        if !fused.is_empty() {
+            src.push_str(FMA_PRELUDE);
+        }
+        for &(t, count) in &fused {
+            src.push_str(&fma_prelude(t, count));
         }
         if !ctx.streamed.is_empty() {
             src.push_str(STREAM_FENCE);
