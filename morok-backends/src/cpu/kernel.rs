@@ -7,7 +7,6 @@ use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult
 use morok_core::lower::BufferSlot;
 use morok_core::opt::threads::MIN_WORK_PER_THREAD;
 use morok_core::program::{ParallelVar, Program, VarSlot};
-use rayon::prelude::*;
 use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -223,7 +222,16 @@ impl Args<'_> {
 
 /// Calls `f` on `ptrs` (with element counts `sizes`) and `vars` over the
 /// parallel loop split as [`CpuKernel::split`] returned: on this thread
-/// when it is one chunk (no thread wakes up), else on `pool`.
+/// when it is one chunk (no thread wakes up), else the calling thread runs
+/// the first chunk itself while `pool` runs the others.
+///
+/// The caller takes a chunk because it is the one thread sure to be
+/// running: handing every chunk to the pool (`install`) leaves it asleep
+/// and waits for a worker to wake, then for that worker to wake another
+/// one to steal the second half. On a machine with as many cores as pool
+/// threads the second wake-up often came too late, so the first worker ran
+/// both halves (a two-thread 4096² row sum took 1.35 ms, one core's time,
+/// instead of 0.7 ms).
 ///
 /// # Safety
 ///
@@ -254,10 +262,13 @@ pub(super) unsafe fn dispatch(
     };
     match (size, pool) {
         (Some(size), Some(pool)) if chunks > 1 => {
-            pool.install(|| {
-                (0..chunks).into_par_iter().for_each(|c| {
-                    call(size * c / chunks, size * (c + 1) / chunks);
-                })
+            let chunk = |c: usize| call(size * c / chunks, size * (c + 1) / chunks);
+            pool.in_place_scope(|s| {
+                for c in 1..chunks {
+                    let chunk = &chunk;
+                    s.spawn(move |_| chunk(c));
+                }
+                chunk(0);
             });
         }
         (Some(size), _) => call(0, size),
@@ -320,5 +331,45 @@ impl CompiledKernel for CpuKernel {
         drop(writes);
         drop(reads);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::thread::ThreadId;
+
+    /// The chunks [`dispatch`]'s test kernel ran: `[start, end)` and the
+    /// thread that ran it.
+    static RAN: Mutex<Vec<(i64, i64, ThreadId)>> = Mutex::new(Vec::new());
+
+    unsafe extern "C" fn record(
+        _: *const *mut c_void,
+        _: *const i64,
+        _: *const i64,
+        start: i64,
+        end: i64,
+    ) {
+        let me = std::thread::current().id();
+        RAN.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((start, end, me));
+    }
+
+    #[test]
+    fn dispatch_runs_the_first_chunk_on_the_calling_thread() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a pool");
+        // SAFETY: `record` touches no buffer.
+        unsafe { dispatch(record, Some(&pool), (Some(10), 3), &[], &[], &[]) };
+        let mut ran = std::mem::take(&mut *RAN.lock().unwrap_or_else(|e| e.into_inner()));
+        ran.sort_by_key(|r| r.0);
+        let bounds: Vec<(i64, i64)> = ran.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(bounds, [(0, 3), (3, 6), (6, 10)]);
+        assert_eq!(ran[0].2, std::thread::current().id());
+        assert!(ran[1..].iter().all(|r| r.2 != ran[0].2));
     }
 }
