@@ -298,7 +298,7 @@ mod tests {
     use super::*;
     use crate::lower::tests::{load, range};
     use crate::opt::apply_opts;
-    use crate::opt::tests::{cpu, heuristics, row_reduce, run, softmax, store};
+    use crate::opt::tests::{cpu, heuristics, row_reduce, run, softmax, store, typed_row_reduce};
     use OptOps::*;
 
     /// Asserts `got` equals `want` within `rel` relative error (the
@@ -370,13 +370,7 @@ mod tests {
         refused(&sum, Opt::new(Partials, 0, 48), "above 32");
         refused(&sum, Opt::new(Partials, 1, 2), "does not exist");
         // half sums round after every add: their order stays
-        let i = range(4, 0, AxisType::Loop);
-        let r = range(64, 1, AxisType::Reduce);
-        let h = UOp::define_global(1, DType::F16)
-            .index_into(&i.mul(&UOp::index(64)).add(&r), None)
-            .load()
-            .reduce(ReduceOp::Add, std::slice::from_ref(&r));
-        let half = UOp::sink(vec![store(&i, &h).end(&[i])]);
+        let half = typed_row_reduce(DType::F16, ReduceOp::Add, 4, 64);
         refused(
             &half,
             Opt::new(Partials, 0, 4),

@@ -18,9 +18,17 @@ pub(super) fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
 
 /// out[i] = op_k x[i*K + k].
 pub(crate) fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
+    typed_row_reduce(DType::F32, op, rows, k)
+}
+
+/// [`row_reduce`] of a `dtype` input.
+pub(crate) fn typed_row_reduce(dtype: DType, op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
     let i = range(rows, 0, AxisType::Loop);
     let r = range(k, 1, AxisType::Reduce);
-    let v = load(1, &i.mul(&UOp::index(k)).add(&r)).reduce(op, std::slice::from_ref(&r));
+    let v = UOp::define_global(1, dtype)
+        .index_into(&i.mul(&UOp::index(k)).add(&r), None)
+        .load()
+        .reduce(op, std::slice::from_ref(&r));
     UOp::sink(vec![store(&i, &v).end(&[i])])
 }
 
@@ -479,13 +487,7 @@ fn heuristics_give_row_normalizations_partials_and_no_row_tile() {
     let sum = row_reduce(ReduceOp::Add, 8, 4096);
     assert_eq!(with(64, &sum).applied, vec![Opt::new(Partials, 0, 32)]);
     assert_eq!(with(32, &sum).applied, vec![Opt::new(Partials, 0, 16)]);
-    let i = range(8, 0, AxisType::Loop);
-    let r = range(4096, 1, AxisType::Reduce);
-    let wide = UOp::define_global(1, DType::F64)
-        .index_into(&i.mul(&UOp::index(4096)).add(&r), None)
-        .load()
-        .reduce(ReduceOp::Add, std::slice::from_ref(&r));
-    let f64_sum = UOp::sink(vec![store(&i, &wide).end(&[i])]);
+    let f64_sum = typed_row_reduce(DType::F64, ReduceOp::Add, 8, 4096);
     assert_eq!(with(64, &f64_sum).applied, vec![Opt::new(Partials, 0, 16)]);
     // softmax: two vectors for the max, one for the sum of exps
     let sm = softmax(8, 256);
