@@ -26,6 +26,17 @@ fn matrix(rng: &mut Rng, dtype: ScalarType, rows: usize, cols: usize, domain: Do
     input(rng, dtype, &[rows, cols], Layout::Contiguous, domain)
 }
 
+/// A float32 vector of `len` elements (a layernorm's weight or bias).
+fn vector(rng: &mut Rng, len: usize) -> Tensor {
+    input(
+        rng,
+        ScalarType::F32,
+        &[len],
+        Layout::Contiguous,
+        Domain::Any,
+    )
+}
+
 fn ok(what: &str, rows: usize, cols: usize, t: morok::Result<Tensor>) {
     let t = t.unwrap_or_else(|e| panic!("{what} {rows}x{cols}: {e}"));
     if let Err(e) = check(&t) {
@@ -64,6 +75,45 @@ fn softmax_and_layernorm_match_the_reference() {
             x.layernorm(&[-1], None, None, 1e-5),
         );
         ok("column softmax", rows, cols, x.softmax(0));
+        let g = vector(&mut rng, cols);
+        let b = vector(&mut rng, cols);
+        ok(
+            "layernorm with weight and bias",
+            rows,
+            cols,
+            x.layernorm(&[-1], Some(&g), Some(&b), 1e-5),
+        );
+    }
+}
+
+/// Layernorm with weight and bias (bench workload W7's shape, fewer
+/// rows): its mean and variance read only `x`'s row, so the heuristics
+/// give the kernel no row tile and both reductions vector partials
+/// (`opt/heuristic.rs`, `reduction_reads_along`): where the C code has
+/// vector types, every accumulator is a vector (a row tile left the
+/// variance with one scalar accumulator per row). The result matches the
+/// reference.
+#[test]
+fn layernorm_with_weight_and_bias_reduces_in_vectors() {
+    let mut rng = Rng::new(11);
+    let (rows, cols) = (64, 1024);
+    let x = matrix(&mut rng, ScalarType::F32, rows, cols, Domain::Any);
+    let g = vector(&mut rng, cols);
+    let b = vector(&mut rng, cols);
+    let t = x
+        .layernorm(&[-1], Some(&g), Some(&b), 1e-5)
+        .expect("layernorm");
+    ok("layernorm with weight and bias", rows, cols, Ok(t.clone()));
+    let kernels = t.realize().expect("realize").kernels();
+    assert_eq!(kernels.len(), 1);
+    let code = &kernels[0].code;
+    if code.contains("vector_size") {
+        let scalar: Vec<&str> = code
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("float acc"))
+            .collect();
+        assert!(scalar.is_empty(), "scalar accumulators {scalar:?}");
     }
 }
 

@@ -287,7 +287,9 @@ fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
 /// vector registers (32 with 64-byte vectors, 16 otherwise), then a
 /// third axis where one fits (see `third_tile_axis`). Lowering makes
 /// each row of the tile `NR/W` vectors updated by vector FMAs; the last
-/// reduce axis is then unrolled by 4 when 4 divides it. Returns false
+/// reduce axis is then unrolled by 4 when 4 divides it. The `i` tile and
+/// the unroll need a reduction that reads along `j` (see
+/// `reduction_reads_along`); without one only `j` is upcast. Returns false
 /// (nothing applied) when the kernel has no such axes.
 pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     let full = vector_lanes(k);
@@ -347,10 +349,11 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     let Some(pj) = pos(k, j_id) else {
         return false;
     };
+    let tile_pays = reduction_reads_along(&k.ast, j);
     if !try_opt(k, Opt::new(OptOps::Upcast, pj, nr)) {
         return false;
     }
-    let (Some(i), Some(i_id)) = (i, i_id) else {
+    let (Some(i), Some(i_id), true) = (i, i_id, tile_pays) else {
         return true;
     };
     let size_i = range_size(i).unwrap_or(1);
@@ -369,6 +372,27 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     let reduces = k.ranges_of(&[AxisType::Reduce]).len();
     try_opt(k, Opt::new(OptOps::Unroll, reduces - 1, 4));
     true
+}
+
+/// True if some load inside a reduction's value indexes `j`: the
+/// reduce loop then reads data that the rows of a register tile share
+/// (a matmul's `B`). Where no reduction reads along `j` (a row-wise
+/// normalization with an affine epilogue: layernorm's mean and variance
+/// read `x[i, r]`, only the epilogue reads `gamma[j]`, `beta[j]`), tiling
+/// rows shares nothing inside the reduce loops; it multiplies the
+/// accumulators by the rows, and the reduce unroll leaves the innermost
+/// reduce axis strided, so it gets no vector partials (`PARTIALS`).
+/// Such a kernel keeps only its `j` upcast (the vector epilogue), and
+/// each reduction gets its partials, as softmax's does.
+fn reduction_reads_along(ast: &Arc<UOp>, j: &Arc<UOp>) -> bool {
+    ast.toposort()
+        .iter()
+        .filter(|n| n.op() == Op::Reduce)
+        .any(|red| {
+            red.s(0).toposort().iter().any(|n| {
+                n.op() == Op::Index && n.s(0).op() == Op::DefineGlobal && uses_range(n.s(1), j)
+            })
+        })
 }
 
 /// Cache blocking of a register tile's loops (a matmul `C = A·B`, `j`

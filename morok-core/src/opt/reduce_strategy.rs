@@ -41,6 +41,7 @@ use super::actions::{amount, check, pick, reduces_over_nest};
 use super::heuristic::{buffer_indices, stride, try_opt};
 use super::kernel::{range_size, uses_range, OptKernel};
 use super::{Opt, OptOps};
+use crate::caps::Caps;
 use crate::dtype::DType;
 use crate::uop::{Arg, AxisType, Op, ReduceOp, UOp};
 use std::collections::HashMap;
@@ -50,8 +51,45 @@ use std::sync::Arc;
 pub const MAX_PARTIALS: i64 = 32;
 
 /// Partial accumulators the heuristic asks for on a contiguous reduce
-/// axis (largest first; the first that divides the axis is used).
+/// axis (largest first; the first that divides the axis is used), after
+/// two vectors' worth where that is more (see [`partial_amounts`]).
 const PARTIAL_AMOUNTS: [i64; 4] = [16, 8, 4, 2];
+
+/// The `PARTIALS` amounts the heuristic tries on reduce range `r`, largest
+/// first: two vectors of the target's lanes for the reduced type where
+/// that is more than 16 (32 for `f32` on AVX-512), then
+/// [`PARTIAL_AMOUNTS`]. Lowering makes the partials vector accumulators
+/// (`crate::lower::partial_vectors`); with one, each pass of the reduce
+/// loop waits on the previous pass's vector add (a row of layernorm read
+/// from L1 is bound by that chain), with two the passes overlap. On AVX2
+/// the first amount, 16, is two vectors already. A reduction whose value
+/// holds a transcendental (`Caps::DECOMPOSABLE`: softmax's sum of exps)
+/// keeps one vector: its decomposition, dozens of vector ops a pass,
+/// hides the add chain already, and a second copy of it would double the
+/// kernel's code and compile time.
+fn partial_amounts(k: &OptKernel, r: &Arc<UOp>) -> Vec<i64> {
+    let itemsize = k
+        .ast
+        .toposort()
+        .iter()
+        .find(|n| n.op() == Op::Reduce && n.src()[1..].iter().any(|x| Arc::ptr_eq(x, r)))
+        .filter(|n| {
+            !n.s(0)
+                .toposort()
+                .iter()
+                .any(|v| Caps::DECOMPOSABLE.contains(&v.op()))
+        })
+        .map_or(0, |n| n.dtype().scalar_type().itemsize() as i64);
+    let two_vectors = match itemsize {
+        0 => 0,
+        size => 2 * i64::from(k.limits.vector_bytes) / size,
+    };
+    let mut amounts = Vec::from(PARTIAL_AMOUNTS);
+    if two_vectors > amounts[0] && two_vectors <= MAX_PARTIALS {
+        amounts.insert(0, two_vectors);
+    }
+    amounts
+}
 
 /// A reduce axis shorter than this is left to the plain unroll (a loop of
 /// a few iterations gains nothing from more accumulators).
@@ -201,7 +239,8 @@ fn access(k: &OptKernel, r: &Arc<UOp>) -> Access {
 /// column reduction with nothing upcast yet gets its contiguous output
 /// axis upcast by 16 (or 8, 4) and then by 4 (or 2), up to
 /// [`COLUMN_LANES`] lanes; every contiguous reduce axis of at least
-/// [`MIN_PARTIAL_AXIS`] elements gets `PARTIALS` 16 (or 8, 4, 2).
+/// [`MIN_PARTIAL_AXIS`] elements gets `PARTIALS` of two vectors (see
+/// `partial_amounts`), else 16 (or 8, 4, 2).
 /// Returns true if it applied an opt (the caller then skips the unroll).
 pub fn choose_reduce_strategy(k: &mut OptKernel) -> bool {
     let mut applied = false;
@@ -228,7 +267,7 @@ pub fn choose_reduce_strategy(k: &mut OptKernel) -> bool {
                 if size < MIN_PARTIAL_AXIS {
                     continue;
                 }
-                applied |= PARTIAL_AMOUNTS.iter().any(|&amt| {
+                applied |= partial_amounts(k, &r).iter().any(|&amt| {
                     size % amt == 0 && try_opt(k, Opt::new(OptOps::Partials, pos, amt))
                 });
             }
@@ -259,7 +298,7 @@ mod tests {
     use super::*;
     use crate::lower::tests::{load, range};
     use crate::opt::apply_opts;
-    use crate::opt::tests::{cpu, heuristics, row_reduce, run, softmax, store};
+    use crate::opt::tests::{cpu, heuristics, row_reduce, run, softmax, store, typed_row_reduce};
     use OptOps::*;
 
     /// Asserts `got` equals `want` within `rel` relative error (the
@@ -331,13 +370,7 @@ mod tests {
         refused(&sum, Opt::new(Partials, 0, 48), "above 32");
         refused(&sum, Opt::new(Partials, 1, 2), "does not exist");
         // half sums round after every add: their order stays
-        let i = range(4, 0, AxisType::Loop);
-        let r = range(64, 1, AxisType::Reduce);
-        let h = UOp::define_global(1, DType::F16)
-            .index_into(&i.mul(&UOp::index(64)).add(&r), None)
-            .load()
-            .reduce(ReduceOp::Add, std::slice::from_ref(&r));
-        let half = UOp::sink(vec![store(&i, &h).end(&[i])]);
+        let half = typed_row_reduce(DType::F16, ReduceOp::Add, 4, 64);
         refused(
             &half,
             Opt::new(Partials, 0, 4),

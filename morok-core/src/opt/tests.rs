@@ -4,6 +4,7 @@
 //! identities), and refused opts must say why.
 
 use super::*;
+use crate::dtype::DType;
 use crate::interp::run_kernel;
 pub(crate) use crate::lower::tests::matmul;
 use crate::lower::tests::{load, range};
@@ -17,9 +18,17 @@ pub(super) fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
 
 /// out[i] = op_k x[i*K + k].
 pub(crate) fn row_reduce(op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
+    typed_row_reduce(DType::F32, op, rows, k)
+}
+
+/// [`row_reduce`] of a `dtype` input.
+pub(crate) fn typed_row_reduce(dtype: DType, op: ReduceOp, rows: i64, k: i64) -> Arc<UOp> {
     let i = range(rows, 0, AxisType::Loop);
     let r = range(k, 1, AxisType::Reduce);
-    let v = load(1, &i.mul(&UOp::index(k)).add(&r)).reduce(op, std::slice::from_ref(&r));
+    let v = UOp::define_global(1, dtype)
+        .index_into(&i.mul(&UOp::index(k)).add(&r), None)
+        .load()
+        .reduce(op, std::slice::from_ref(&r));
     UOp::sink(vec![store(&i, &v).end(&[i])])
 }
 
@@ -37,6 +46,36 @@ pub(crate) fn softmax(rows: i64, cols: i64) -> Arc<UOp> {
         .un(Op::Exp)
         .reduce(ReduceOp::Add, std::slice::from_ref(&r2));
     let v = x(&j).sub(&mx).un(Op::Exp).bin(Op::Fdiv, &sum);
+    UOp::sink(vec![
+        store(&i.mul(&UOp::index(cols)).add(&j), &v).end(&[i, j])
+    ])
+}
+
+/// out[i, j] = (x[i, j] - mean_i) · rsqrt(var_i + 1e-5) · g[j] + b[j]
+/// (`x` slot 1, `g` slot 2, `b` slot 3): two reductions that read `x`
+/// along the row only, an affine epilogue that reads `g` and `b` along
+/// `j` only; the variance's value holds the mean.
+pub(crate) fn layernorm(rows: i64, cols: i64) -> Arc<UOp> {
+    let i = range(rows, 0, AxisType::Loop);
+    let j = range(cols, 1, AxisType::Loop);
+    let x = |c: &Arc<UOp>| load(1, &i.mul(&UOp::index(cols)).add(c));
+    let n = UOp::const_f64(DType::F32, cols as f64);
+    let r = range(cols, 2, AxisType::Reduce);
+    let mean = x(&r)
+        .reduce(ReduceOp::Add, std::slice::from_ref(&r))
+        .bin(Op::Fdiv, &n);
+    let r2 = range(cols, 3, AxisType::Reduce);
+    let d = x(&r2).sub(&mean);
+    let var = d
+        .mul(&d)
+        .reduce(ReduceOp::Add, std::slice::from_ref(&r2))
+        .bin(Op::Fdiv, &n);
+    let scale = var.add(&UOp::const_f64(DType::F32, 1e-5)).un(Op::Rsqrt);
+    let v = x(&j)
+        .sub(&mean)
+        .mul(&scale)
+        .mul(&load(2, &j))
+        .add(&load(3, &j));
     UOp::sink(vec![
         store(&i.mul(&UOp::index(cols)).add(&j), &v).end(&[i, j])
     ])
@@ -439,6 +478,66 @@ fn heuristics_size_register_tiles_and_upcasts_by_the_vector_width() {
     assert_eq!(with(64, &e).applied, vec![Opt::new(Upcast, 0, 16)]);
     assert_eq!(with(32, &e).applied, vec![Opt::new(Upcast, 0, 8)]);
     assert_eq!(run(&e, &[4096; 3]), run(&with(64, &e).ast, &[4096; 3]));
+}
+
+/// A row-wise normalization with an affine epilogue (layernorm with
+/// weight and bias): its reductions read nothing along the stored axis
+/// `j`, so it gets no row tile (`g[j]` and `b[j]` are reused across rows
+/// only in the epilogue) and no reduce unroll; `j` is upcast by two
+/// vectors and each reduction gets vector partials, two vectors' worth
+/// (32 `f32` lanes on AVX-512, 16 on AVX2), one where its value holds
+/// a transcendental (softmax's sum of exps). (A matmul keeps its tile:
+/// `heuristics_size_register_tiles_and_upcasts_by_the_vector_width`.)
+#[test]
+fn heuristics_give_row_normalizations_partials_and_no_row_tile() {
+    let with = |bytes: u16, ast: &Arc<UOp>| {
+        let mut k = OptKernel::new(ast, cpu().with_vector_bytes(bytes));
+        heuristic::hand_coded_optimizations(&mut k);
+        k
+    };
+    let ln = layernorm(8, 128);
+    // the interpreter evaluates the mean and variance again for every
+    // element (no reuse across loops): results are checked on 4 × 64
+    let small = layernorm(4, 64);
+    let sizes = [4 * 64, 4 * 64, 64, 64];
+    let want = run(&small, &sizes);
+    for (bytes, j, partials) in [(64, 32, 32), (32, 16, 16)] {
+        let k = with(bytes, &ln);
+        assert_eq!(
+            k.applied,
+            vec![
+                Opt::new(Upcast, 1, j),
+                Opt::new(Partials, 0, partials),
+                Opt::new(Partials, 1, partials),
+                // 8 · 128³ loop-nest iterations: 4 threads (the limit)
+                Opt::new(Thread, 0, 4),
+            ],
+            "{bytes}-byte vectors"
+        );
+        let limits = cpu().with_vector_bytes(bytes);
+        let out = apply_opts(&small, &k.applied, limits).unwrap_or_else(|e| panic!("{e}"));
+        for (g, w) in run(&out, &sizes).iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
+        }
+    }
+    // a row sum: two vectors' worth of partials where that is above 16;
+    // an f64 sum on AVX-512 (8 lanes) keeps 16
+    let sum = row_reduce(ReduceOp::Add, 8, 4096);
+    assert_eq!(with(64, &sum).applied, vec![Opt::new(Partials, 0, 32)]);
+    assert_eq!(with(32, &sum).applied, vec![Opt::new(Partials, 0, 16)]);
+    let f64_sum = typed_row_reduce(DType::F64, ReduceOp::Add, 8, 4096);
+    assert_eq!(with(64, &f64_sum).applied, vec![Opt::new(Partials, 0, 16)]);
+    // softmax: two vectors for the max, one for the sum of exps
+    let sm = softmax(8, 256);
+    let partials: Vec<Opt> = with(64, &sm)
+        .applied
+        .into_iter()
+        .filter(|o| o.op == Partials)
+        .collect();
+    assert_eq!(
+        partials,
+        vec![Opt::new(Partials, 0, 32), Opt::new(Partials, 1, 16)]
+    );
 }
 
 /// out[o, y, x] = sum_{c, ky, kx} in[c, y + ky, x + kx] · w[o, c, ky, kx]:
