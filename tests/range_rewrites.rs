@@ -144,19 +144,34 @@ fn position_counts(pos: &Tensor, len: &Tensor) -> Vec<(&'static str, Tensor)> {
     ]
 }
 
-#[test]
-fn load_collapse_counts_positions_against_loaded_lengths() {
-    // sum(k < len[i] for k in 0..n) → clamp(len[i], 0, n): no loop.
-    let mut rng = Rng::new(4);
-    let n = 64;
-    for lt in [ScalarType::I32, ScalarType::U8, ScalarType::I16] {
-        let len = lengths(&mut rng, lt, n as i64, 24);
-        for at in [ScalarType::I32, ScalarType::I64, ScalarType::I16] {
+/// For each `(length type, position types)`: random lengths of that type
+/// (`rows` of them, boundary values included) counted against positions
+/// `0..n` of each position type ([`position_counts`]); every count must
+/// equal the reference and keep no reduction loop.
+fn check_counts_collapse(
+    rng: &mut Rng,
+    n: usize,
+    rows: usize,
+    cases: &[(ScalarType, &[ScalarType])],
+) {
+    for &(lt, positions) in cases {
+        let len = lengths(rng, lt, n as i64, rows);
+        for &at in positions {
             for (name, t) in position_counts(&arange_row(n, at), &len) {
                 check_collapsed(&format!("{at:?} {name} {lt:?}"), &t, 0);
             }
         }
     }
+}
+
+#[test]
+fn load_collapse_counts_positions_against_loaded_lengths() {
+    // sum(k < len[i] for k in 0..n) → clamp(len[i], 0, n): no loop.
+    let mut rng = Rng::new(4);
+    let n = 64;
+    let positions = [ScalarType::I32, ScalarType::I64, ScalarType::I16];
+    let cases = [ScalarType::I32, ScalarType::U8, ScalarType::I16].map(|lt| (lt, &positions[..]));
+    check_counts_collapse(&mut rng, n, 24, &cases);
     // A 64-bit length may sit at the type's extremes, where the closed
     // form's arithmetic could overflow: the loop may stay, results hold.
     let len = lengths(&mut rng, ScalarType::I64, n as i64, 24);
@@ -170,15 +185,14 @@ fn load_collapse_counts_positions_against_loaded_float_lengths() {
     // Integer positions against float lengths (NaN, ±inf, fractions,
     // huge values): x < y ⟺ x < ⌈y⌉, clamped, NaN counting nothing.
     let mut rng = Rng::new(5);
-    let n = 48;
-    for ft in [ScalarType::F32, ScalarType::F64, ScalarType::F16] {
-        let len = lengths(&mut rng, ft, n as i64, 32);
-        for at in [ScalarType::I32, ft] {
-            for (name, t) in position_counts(&arange_row(n, at), &len) {
-                check_collapsed(&format!("{at:?} {name} {ft:?}"), &t, 0);
-            }
-        }
-    }
+    let floats = [ScalarType::F32, ScalarType::F64, ScalarType::F16];
+    let positions = floats.map(|ft| [ScalarType::I32, ft]);
+    let cases: Vec<_> = floats
+        .iter()
+        .zip(&positions)
+        .map(|(&ft, p)| (ft, &p[..]))
+        .collect();
+    check_counts_collapse(&mut rng, 48, 32, &cases);
 }
 
 #[test]
