@@ -96,15 +96,16 @@ fn split(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> 
     if ratio < SPLIT_THRESHOLD {
         return None;
     }
-    let max_outputs = (1usize << 22) / out_numel;
+    // The first stage writes at most 2^22 elements.
+    let max_chunks = (1usize << 22) / out_numel;
     let axes_to_split = || {
         axes.iter()
             .copied()
             .filter(|&a| !broadcast_axis(n, in_shape, a))
     };
     let splits = |a: usize, d: usize| in_shape[a].is_multiple_of(d) && in_shape[a] / d > 1;
-    let (a, d) = single_split(ratio, max_outputs, axes_to_split(), splits).or_else(|| {
-        let max_d = MAX_CHUNKS.min(max_outputs);
+    let (a, d) = single_split(ratio, max_chunks, axes_to_split(), splits).or_else(|| {
+        let max_d = MAX_CHUNKS.min(max_chunks);
         axes_to_split()
             .flat_map(|a| (MIN_CHUNKS..=max_d).rev().map(move |d| (a, d)))
             .find(|&(a, d)| splits(a, d))
@@ -120,7 +121,7 @@ const MIN_CHUNKS: usize = 8;
 const MAX_CHUNKS: usize = 256;
 
 /// The split of a huge reduction (`ratio` input elements per output, at
-/// most `max_outputs` chunks per output) into the fewest chunks `d` for
+/// most `max_chunks` chunks per output) into the fewest chunks `d` for
 /// which neither stage is huge: each chunk has fewer than
 /// [`SPLIT_THRESHOLD`] elements and so do the `d` partial results the
 /// second stage combines. `splits(a, d)` says whether axis `a` divides into
@@ -136,12 +137,12 @@ const MAX_CHUNKS: usize = 256;
 /// them per output for the threads.
 fn single_split(
     ratio: usize,
-    max_outputs: usize,
+    max_chunks: usize,
     axes: impl Iterator<Item = usize>,
     splits: impl Fn(usize, usize) -> bool,
 ) -> Option<(usize, usize)> {
     let fewest = (ratio / SPLIT_THRESHOLD + 1).max(MIN_CHUNKS);
-    let most = (SPLIT_THRESHOLD - 1).min(max_outputs);
+    let most = (SPLIT_THRESHOLD - 1).min(max_chunks);
     axes.filter_map(|a| (fewest..=most).find(|&d| splits(a, d)).map(|d| (a, d)))
         .min_by_key(|&(_, d)| d)
 }
@@ -260,7 +261,7 @@ mod tests {
 
     #[test]
     fn single_split_declines_where_no_divisor_fits() {
-        // A prime axis has no divisor; chunks beyond `max_outputs` are not allowed.
+        // A prime axis has no divisor; chunks beyond `max_chunks` are not allowed.
         let prime = 8_388_617;
         assert_eq!(single_split(prime, 1 << 22, 0..1, divides(&[prime])), None);
         assert_eq!(
