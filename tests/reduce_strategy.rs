@@ -144,6 +144,40 @@ fn kernel_count(t: &Tensor) -> usize {
         .len()
 }
 
+/// Huge reductions (input/output ratio ≥ `SPLIT_THRESHOLD`, 2^15) split
+/// once, into the fewest chunks for which neither stage is huge: a full
+/// sum of 2^23 elements (2048 × 4096) is 512 chunk sums of 16384 and one
+/// kernel over them (256 chunks, as before, left a first stage of ratio
+/// 2^15 that was split again: three kernels); so is a full max and a sum
+/// over the last axis of a 2 × 2^22 tensor. All match the reference.
+#[test]
+fn huge_reductions_split_once_into_two_kernels() {
+    let mut rng = Rng::new(12);
+    let x = input(
+        &mut rng,
+        ScalarType::F32,
+        &[2048, 4096],
+        Layout::Contiguous,
+        Domain::Positive,
+    );
+    let sum = x.sum(None, false).expect("full sum");
+    check(&sum).unwrap_or_else(|e| panic!("full sum of 2048x4096: {e}"));
+    assert_eq!(kernel_count(&sum), 2, "full sum of 2048x4096");
+    let max = x.max(None, false).expect("full max");
+    check(&max).unwrap_or_else(|e| panic!("full max of 2048x4096: {e}"));
+    assert_eq!(kernel_count(&max), 2, "full max of 2048x4096");
+    let wide = input(
+        &mut rng,
+        ScalarType::F32,
+        &[2, 1 << 22],
+        Layout::Contiguous,
+        Domain::Positive,
+    );
+    let rows = wide.sum(Some(&[1]), false).expect("row sum");
+    check(&rows).unwrap_or_else(|e| panic!("row sum of 2x2^22: {e}"));
+    assert_eq!(kernel_count(&rows), 2, "row sum of 2x2^22");
+}
+
 /// Column reductions of at least `COLUMN_SPLIT_MIN` (2^21) input elements
 /// run as two kernels (16-row tiles, then the tile sums) when the rows
 /// split into tiles: f32 and i32, a keepdim sum, a max, a sum over the

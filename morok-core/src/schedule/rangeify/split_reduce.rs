@@ -14,10 +14,12 @@
 //! change, see [`reorderable`]).
 //!
 //! - **Huge reductions** ([`SPLIT_THRESHOLD`]): a `REDUCE_AXIS` whose input
-//!   has that many times more elements than its output, split with `d` in
-//!   `8..=256` (largest first) on an axis that is not a broadcast. The
-//!   first stage then has `d` times more output parallelism; without the
-//!   split a single output element would carry the whole loop.
+//!   has that many times more elements than its output, split on an axis
+//!   that is not a broadcast into the fewest chunks `d` (at least 8) for
+//!   which neither stage is huge (see `single_split`), else with `d` in
+//!   `8..=256` (largest first), the first stage then split again. The
+//!   first stage has `d` times more output parallelism; without the split
+//!   a single output element would carry the whole loop.
 //! - **Row tiles of a column reduction** ([`COLUMN_SPLIT_MIN`]): a
 //!   reduction of at least that many input elements whose reduced axes
 //!   are followed by at least [`MIN_INNER`] kept contiguous elements (a
@@ -90,16 +92,59 @@ fn split(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> 
         return None;
     };
     let out_numel = numel(out_shape).max(1);
-    if numel(in_shape) / out_numel < SPLIT_THRESHOLD {
+    let ratio = numel(in_shape) / out_numel;
+    if ratio < SPLIT_THRESHOLD {
         return None;
     }
-    let max_d = (256).min((1usize << 22) / out_numel);
-    let (a, d) = axes
-        .iter()
-        .filter(|&&a| !broadcast_axis(n, in_shape, a))
-        .flat_map(|&a| (8..=max_d).rev().map(move |d| (a, d)))
-        .find(|&(a, d)| in_shape[a].is_multiple_of(d) && in_shape[a] / d > 1)?;
+    // The first stage writes at most 2^22 elements.
+    let max_chunks = (1usize << 22) / out_numel;
+    let axes_to_split = || {
+        axes.iter()
+            .copied()
+            .filter(|&a| !broadcast_axis(n, in_shape, a))
+    };
+    let splits = |a: usize, d: usize| in_shape[a].is_multiple_of(d) && in_shape[a] / d > 1;
+    let (a, d) = single_split(ratio, max_chunks, axes_to_split(), splits).or_else(|| {
+        let max_d = MAX_CHUNKS.min(max_chunks);
+        axes_to_split()
+            .flat_map(|a| (MIN_CHUNKS..=max_d).rev().map(move |d| (a, d)))
+            .find(|&(a, d)| splits(a, d))
+    })?;
     Some(two_stages(n, (*op, axes), (in_shape, out_shape), a, d))
+}
+
+/// Fewest chunks a huge reduction is split into.
+const MIN_CHUNKS: usize = 8;
+
+/// Most chunks of the fallback split, used when no single split exists
+/// (see `single_split`); its first stage may be split again.
+const MAX_CHUNKS: usize = 256;
+
+/// The split of a huge reduction (`ratio` input elements per output, at
+/// most `max_chunks` chunks per output) into the fewest chunks `d` for
+/// which neither stage is huge: each chunk has fewer than
+/// [`SPLIT_THRESHOLD`] elements and so do the `d` partial results the
+/// second stage combines. `splits(a, d)` says whether axis `a` divides into
+/// `d` chunks. The smallest such `d` over `axes`, or `None` when there is
+/// none (the caller then splits by up to `MAX_CHUNKS` and lets the rule
+/// split the first stage again).
+///
+/// One split is the whole job: a 4096² full sum becomes 1024 chunk sums of
+/// 16384 elements and one kernel over them, instead of 256 chunks split
+/// again into 2048 and three kernels, each one more launch (and compile)
+/// for no more parallelism. Fewest chunks: each chunk stays one long
+/// contiguous stream, and there are still `ratio / SPLIT_THRESHOLD` of
+/// them per output for the threads.
+fn single_split(
+    ratio: usize,
+    max_chunks: usize,
+    axes: impl Iterator<Item = usize>,
+    splits: impl Fn(usize, usize) -> bool,
+) -> Option<(usize, usize)> {
+    let fewest = (ratio / SPLIT_THRESHOLD + 1).max(MIN_CHUNKS);
+    let most = (SPLIT_THRESHOLD - 1).min(max_chunks);
+    axes.filter_map(|a| (fewest..=most).find(|&d| splits(a, d)).map(|d| (a, d)))
+        .min_by_key(|&(_, d)| d)
 }
 
 /// True if the computation feeding a reduction (up to the buffers it
@@ -189,4 +234,39 @@ fn two_stages(
         smallvec![stage2],
         Arg::Shape(out_shape.clone()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `splits` for an input of `shape`, as `split` asks it.
+    fn divides(shape: &[usize]) -> impl Fn(usize, usize) -> bool + '_ {
+        move |a, d| shape[a].is_multiple_of(d) && shape[a] / d > 1
+    }
+
+    #[test]
+    fn single_split_takes_the_fewest_chunks_below_the_threshold() {
+        let full = [4096, 4096];
+        // 2^24 elements: more than 512 chunks, so 1024 rows of 4.
+        let got = single_split(1 << 24, 1 << 22, 0..2, divides(&full));
+        assert_eq!(got, Some((0, 1024)));
+        // At the threshold itself: the fewest chunks allowed.
+        let got = single_split(SPLIT_THRESHOLD, 1 << 22, 0..1, divides(&[SPLIT_THRESHOLD]));
+        assert_eq!(got, Some((0, MIN_CHUNKS)));
+        // 1000 has no divisor in 501..1000: the next axis splits.
+        let got = single_split(1000 * 16384, 1 << 22, 0..2, divides(&[1000, 16384]));
+        assert_eq!(got, Some((1, 512)));
+    }
+
+    #[test]
+    fn single_split_declines_where_no_divisor_fits() {
+        // A prime axis has no divisor; chunks beyond `max_chunks` are not allowed.
+        let prime = 8_388_617;
+        assert_eq!(single_split(prime, 1 << 22, 0..1, divides(&[prime])), None);
+        assert_eq!(
+            single_split(1 << 24, 256, 0..2, divides(&[4096, 4096])),
+            None
+        );
+    }
 }
