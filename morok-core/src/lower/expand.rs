@@ -11,12 +11,15 @@
 //!
 //! On a target with vectors (`Caps::vector_bytes`), one upcast range of
 //! each store, the one the stored index steps through with stride 1,
-//! is cut into vectors of `w` lanes instead: `u := c·w + l` for
-//! `c = 0..s/w`, where `l` is a fresh `UPCAST` range of size `w` (a *lane
+//! is cut into vectors instead: per piece of [`vector_pieces`] (`n`
+//! vectors of `w` lanes from lane `o`), `u := o + c·w + l` for
+//! `c = 0..n`, where `l` is a fresh `UPCAST` range of size `w` (a *lane
 //! range*: no `END` closes it). [`super::vectorize`] later turns every
 //! node that depends on `l` into one vector op (or its `w` scalar lanes),
-//! so `l` never becomes a loop. `w` is the largest power of two that
-//! divides `s` and fits the stored type's vector register.
+//! so `l` never becomes a loop. The pieces take the widest power of two
+//! that fits the stored type's vector register and what is left of `s`
+//! (10 lanes: a vector of 8 and one of 2); every lane is still stored
+//! exactly once.
 //!
 //! What it buys: the lanes' values share every load and computation that
 //! does not depend on the lane (hash-consing merges them), and their
@@ -53,22 +56,33 @@ pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
         }
         changed = true;
         let store = root.s(0);
-        let mut vector: Option<(Arc<UOp>, Arc<UOp>)> = None;
-        if let Some((pos, width)) = vector_axis(store, &upcast, caps) {
-            let u = upcast.remove(pos);
-            let size = u.range_size().unwrap_or(1);
-            let lane = UOp::range(&UOp::index(width), next_axis, AxisType::Upcast);
-            let chunks = UOp::range(&UOp::index(size / width), next_axis + 1, AxisType::Upcast);
+        let Some((pos, pieces)) = vector_axis(store, &upcast, caps) else {
+            for map in &lane_maps(&upcast) {
+                roots.push(store.substitute(map).end(&keep));
+            }
+            continue;
+        };
+        let u = upcast.remove(pos);
+        // Per piece: u := offset + chunk·w + lane, its chunks expanded
+        // like any upcast.
+        let mut split: Vec<(Arc<UOp>, Arc<UOp>)> = Vec::new();
+        for piece in &pieces {
+            let lane = UOp::range(&UOp::index(piece.width), next_axis, AxisType::Upcast);
+            let chunks = UOp::range(&UOp::index(piece.count), next_axis + 1, AxisType::Upcast);
             next_axis += 2;
-            // u := chunk·w + lane, the chunks expanded like any upcast.
-            let split = chunks.mul(&UOp::index(width)).add(&lane);
-            let map = HashMap::from([(u.id(), split)]);
-            vector = Some((chunks.clone(), store.substitute(&map)));
-            upcast.push(chunks);
+            let at = UOp::index(piece.offset)
+                .add(&chunks.mul(&UOp::index(piece.width)))
+                .add(&lane);
+            split.push((chunks, store.substitute(&HashMap::from([(u.id(), at)]))));
         }
-        let store = vector.map_or_else(|| store.clone(), |(_, s)| s);
         for map in &lane_maps(&upcast) {
-            roots.push(store.substitute(map).end(&keep));
+            for (chunks, piece_store) in &split {
+                for chunk in lane_maps(std::slice::from_ref(chunks)) {
+                    let mut map = map.clone();
+                    map.extend(chunk);
+                    roots.push(piece_store.substitute(&map).end(&keep));
+                }
+            }
         }
     }
     if changed {
@@ -79,12 +93,16 @@ pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
 }
 
 /// The upcast range (position in `upcast`) to cut into vectors for
-/// `store`, and the vector width: the first range whose index in the
+/// `store`, and its [`VectorPiece`]s: the first range whose index in the
 /// stored address has coefficient 1 (its lanes are consecutive
-/// elements) and no other occurrence, with the largest power-of-two
-/// width of at least 2 that divides its size and fits a vector of the
-/// stored type. `None` without vectors or without such a range.
-fn vector_axis(store: &Arc<UOp>, upcast: &[Arc<UOp>], caps: &Caps) -> Option<(usize, i64)> {
+/// elements) and no other occurrence, cut by [`vector_pieces`] for a
+/// vector of the stored type. `None` without vectors, without such a
+/// range, or when no piece has 2 lanes or more.
+fn vector_axis(
+    store: &Arc<UOp>,
+    upcast: &[Arc<UOp>],
+    caps: &Caps,
+) -> Option<(usize, Vec<VectorPiece>)> {
     if store.op() != Op::Store {
         return None;
     }
@@ -97,12 +115,49 @@ fn vector_axis(store: &Arc<UOp>, upcast: &[Arc<UOp>], caps: &Caps) -> Option<(us
     if gated_per_lane(store.s(1), &upcast[pos]) {
         return None;
     }
-    let size = upcast[pos].range_size()?;
-    let mut width = 1;
-    while width * 2 <= lanes && size % (width * 2) == 0 {
-        width *= 2;
+    let pieces = vector_pieces(upcast[pos].range_size()?, lanes)?;
+    Some((pos, pieces))
+}
+
+/// `count` vectors of `width` lanes, the first starting at lane `offset`
+/// of the upcast range being cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorPiece {
+    /// First lane of the piece.
+    pub offset: i64,
+    /// Lanes of each vector (a power of two).
+    pub width: i64,
+    /// Vectors in the piece.
+    pub count: i64,
+}
+
+/// The vectors an upcast range of `size` consecutive lanes is cut into on
+/// a target with `lanes`-lane vectors: greedily the widest power of two
+/// up to `lanes` that fits what is left, as many times as it fits (a
+/// 10-wide output with 16-lane vectors: one vector of 8 and one of 2,
+/// where one width for all would need five of 2). `None` for an odd size
+/// (a 1-lane piece would be left) or fewer than 2 lanes.
+pub fn vector_pieces(size: i64, lanes: i64) -> Option<Vec<VectorPiece>> {
+    if size < 2 || size % 2 != 0 || lanes < 2 {
+        return None;
     }
-    (width >= 2).then_some((pos, width))
+    let mut pieces = Vec::new();
+    let mut offset = 0;
+    while offset < size {
+        let left = size - offset;
+        let mut width = 2;
+        while width * 2 <= lanes && width * 2 <= left {
+            width *= 2;
+        }
+        let count = left / width;
+        pieces.push(VectorPiece {
+            offset,
+            width,
+            count,
+        });
+        offset += count * width;
+    }
+    Some(pieces)
 }
 
 /// Whether some access in `value` has a gate that varies with `r` (a
@@ -197,6 +252,28 @@ mod tests {
             n.op() == Op::Load && crate::lower::indexes_global(n.s(0))
         });
         assert_eq!(loads, 3 * (2 + 4));
+    }
+
+    #[test]
+    fn vector_pieces_take_the_widest_vectors_that_fit() {
+        use super::{vector_pieces, VectorPiece};
+        let piece = |offset, width, count| VectorPiece {
+            offset,
+            width,
+            count,
+        };
+        let cases = [
+            (10, 16, Some(vec![piece(0, 8, 1), piece(8, 2, 1)])),
+            (12, 8, Some(vec![piece(0, 8, 1), piece(8, 4, 1)])),
+            (48, 16, Some(vec![piece(0, 16, 3)])),
+            (56, 16, Some(vec![piece(0, 16, 3), piece(48, 8, 1)])),
+            (6, 2, Some(vec![piece(0, 2, 3)])),
+            (7, 16, None),
+            (8, 1, None),
+        ];
+        for (size, lanes, want) in cases {
+            assert_eq!(vector_pieces(size, lanes), want, "{size} on {lanes} lanes");
+        }
     }
 
     #[test]
