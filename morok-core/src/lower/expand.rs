@@ -17,9 +17,10 @@
 //! range*: no `END` closes it). [`super::vectorize`] later turns every
 //! node that depends on `l` into one vector op (or its `w` scalar lanes),
 //! so `l` never becomes a loop. The pieces take the widest power of two
-//! that fits the stored type's vector register and what is left of `s`
-//! (10 lanes: a vector of 8 and one of 2); every lane is still stored
-//! exactly once.
+//! that fits the stored type's vector register and what is left of `s`,
+//! down to 16 bytes, the rest scalar lanes (`u := o + c`, no lane range;
+//! 10 `f32` lanes: a vector of 8 and 2 scalars); every lane is still
+//! stored exactly once.
 //!
 //! What it buys: the lanes' values share every load and computation that
 //! does not depend on the lane (hash-consing merges them), and their
@@ -63,16 +64,17 @@ pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
             continue;
         };
         let u = upcast.remove(pos);
-        // Per piece: u := offset + chunk·w + lane, its chunks expanded
-        // like any upcast.
+        // Per piece: u := offset + chunk·w + lane (no lane for scalar
+        // lanes), its chunks expanded like any upcast.
         let mut split: Vec<(Arc<UOp>, Arc<UOp>)> = Vec::new();
         for piece in &pieces {
-            let lane = UOp::range(&UOp::index(piece.width), next_axis, AxisType::Upcast);
-            let chunks = UOp::range(&UOp::index(piece.count), next_axis + 1, AxisType::Upcast);
+            let chunks = UOp::range(&UOp::index(piece.count), next_axis, AxisType::Upcast);
+            let mut at = UOp::index(piece.offset).add(&chunks.mul(&UOp::index(piece.width)));
+            if piece.width > 1 {
+                let lane = UOp::range(&UOp::index(piece.width), next_axis + 1, AxisType::Upcast);
+                at = at.add(&lane);
+            }
             next_axis += 2;
-            let at = UOp::index(piece.offset)
-                .add(&chunks.mul(&UOp::index(piece.width)))
-                .add(&lane);
             split.push((chunks, store.substitute(&HashMap::from([(u.id(), at)]))));
         }
         for map in &lane_maps(&upcast) {
@@ -95,9 +97,9 @@ pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
 /// The upcast range (position in `upcast`) to cut into vectors for
 /// `store`, and its [`VectorPiece`]s: the first range whose index in the
 /// stored address has coefficient 1 (its lanes are consecutive
-/// elements) and no other occurrence, cut by [`vector_pieces`] for a
-/// vector of the stored type. `None` without vectors, without such a
-/// range, or when no piece has 2 lanes or more.
+/// elements) and no other occurrence, cut by [`vector_pieces`] for
+/// vectors of the stored type. `None` without vectors, without such a
+/// range, or when it is narrower than the narrowest vector.
 fn vector_axis(
     store: &Arc<UOp>,
     upcast: &[Arc<UOp>],
@@ -106,7 +108,8 @@ fn vector_axis(
     if store.op() != Op::Store {
         return None;
     }
-    let lanes = i64::from(caps.vector_lanes(store.s(1).dtype().scalar_type()));
+    let scalar = store.s(1).dtype().scalar_type();
+    let lanes = i64::from(caps.vector_lanes(scalar));
     let index = store.s(0);
     if lanes < 2 || index.op() != Op::Index || !super::indexes_global(index) {
         return None;
@@ -115,38 +118,50 @@ fn vector_axis(
     if gated_per_lane(store.s(1), &upcast[pos]) {
         return None;
     }
-    let pieces = vector_pieces(upcast[pos].range_size()?, lanes)?;
+    let pieces = vector_pieces(upcast[pos].range_size()?, lanes, scalar.itemsize())?;
     Some((pos, pieces))
 }
 
-/// `count` vectors of `width` lanes, the first starting at lane `offset`
-/// of the upcast range being cut.
+/// `count` vectors of `width` lanes (`width` 1: scalar lanes), the first
+/// starting at lane `offset` of the upcast range being cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VectorPiece {
     /// First lane of the piece.
     pub offset: i64,
-    /// Lanes of each vector (a power of two).
+    /// Lanes of each vector (a power of two; 1 for scalar lanes).
     pub width: i64,
-    /// Vectors in the piece.
+    /// Vectors (or scalar lanes) in the piece.
     pub count: i64,
 }
 
-/// The vectors an upcast range of `size` consecutive lanes is cut into on
-/// a target with `lanes`-lane vectors: greedily the widest power of two
-/// up to `lanes` that fits what is left, as many times as it fits (a
-/// 10-wide output with 16-lane vectors: one vector of 8 and one of 2,
-/// where one width for all would need five of 2). `None` for an odd size
-/// (a 1-lane piece would be left) or fewer than 2 lanes.
-pub fn vector_pieces(size: i64, lanes: i64) -> Option<Vec<VectorPiece>> {
-    if size < 2 || size % 2 != 0 || lanes < 2 {
+/// Fewest bytes of a vector piece: C compilers handle a 16-byte vector
+/// in one SSE register, but an 8-byte `f32x2` through shuffles in and out
+/// of general registers (GCC 12: 6 instructions around each `f32x2` FMA
+/// of an MLP's 10-wide output, 4 on its loop-carried chain), slower than
+/// its two scalar lanes.
+const MIN_VECTOR_BYTES: usize = 16;
+
+/// The pieces an upcast range of `size` consecutive lanes of
+/// `itemsize`-byte elements is cut into on a target with `lanes`-lane
+/// vectors: greedily the widest power of two up to `lanes` that fits what
+/// is left, as many times as it fits, down to `MIN_VECTOR_BYTES` (16 bytes, at
+/// least 2 lanes); the rest are scalar lanes. A 10-wide `f32` output with
+/// 16-lane vectors: one vector of 8 and 2 scalars, where one width for
+/// all would need five `f32x2`. `None` when no vector fits (`size` below
+/// the narrowest vector, or fewer than 2 lanes).
+pub fn vector_pieces(size: i64, lanes: i64, itemsize: usize) -> Option<Vec<VectorPiece>> {
+    let narrowest = i64::try_from(MIN_VECTOR_BYTES / itemsize.max(1))
+        .unwrap_or(2)
+        .clamp(2, lanes.max(2));
+    if lanes < 2 || size < narrowest {
         return None;
     }
     let mut pieces = Vec::new();
     let mut offset = 0;
     while offset < size {
         let left = size - offset;
-        let mut width = 2;
-        while width * 2 <= lanes && width * 2 <= left {
+        let mut width = if left < narrowest { 1 } else { narrowest };
+        while width >= narrowest && width * 2 <= lanes && width * 2 <= left {
             width *= 2;
         }
         let count = left / width;
@@ -263,16 +278,21 @@ mod tests {
             count,
         };
         let cases = [
-            (10, 16, Some(vec![piece(0, 8, 1), piece(8, 2, 1)])),
-            (12, 8, Some(vec![piece(0, 8, 1), piece(8, 4, 1)])),
-            (48, 16, Some(vec![piece(0, 16, 3)])),
-            (56, 16, Some(vec![piece(0, 16, 3), piece(48, 8, 1)])),
-            (6, 2, Some(vec![piece(0, 2, 3)])),
-            (7, 16, None),
-            (8, 1, None),
+            (10, 16, 4, Some(vec![piece(0, 8, 1), piece(8, 1, 2)])),
+            (12, 8, 4, Some(vec![piece(0, 8, 1), piece(8, 4, 1)])),
+            (48, 16, 4, Some(vec![piece(0, 16, 3)])),
+            (56, 16, 4, Some(vec![piece(0, 16, 3), piece(48, 8, 1)])),
+            (7, 16, 4, Some(vec![piece(0, 4, 1), piece(4, 1, 3)])),
+            (6, 8, 8, Some(vec![piece(0, 4, 1), piece(4, 2, 1)])),
+            (2, 16, 4, None),
+            (8, 1, 4, None),
         ];
-        for (size, lanes, want) in cases {
-            assert_eq!(vector_pieces(size, lanes), want, "{size} on {lanes} lanes");
+        for (size, lanes, itemsize, want) in cases {
+            assert_eq!(
+                vector_pieces(size, lanes, itemsize),
+                want,
+                "{size} on {lanes} lanes of {itemsize} bytes"
+            );
         }
     }
 

@@ -232,10 +232,10 @@ const NARROW_MIN_REDUCE: i64 = 32;
 /// reduction has at least [`NARROW_MIN_REDUCE`] elements. Next to a tile
 /// step 3 already made (the MLP's rows, upcast by 4) it is upcast while
 /// the tile's accumulators stay within [`NARROW_MAX_ACCUMULATORS`]: the
-/// tile's lanes times the axis's vectors where the stores step through it
-/// contiguously (10 outputs: a vector of 8 and one of 2, see
-/// `crate::lower::expand::vector_pieces`), times its lanes where they stay
-/// scalars. Each output still adds its terms in the same order, so results
+/// tile's lanes times the axis's vectors and scalar lanes where the
+/// stores step through it contiguously (10 `f32` outputs: a vector of 8
+/// and 2 scalars, see `crate::lower::expand::vector_pieces`), times its
+/// lanes where they all stay scalars. Each output still adds its terms in the same order, so results
 /// are bit-exact (no reassociation).
 fn upcast_narrow_output(k: &mut OptKernel) {
     let reduce: i64 = k
@@ -255,12 +255,15 @@ fn upcast_narrow_output(k: &mut OptKernel) {
     let indices = buffer_indices(&k.ast);
     let store = first_store(&k.ast);
     let lanes = vector_lanes(k);
+    let itemsize = store
+        .as_ref()
+        .map_or(4, |st| st.s(1).dtype().scalar_type().itemsize());
     let accumulators = |r: &Arc<UOp>, size: i64| {
         let contiguous = store
             .as_ref()
             .is_some_and(|st| stride(st.s(0).s(1), r, &ranges) == Some(1));
         contiguous
-            .then(|| crate::lower::expand::vector_pieces(size, lanes))
+            .then(|| crate::lower::expand::vector_pieces(size, lanes, itemsize))
             .flatten()
             .map_or(size, |pieces| pieces.iter().map(|p| p.count).sum())
     };

@@ -612,7 +612,7 @@ fn heuristics_give_a_narrow_matmul_output_independent_accumulators() {
         assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes), "rows {rows}");
     }
     // Rows tiled by 4 (≥ 256 outputs): with 64-byte vectors the 10
-    // outputs are a vector of 8 and one of 2, 4 × 2 accumulators, so they
+    // outputs are a vector of 8 and 2 scalars, 4 × 3 accumulators, so they
     // are upcast too; as scalars (no vectors) 40 accumulators would not
     // fit, so only the rows are.
     for rows in [64, 1024] {
