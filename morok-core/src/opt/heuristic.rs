@@ -235,8 +235,8 @@ const NARROW_MIN_REDUCE: i64 = 32;
 /// tile's lanes times the axis's vectors and scalar lanes where the
 /// stores step through it contiguously (10 `f32` outputs: a vector of 8
 /// and 2 scalars, see `crate::lower::expand::vector_pieces`), times its
-/// lanes where they all stay scalars. Each output still adds its terms in the same order, so results
-/// are bit-exact (no reassociation).
+/// lanes where they all stay scalars. Each output still adds its terms in
+/// the same order, so results are bit-exact (no reassociation).
 fn upcast_narrow_output(k: &mut OptKernel) {
     let reduce: i64 = k
         .ranges_of(&[AxisType::Reduce])
