@@ -119,11 +119,13 @@ fn layernorm_with_weight_and_bias_reduces_in_vectors() {
 
 /// Matmuls with a narrow output (`[B, 128] @ [128, 10]`, the second layer
 /// of a small MLP): the heuristics upcast the 10 outputs into independent
-/// accumulators (`upcast_narrow_output`); the results match the reference.
+/// accumulators (`upcast_narrow_output`), next to a tile of 4 rows from
+/// 64 rows on (on a vector host a vector of 8 outputs and 2 scalars per
+/// row); the results match the reference.
 #[test]
 fn narrow_matmuls_match_the_reference() {
     let mut rng = Rng::new(10);
-    for rows in [1, 5, 7] {
+    for rows in [1, 5, 7, 64, 260] {
         let x = matrix(&mut rng, ScalarType::F32, rows, 128, Domain::Any);
         let w = matrix(&mut rng, ScalarType::F32, 128, 10, Domain::Any);
         ok("narrow matmul", rows, 10, x.dot(&w));

@@ -165,7 +165,9 @@ fn installed_c_compilers() -> Vec<&'static str> {
 }
 
 /// A vector `MULACC` (a matmul's `f32` or `f64` sum of products with its
-/// output axis upcast, at every vector width the host's registers hold)
+/// output axis upcast, at every vector width the host's registers hold,
+/// from 16 bytes: narrower upcasts stay scalar lanes, see
+/// `morok_core::lower::expand::vector_pieces`)
 /// renders as the C renderer's vector FMA helper, not lane by lane, and
 /// stores the scalar `fma` results bit for bit, with every C compiler
 /// installed (GCC takes the x86 FMA builtins, Clang 14 too, Clang 19
@@ -213,7 +215,10 @@ fn vector_mulacc_renders_as_one_vector_fma() {
                     })
                 })
                 .collect();
-            for w in [2usize, 4, 8, 16].into_iter().filter(|w| w * size <= reg) {
+            for w in [2usize, 4, 8, 16]
+                .into_iter()
+                .filter(|w| w * size <= reg && w * size >= 16)
+            {
                 let opts = [Opt::new(Upcast, 1, w as i64)];
                 let optimized = apply_opts(&ast, &opts, limits()).unwrap_or_else(|e| panic!("{e}"));
                 let lowered = lower(&optimized, &lower_fused).expect("lower");

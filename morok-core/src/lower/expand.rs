@@ -11,12 +11,16 @@
 //!
 //! On a target with vectors (`Caps::vector_bytes`), one upcast range of
 //! each store, the one the stored index steps through with stride 1,
-//! is cut into vectors of `w` lanes instead: `u := c·w + l` for
-//! `c = 0..s/w`, where `l` is a fresh `UPCAST` range of size `w` (a *lane
+//! is cut into vectors instead: per piece of [`vector_pieces`] (`n`
+//! vectors of `w` lanes from lane `o`), `u := o + c·w + l` for
+//! `c = 0..n`, where `l` is a fresh `UPCAST` range of size `w` (a *lane
 //! range*: no `END` closes it). [`super::vectorize`] later turns every
 //! node that depends on `l` into one vector op (or its `w` scalar lanes),
-//! so `l` never becomes a loop. `w` is the largest power of two that
-//! divides `s` and fits the stored type's vector register.
+//! so `l` never becomes a loop. The pieces take the widest power of two
+//! that fits the stored type's vector register and what is left of `s`,
+//! down to 16 bytes, the rest scalar lanes (`u := o + c`, no lane range;
+//! 10 `f32` lanes: a vector of 8 and 2 scalars); every lane is still
+//! stored exactly once.
 //!
 //! What it buys: the lanes' values share every load and computation that
 //! does not depend on the lane (hash-consing merges them), and their
@@ -53,22 +57,34 @@ pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
         }
         changed = true;
         let store = root.s(0);
-        let mut vector: Option<(Arc<UOp>, Arc<UOp>)> = None;
-        if let Some((pos, width)) = vector_axis(store, &upcast, caps) {
-            let u = upcast.remove(pos);
-            let size = u.range_size().unwrap_or(1);
-            let lane = UOp::range(&UOp::index(width), next_axis, AxisType::Upcast);
-            let chunks = UOp::range(&UOp::index(size / width), next_axis + 1, AxisType::Upcast);
+        let Some((pos, pieces)) = vector_axis(store, &upcast, caps) else {
+            for map in &lane_maps(&upcast) {
+                roots.push(store.substitute(map).end(&keep));
+            }
+            continue;
+        };
+        let u = upcast.remove(pos);
+        // Per piece: u := offset + chunk·w + lane (no lane for scalar
+        // lanes), its chunks expanded like any upcast.
+        let mut split: Vec<(Arc<UOp>, Arc<UOp>)> = Vec::new();
+        for piece in &pieces {
+            let chunks = UOp::range(&UOp::index(piece.count), next_axis, AxisType::Upcast);
+            let mut at = UOp::index(piece.offset).add(&chunks.mul(&UOp::index(piece.width)));
+            if piece.width > 1 {
+                let lane = UOp::range(&UOp::index(piece.width), next_axis + 1, AxisType::Upcast);
+                at = at.add(&lane);
+            }
             next_axis += 2;
-            // u := chunk·w + lane, the chunks expanded like any upcast.
-            let split = chunks.mul(&UOp::index(width)).add(&lane);
-            let map = HashMap::from([(u.id(), split)]);
-            vector = Some((chunks.clone(), store.substitute(&map)));
-            upcast.push(chunks);
+            split.push((chunks, store.substitute(&HashMap::from([(u.id(), at)]))));
         }
-        let store = vector.map_or_else(|| store.clone(), |(_, s)| s);
         for map in &lane_maps(&upcast) {
-            roots.push(store.substitute(map).end(&keep));
+            for (chunks, piece_store) in &split {
+                for chunk in lane_maps(std::slice::from_ref(chunks)) {
+                    let mut map = map.clone();
+                    map.extend(chunk);
+                    roots.push(piece_store.substitute(&map).end(&keep));
+                }
+            }
         }
     }
     if changed {
@@ -79,16 +95,21 @@ pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
 }
 
 /// The upcast range (position in `upcast`) to cut into vectors for
-/// `store`, and the vector width: the first range whose index in the
+/// `store`, and its [`VectorPiece`]s: the first range whose index in the
 /// stored address has coefficient 1 (its lanes are consecutive
-/// elements) and no other occurrence, with the largest power-of-two
-/// width of at least 2 that divides its size and fits a vector of the
-/// stored type. `None` without vectors or without such a range.
-fn vector_axis(store: &Arc<UOp>, upcast: &[Arc<UOp>], caps: &Caps) -> Option<(usize, i64)> {
+/// elements) and no other occurrence, cut by [`vector_pieces`] for
+/// vectors of the stored type. `None` without vectors, without such a
+/// range, or when it is narrower than the narrowest vector.
+fn vector_axis(
+    store: &Arc<UOp>,
+    upcast: &[Arc<UOp>],
+    caps: &Caps,
+) -> Option<(usize, Vec<VectorPiece>)> {
     if store.op() != Op::Store {
         return None;
     }
-    let lanes = i64::from(caps.vector_lanes(store.s(1).dtype().scalar_type()));
+    let scalar = store.s(1).dtype().scalar_type();
+    let lanes = i64::from(caps.vector_lanes(scalar));
     let index = store.s(0);
     if lanes < 2 || index.op() != Op::Index || !super::indexes_global(index) {
         return None;
@@ -97,12 +118,61 @@ fn vector_axis(store: &Arc<UOp>, upcast: &[Arc<UOp>], caps: &Caps) -> Option<(us
     if gated_per_lane(store.s(1), &upcast[pos]) {
         return None;
     }
-    let size = upcast[pos].range_size()?;
-    let mut width = 1;
-    while width * 2 <= lanes && size % (width * 2) == 0 {
-        width *= 2;
+    let pieces = vector_pieces(upcast[pos].range_size()?, lanes, scalar.itemsize())?;
+    Some((pos, pieces))
+}
+
+/// `count` vectors of `width` lanes (`width` 1: scalar lanes), the first
+/// starting at lane `offset` of the upcast range being cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorPiece {
+    /// First lane of the piece.
+    pub offset: i64,
+    /// Lanes of each vector (a power of two; 1 for scalar lanes).
+    pub width: i64,
+    /// Vectors (or scalar lanes) in the piece.
+    pub count: i64,
+}
+
+/// Fewest bytes of a vector piece: C compilers handle a 16-byte vector
+/// in one SSE register, but an 8-byte `f32x2` through shuffles in and out
+/// of general registers (GCC 12: 6 instructions around each `f32x2` FMA
+/// of an MLP's 10-wide output, 4 on its loop-carried chain), slower than
+/// its two scalar lanes.
+const MIN_VECTOR_BYTES: usize = 16;
+
+/// The pieces an upcast range of `size` consecutive lanes of
+/// `itemsize`-byte elements is cut into on a target with `lanes`-lane
+/// vectors: greedily the widest power of two up to `lanes` that fits what
+/// is left, as many times as it fits, down to `MIN_VECTOR_BYTES` (16 bytes, at
+/// least 2 lanes); the rest are scalar lanes. A 10-wide `f32` output with
+/// 16-lane vectors: one vector of 8 and 2 scalars, where one width for
+/// all would need five `f32x2`. `None` when no vector fits (`size` below
+/// the narrowest vector, or fewer than 2 lanes).
+pub fn vector_pieces(size: i64, lanes: i64, itemsize: usize) -> Option<Vec<VectorPiece>> {
+    let narrowest = i64::try_from(MIN_VECTOR_BYTES / itemsize.max(1))
+        .unwrap_or(2)
+        .clamp(2, lanes.max(2));
+    if lanes < 2 || size < narrowest {
+        return None;
     }
-    (width >= 2).then_some((pos, width))
+    let mut pieces = Vec::new();
+    let mut offset = 0;
+    while offset < size {
+        let left = size - offset;
+        let mut width = if left < narrowest { 1 } else { narrowest };
+        while width >= narrowest && width * 2 <= lanes && width * 2 <= left {
+            width *= 2;
+        }
+        let count = left / width;
+        pieces.push(VectorPiece {
+            offset,
+            width,
+            count,
+        });
+        offset += count * width;
+    }
+    Some(pieces)
 }
 
 /// Whether some access in `value` has a gate that varies with `r` (a
@@ -197,6 +267,33 @@ mod tests {
             n.op() == Op::Load && crate::lower::indexes_global(n.s(0))
         });
         assert_eq!(loads, 3 * (2 + 4));
+    }
+
+    #[test]
+    fn vector_pieces_take_the_widest_vectors_that_fit() {
+        use super::{vector_pieces, VectorPiece};
+        let piece = |offset, width, count| VectorPiece {
+            offset,
+            width,
+            count,
+        };
+        let cases = [
+            (10, 16, 4, Some(vec![piece(0, 8, 1), piece(8, 1, 2)])),
+            (12, 8, 4, Some(vec![piece(0, 8, 1), piece(8, 4, 1)])),
+            (48, 16, 4, Some(vec![piece(0, 16, 3)])),
+            (56, 16, 4, Some(vec![piece(0, 16, 3), piece(48, 8, 1)])),
+            (7, 16, 4, Some(vec![piece(0, 4, 1), piece(4, 1, 3)])),
+            (6, 8, 8, Some(vec![piece(0, 4, 1), piece(4, 2, 1)])),
+            (2, 16, 4, None),
+            (8, 1, 4, None),
+        ];
+        for (size, lanes, itemsize, want) in cases {
+            assert_eq!(
+                vector_pieces(size, lanes, itemsize),
+                want,
+                "{size} on {lanes} lanes of {itemsize} bytes"
+            );
+        }
     }
 
     #[test]

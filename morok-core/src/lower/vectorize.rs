@@ -466,8 +466,8 @@ mod tests {
     use std::sync::Arc;
 
     /// An 8×12 (K = 8) matmul with a 2×12 tile lowered for 32-byte
-    /// vectors: rows of 12 lanes are a vector of 4 (the widest power of
-    /// two dividing 12 that 32 bytes hold) times 3.
+    /// vectors: rows of 12 lanes are a vector of 8 (what 32 bytes hold)
+    /// and one of 4 (`expand::vector_pieces`).
     fn tiled(fma: bool) -> LoweredKernel {
         let mm = crate::opt::tests::matmul(8, 8, 12);
         let opts = [
@@ -489,17 +489,26 @@ mod tests {
     #[test]
     fn upcast_rows_become_vector_loads_accumulators_and_stores() {
         let k = tiled(true);
-        let vec4 = |n: &Arc<UOp>| n.dtype().pointee().count() == 4;
-        // 2 rows × 3 vectors of 4 lanes: vector accumulators
-        assert_eq!(count(&k, |n| n.op() == Op::DefineReg && vec4(n)), 6);
-        assert_eq!(count(&k, |n| n.op() == Op::DefineReg), 6);
-        // per k step: 3 vector loads of B, 2 scalar loads of A (broadcast)
-        let global = |n: &Arc<UOp>| n.op() == Op::Load && crate::lower::indexes_global(n.s(0));
-        assert_eq!(count(&k, |n| global(n) && vec4(n)), 3);
-        assert_eq!(count(&k, |n| global(n) && !vec4(n)), 2);
-        assert_eq!(count(&k, |n| n.op() == Op::MulAcc && vec4(n)), 6);
-        let stores = |n: &Arc<UOp>| n.op() == Op::Store && crate::lower::indexes_global(n.s(0));
-        assert_eq!(count(&k, |n| stores(n) && n.s(1).dtype().count() == 4), 6);
+        for lanes in [8, 4] {
+            let vec = |n: &Arc<UOp>| n.dtype().pointee().count() == lanes;
+            // 2 rows × 1 vector of `lanes`: vector accumulators
+            assert_eq!(count(&k, |n| n.op() == Op::DefineReg && vec(n)), 2);
+            // per k step: 1 vector load of B
+            let global = |n: &Arc<UOp>| n.op() == Op::Load && crate::lower::indexes_global(n.s(0));
+            assert_eq!(count(&k, |n| global(n) && vec(n)), 1, "{lanes}");
+            assert_eq!(count(&k, |n| n.op() == Op::MulAcc && vec(n)), 2);
+            let stores = |n: &Arc<UOp>| n.op() == Op::Store && crate::lower::indexes_global(n.s(0));
+            assert_eq!(
+                count(&k, |n| stores(n) && n.s(1).dtype().count() == lanes),
+                2
+            );
+        }
+        assert_eq!(count(&k, |n| n.op() == Op::DefineReg), 4);
+        // 2 scalar loads of A (broadcast)
+        let scalar_loads = count(&k, |n| {
+            n.op() == Op::Load && crate::lower::indexes_global(n.s(0)) && n.dtype().count() == 1
+        });
+        assert_eq!(scalar_loads, 2);
         // no lane range is left to loop over
         assert!(!k
             .ops

@@ -13,9 +13,9 @@
 //!    stores are contiguous along such an axis gets a register tile sized
 //!    for the vector registers instead (see [`vector_register_tile`]),
 //!    its loops ordered for the L2 cache (`order_tile_loops`);
-//!    a reduce kernel of ≥ 32 terms per output that still has no upcast
-//!    (an output below 256 elements) upcasts a narrow output axis (≤ 16)
-//!    fully instead: independent accumulators, see
+//!    a reduce kernel of ≥ 32 terms per output upcasts a narrow output
+//!    axis (≤ 16) that step 3 left fully: independent accumulators, next
+//!    to step 3's tile while it stays within 16 accumulators, see
 //!    `upcast_narrow_output`;
 //! 4. the reduction strategy (`reduce_strategy`: partial accumulators on
 //!    contiguous reduce axes, upcast output lanes for column reductions),
@@ -210,37 +210,70 @@ fn upcast_reused_axes(k: &mut OptKernel) {
 /// Most lanes of [`upcast_narrow_output`].
 const NARROW_OUTPUT_LANES: i64 = 16;
 
+/// Most accumulators (vectors, or scalars where the lanes stay scalar)
+/// that [`upcast_narrow_output`] lets a kernel's tile reach: half the
+/// vector registers of an AVX-512 host, all but the loads' of an AVX2 one.
+const NARROW_MAX_ACCUMULATORS: i64 = 16;
+
 /// Shortest reduction (product of the reduce axes) that
 /// [`upcast_narrow_output`] acts on: the out-of-order core overlaps the
 /// chains of consecutive outputs when each is a few multiply-adds, not
 /// when each is a hundred.
 const NARROW_MIN_REDUCE: i64 = 32;
 
-/// Step 3b: a reduce kernel with no upcast after step 3 (an output of
-/// fewer than 256 elements, or no axis 4 divides: the second matmul of a
-/// small MLP, `[B, 128] @ [128, 10]`) would run one serial accumulator
-/// chain per output, each multiply-add waiting on the previous one. The
-/// innermost output loop axis of at most [`NARROW_OUTPUT_LANES`] (and
-/// `max_upcast`) elements that some buffer does not index (its loads are
-/// shared by the lanes) is upcast fully: that many independent chains
-/// per pass of the reduce loop, when the reduction has at least
-/// [`NARROW_MIN_REDUCE`] elements. Each output still adds its terms in the
-/// same order, so results are bit-exact (no reassociation).
+/// Step 3b: a reduce kernel whose narrow output axis got no upcast in
+/// step 3 (fewer than 256 outputs, or 4 does not divide it: the second
+/// matmul of a small MLP, `[B, 128] @ [128, 10]`) would run one serial
+/// accumulator chain per output of that axis, each multiply-add waiting
+/// on the previous one. The innermost output loop axis of at most
+/// [`NARROW_OUTPUT_LANES`] (and `max_upcast`) elements that some buffer
+/// does not index (its loads are shared by the lanes) is upcast fully:
+/// that many independent chains per pass of the reduce loop, when the
+/// reduction has at least [`NARROW_MIN_REDUCE`] elements. Next to a tile
+/// step 3 already made (the MLP's rows, upcast by 4) it is upcast while
+/// the tile's accumulators stay within [`NARROW_MAX_ACCUMULATORS`]: the
+/// tile's lanes times the axis's vectors and scalar lanes where the
+/// stores step through it contiguously (10 `f32` outputs: a vector of 8
+/// and 2 scalars, see `crate::lower::expand::vector_pieces`), times its
+/// lanes where they all stay scalars. Each output still adds its terms in
+/// the same order, so results are bit-exact (no reassociation).
 fn upcast_narrow_output(k: &mut OptKernel) {
     let reduce: i64 = k
         .ranges_of(&[AxisType::Reduce])
         .iter()
         .map(|r| range_size(r).unwrap_or(i64::MAX))
         .fold(1, i64::saturating_mul);
-    if reduce < NARROW_MIN_REDUCE || !k.ranges_of(&[AxisType::Upcast]).is_empty() {
+    if reduce < NARROW_MIN_REDUCE {
         return;
     }
+    let tile: i64 = k
+        .ranges_of(&[AxisType::Upcast])
+        .iter()
+        .filter_map(|r| range_size(r))
+        .product();
     let ranges = k.ranges();
     let indices = buffer_indices(&k.ast);
+    let store = first_store(&k.ast);
+    let lanes = vector_lanes(k);
+    let itemsize = store
+        .as_ref()
+        .map_or(4, |st| st.s(1).dtype().scalar_type().itemsize());
+    let accumulators = |r: &Arc<UOp>, size: i64| {
+        let contiguous = store
+            .as_ref()
+            .is_some_and(|st| stride(st.s(0).s(1), r, &ranges) == Some(1));
+        contiguous
+            .then(|| crate::lower::expand::vector_pieces(size, lanes, itemsize))
+            .flatten()
+            .map_or(size, |pieces| pieces.iter().map(|p| p.count).sum())
+    };
     let narrow = ranges.iter().rposition(|r| {
         r.axis_type() == Some(AxisType::Loop)
-            && range_size(r)
-                .is_some_and(|s| s > 1 && s <= NARROW_OUTPUT_LANES.min(k.limits.max_upcast))
+            && range_size(r).is_some_and(|s| {
+                s > 1
+                    && s <= NARROW_OUTPUT_LANES.min(k.limits.max_upcast)
+                    && (tile == 1 || tile * accumulators(r, s) <= NARROW_MAX_ACCUMULATORS)
+            })
             && indices.iter().any(|idx| !uses_range(idx, r))
     });
     if let Some(pos) = narrow {

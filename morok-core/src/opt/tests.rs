@@ -611,6 +611,26 @@ fn heuristics_give_a_narrow_matmul_output_independent_accumulators() {
         let sizes = [(rows * 10) as usize, (rows * 128) as usize, 128 * 10];
         assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes), "rows {rows}");
     }
+    // Rows tiled by 4 (≥ 256 outputs): with 64-byte vectors the 10
+    // outputs are a vector of 8 and 2 scalars, 4 × 3 accumulators, so they
+    // are upcast too; as scalars (no vectors) 40 accumulators would not
+    // fit, so only the rows are.
+    for rows in [64, 1024] {
+        let mm = matmul(rows, 128, 10);
+        let sizes = [(rows * 10) as usize, (rows * 128) as usize, 128 * 10];
+        for (bytes, want) in [(64, vec![4, 10]), (32, vec![4, 10]), (0, vec![4])] {
+            let mut k = OptKernel::new(&mm, cpu().with_vector_bytes(bytes));
+            heuristic::hand_coded_optimizations(&mut k);
+            let mut upcast: Vec<i64> = k
+                .ranges_of(&[AxisType::Upcast])
+                .iter()
+                .filter_map(|r| kernel::range_size(r))
+                .collect();
+            upcast.sort_unstable();
+            assert_eq!(upcast, want, "rows {rows}, {bytes} bytes: {:?}", k.applied);
+            assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes), "rows {rows}");
+        }
+    }
     // a kernel that already has a tile keeps it
     let k = heuristics(&matmul(32, 64, 32));
     assert!(
