@@ -72,7 +72,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// (a 16-lane broadcast is 2 instructions instead of 16).
     pub(super) fn vectorize(&self, n: &Arc<UOp>) -> R<BasicValueEnum<'ctx>> {
         let ty = self.dtype_type(n, n.dtype())?.into_vector_type();
-        if let [first, rest @ ..] = &n.src()[..] {
+        if let [first, rest @ ..] = n.src() {
             if !rest.is_empty() && rest.iter().all(|x| Arc::ptr_eq(x, first)) {
                 let one = self
                     .b
