@@ -265,3 +265,20 @@ fn broadcasts_are_splats_and_run() {
     let want: Vec<f32> = a.iter().map(|x| x * 3.0).collect();
     assert_eq!(args[0].get::<f32>(), want);
 }
+
+#[test]
+fn llvm_index_arithmetic_is_64_bit() {
+    // Every index of this kernel fits i32 (the C renderer's choice), but
+    // the LLVM renderer asks for i64 indices: no sign extension before
+    // each address. The kernel still computes the same values.
+    let kernel = lowered_kernel();
+    assert_eq!(kernel.index_dtype, DType::I64);
+    let c_kernel = lower(
+        &elementwise(7, &[DType::F32, DType::F32], |v| v[0].mul(&v[1]).add(&v[0])),
+        &LowerOptions::new(morok_core::caps::Caps::all_native()),
+    )
+    .expect("lower");
+    assert_eq!(c_kernel.index_dtype, DType::I32);
+    let ir = LlvmRenderer.render(&kernel).expect("render").source;
+    assert!(!ir.contains("i32 %"), "{ir}");
+}
