@@ -59,6 +59,13 @@ pub struct Caps {
     /// `crate::lower::vectorize`), the heuristics size register tiles by
     /// it.
     pub vector_bytes: u16,
+    /// Index arithmetic is always `i64`, even where every index fits
+    /// `i32` (see `crate::lower::index_dtype`): for a target whose
+    /// addresses are 64-bit and whose compiler would otherwise widen each
+    /// `i32` index before it addresses memory (LLVM: sign extensions its
+    /// `IndVarSimplify` removes at a third of the optimization time of a
+    /// matmul kernel).
+    pub index_i64: bool,
 }
 
 impl Caps {
@@ -83,6 +90,7 @@ impl Caps {
         Caps {
             native: OpSet::of(&Caps::DECOMPOSABLE),
             vector_bytes: 0,
+            index_i64: false,
         }
     }
 
@@ -92,6 +100,7 @@ impl Caps {
         Caps {
             native: OpSet::EMPTY,
             vector_bytes: 0,
+            index_i64: false,
         }
     }
 

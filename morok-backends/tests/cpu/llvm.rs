@@ -14,7 +14,7 @@ use morok_core::lower::{lower, LowerOptions};
 use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps};
 use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::render::Renderer;
-use morok_core::uop::Op;
+use morok_core::uop::{AxisType, Op, UOp};
 use std::ffi::c_void;
 
 /// A 7-element f32 `out = a * b + a` kernel, lowered for the LLVM renderer.
@@ -231,4 +231,54 @@ fn renderer_source_is_ir_text() {
     assert!(p.source.contains("define void @E_7(ptr"), "{}", p.source);
     let again = render_program(&ast, (*p.lowered).clone(), &LlvmRenderer).expect("render");
     assert_eq!(again.source, p.source, "rendering is deterministic");
+}
+
+#[test]
+fn broadcasts_are_splats_and_run() {
+    // out[i] = a[i] * b[0] on 16 upcast lanes: b[0] is one scalar for
+    // every lane, rendered as LLVM's splat (one insertelement and a
+    // shufflevector), not as one insertelement per lane.
+    let i = range(64, 0, AxisType::Loop);
+    let v = load(1, DType::F32, &i).mul(&load(2, DType::F32, &UOp::index(0)));
+    let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
+    let limits = OptLimits::host_cpu().with_vector_bytes(64);
+    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], limits).expect("upcast");
+    let caps = LlvmRenderer.caps().with_vector_bytes(64);
+    let opts = LowerOptions::new(caps).with_name("bcast".to_string());
+    let kernel = lower(&ast, &opts).expect("lower");
+    let ir = LlvmRenderer.render(&kernel).expect("render").source;
+    let splats = ir.matches("shufflevector <16 x float>").count();
+    assert!(
+        splats >= 1 && ir.matches("insertelement").count() == splats,
+        "{ir}"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dev = llvm_device_in(dir.path(), 1);
+    let k = compile_lowered(&dev, &ast, kernel);
+    let a: Vec<f32> = (0..64).map(|x| x as f32 * 0.5 - 7.0).collect();
+    let mut args = [
+        Arg::zeros(DType::F32, 64),
+        Arg::new(DType::F32, &a),
+        Arg::new(DType::F32, &[3.0f32]),
+    ];
+    run(&dev, &k, &mut args);
+    let want: Vec<f32> = a.iter().map(|x| x * 3.0).collect();
+    assert_eq!(args[0].get::<f32>(), want);
+}
+
+#[test]
+fn llvm_index_arithmetic_is_64_bit() {
+    // Every index of this kernel fits i32 (the C renderer's choice), but
+    // the LLVM renderer asks for i64 indices: no sign extension before
+    // each address. The kernel still computes the same values.
+    let kernel = lowered_kernel();
+    assert_eq!(kernel.index_dtype, DType::I64);
+    let c_kernel = lower(
+        &elementwise(7, &[DType::F32, DType::F32], |v| v[0].mul(&v[1]).add(&v[0])),
+        &LowerOptions::new(morok_core::caps::Caps::all_native()),
+    )
+    .expect("lower");
+    assert_eq!(c_kernel.index_dtype, DType::I32);
+    let ir = LlvmRenderer.render(&kernel).expect("render").source;
+    assert!(!ir.contains("i32 %"), "{ir}");
 }

@@ -1,7 +1,8 @@
 //! Index type lowering: the abstract `Index` type becomes `i32` when every
 //! index expression of the kernel provably fits in `i32`, and `i64`
-//! otherwise. One type for the whole kernel keeps the rendered code free
-//! of mixed-width casts, and `i32` loop counters vectorize best.
+//! otherwise or when the target asks for it (`Caps::index_i64`). One type
+//! for the whole kernel keeps the rendered code free of mixed-width
+//! casts, and `i32` loop counters vectorize best in C.
 
 use super::bounds::Bounds;
 use crate::dtype::{DType, ScalarType};
@@ -14,7 +15,8 @@ fn fits(v: (i128, i128), t: ScalarType) -> bool {
     v.0 >= t.min_int() && v.1 <= t.max_int()
 }
 
-/// Retypes every `Index` node of `g` to the chosen concrete type.
+/// Retypes every `Index` node of `g` to the chosen concrete type (`i64`
+/// whenever `wide` is set).
 ///
 /// Returns the new graph, the chosen type, and the ids (in the new graph)
 /// of the retyped nodes that are proven never to overflow: their interval
@@ -23,7 +25,7 @@ fn fits(v: (i128, i128), t: ScalarType) -> bool {
 /// a value, so it proves nothing), and for `IDIV`/`MOD` the divisor is
 /// also proven positive. Renderers may emit non-wrapping arithmetic for
 /// exactly these nodes.
-pub fn lower_index_dtype(g: &Arc<UOp>) -> (Arc<UOp>, DType, HashSet<u64>) {
+pub fn lower_index_dtype(g: &Arc<UOp>, wide: bool) -> (Arc<UOp>, DType, HashSet<u64>) {
     let nodes = g.toposort();
     let mut bounds = Bounds::default();
     let mut all_fit = true;
@@ -35,7 +37,11 @@ pub fn lower_index_dtype(g: &Arc<UOp>) -> (Arc<UOp>, DType, HashSet<u64>) {
             intervals.insert(n.id(), b);
         }
     }
-    let target = if all_fit { DType::I32 } else { DType::I64 };
+    let target = if all_fit && !wide {
+        DType::I32
+    } else {
+        DType::I64
+    };
     let t = target.scalar_type();
     let strictly_inside = |b: (i128, i128)| b.0 > t.min_int() && b.1 < t.max_int();
 

@@ -195,7 +195,7 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     let g = partial_vectors::vectorize_partials(&g, &opts.caps);
     let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);
     let g = reduce::lower_reduces(&g, fma)?;
-    let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g);
+    let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g, opts.caps.index_i64);
     let program = linearize::linearize(&g)?;
     let guarded = program
         .ops

@@ -28,7 +28,6 @@
 use super::vectorize::{gep, Lanewise};
 use crate::caps::{is_vector_element, Caps};
 use crate::dtype::DType;
-use crate::rewrite::graph_rewrite;
 use crate::uop::{Arg, AxisType, Op, Srcs, UOp};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -117,7 +116,7 @@ fn vector_lanes(leaves: &[Arc<UOp>], caps: &Caps, next_axis: &mut usize) -> Opti
     let l = lane_range(amt, next_axis);
     let l2 = lane_range(w, next_axis);
     let value = lane_value(leaves, &l)?;
-    let simplify = |x: &Arc<UOp>| graph_rewrite(&crate::symbolic::symbolic(), x, &mut ()).ok();
+    let simplify = |x: &Arc<UOp>| crate::symbolic::simplify(x).ok();
     let mut lanes = Vec::with_capacity(amt);
     for c in 0..amt / w {
         let at = l2.add(&UOp::index((c * w) as i64));
@@ -142,7 +141,7 @@ fn lane_range(size: usize, next_axis: &mut usize) -> Arc<UOp> {
 /// leaves are such lanes.
 fn lane_value(leaves: &[Arc<UOp>], l: &Arc<UOp>) -> Option<Arc<UOp>> {
     let value = generalize(leaves[0].s(0), leaves[1].s(0), l)?;
-    let simplify = |x: &Arc<UOp>| graph_rewrite(&crate::symbolic::symbolic(), x, &mut ()).ok();
+    let simplify = |x: &Arc<UOp>| crate::symbolic::simplify(x).ok();
     for (u, leaf) in leaves.iter().enumerate() {
         let at = value.substitute(&HashMap::from([(l.id(), UOp::index(u as i64))]));
         if !Arc::ptr_eq(&simplify(&at)?, &simplify(leaf.s(0))?) {

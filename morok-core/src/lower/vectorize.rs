@@ -53,7 +53,6 @@
 use super::bounds::is_data_dependent;
 use super::expand::unit_stride;
 use crate::caps::{is_vector_element, Caps};
-use crate::rewrite::graph_rewrite;
 use crate::uop::{Arg, AxisType, Op, OpGroup, Srcs, UOp};
 use smallvec::smallvec;
 use std::collections::HashMap;
@@ -247,7 +246,7 @@ impl Lanewise {
         }
         let zero = HashMap::from([(self.lane.id(), UOp::index(0))]);
         let base = index.s(1).substitute(&zero);
-        let base = graph_rewrite(&crate::symbolic::symbolic(), &base, &mut ()).unwrap_or(base);
+        let base = crate::symbolic::simplify(&base).unwrap_or(base);
         let mut src: Srcs = index.src().iter().cloned().collect();
         src[1] = base;
         Some(index.with_sources(src))
@@ -261,7 +260,7 @@ impl Lanewise {
                 .map(|i| {
                     let map = HashMap::from([(self.lane.id(), UOp::index(i as i64))]);
                     let lane = n.substitute(&map);
-                    graph_rewrite(&crate::symbolic::symbolic(), &lane, &mut ()).unwrap_or(lane)
+                    crate::symbolic::simplify(&lane).unwrap_or(lane)
                 })
                 .collect(),
         )

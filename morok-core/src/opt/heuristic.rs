@@ -34,7 +34,6 @@
 
 use super::kernel::{axis_id, range_size, uses_range, OptKernel};
 use super::{apply_opt, Opt, OptOps};
-use crate::rewrite::graph_rewrite;
 use crate::uop::{AxisType, Op, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -66,8 +65,7 @@ pub(super) fn stride(idx: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Optio
             .iter()
             .map(|x| (x.id(), UOp::index(if Arc::ptr_eq(x, r) { v } else { 0 })))
             .collect();
-        let folded =
-            graph_rewrite(&crate::symbolic::symbolic(), &idx.substitute(&map), &mut ()).ok()?;
+        let folded = crate::symbolic::simplify(&idx.substitute(&map)).ok()?;
         folded.const_value().and_then(|c| c.as_i64())
     };
     Some(at(1)? - at(0)?)

@@ -64,9 +64,28 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok((self.dtype_type(n, d)?, d.scalar_type().itemsize() as u32))
     }
 
-    /// `VECTORIZE`: the operands as the lanes of one vector.
+    /// `VECTORIZE`: the operands as the lanes of one vector. A broadcast
+    /// (every operand the same node) is LLVM's splat idiom, one
+    /// `insertelement` and a `shufflevector` with a zero mask: the form
+    /// the optimizer canonicalizes a chain of per-lane inserts to, so its
+    /// passes start from the short form instead of rewriting the chain
+    /// (a 16-lane broadcast is 2 instructions instead of 16).
     pub(super) fn vectorize(&self, n: &Arc<UOp>) -> R<BasicValueEnum<'ctx>> {
         let ty = self.dtype_type(n, n.dtype())?.into_vector_type();
+        if let [first, rest @ ..] = n.src() {
+            if !rest.is_empty() && rest.iter().all(|x| Arc::ptr_eq(x, first)) {
+                let one = self
+                    .b
+                    .build_insert_element(ty.get_poison(), self.value(first)?, self.lane(0), "")
+                    .map_err(be)?;
+                let zeros = self.cx.i32_type().vec_type(ty.get_size()).const_zero();
+                let splat = self
+                    .b
+                    .build_shuffle_vector(one, ty.get_poison(), zeros, "")
+                    .map_err(be)?;
+                return Ok(splat.into());
+            }
+        }
         let mut v = ty.get_undef();
         for (i, x) in n.src().iter().enumerate() {
             let lane = self.value(x)?;
