@@ -14,6 +14,7 @@ pub mod codegen;
 pub mod kernel;
 #[cfg(feature = "llvm")]
 pub mod llvm;
+pub mod pool;
 pub mod prepared;
 pub mod stream;
 
@@ -23,6 +24,7 @@ pub use codegen::{Codegen, KernelFn, LoadedKernel};
 pub use kernel::CpuKernel;
 #[cfg(feature = "llvm")]
 pub use llvm::{LlvmCodegen, LlvmRenderer};
+pub use pool::WorkerPool;
 pub use prepared::{Frame, FrameSlot, FrameTable, PreparedLaunch};
 
 use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
@@ -72,7 +74,7 @@ impl CpuConfig {
 pub struct CpuDevice {
     config: CpuConfig,
     codegen: Arc<dyn Codegen>,
-    pool: OnceLock<Option<Arc<rayon::ThreadPool>>>,
+    pool: OnceLock<Option<Arc<WorkerPool>>>,
 }
 
 impl Default for CpuDevice {
@@ -115,17 +117,11 @@ impl CpuDevice {
         self.codegen.builds()
     }
 
-    fn pool(&self) -> Option<Arc<rayon::ThreadPool>> {
+    fn pool(&self) -> Option<Arc<WorkerPool>> {
         self.pool
             .get_or_init(|| {
-                (self.config.threads > 1).then(|| {
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(self.config.threads)
-                        .thread_name(|i| format!("morok-cpu-{i}"))
-                        .build()
-                        .ok()
-                        .map(Arc::new)
-                })?
+                (self.config.threads > 1)
+                    .then(|| WorkerPool::new(self.config.threads).map(Arc::new))?
             })
             .clone()
     }

@@ -15,6 +15,7 @@
 use super::buffer::CpuBuffer;
 use super::codegen::KernelFn;
 use super::kernel::{dispatch, CpuKernel};
+use super::pool::WorkerPool;
 use morok_core::device::{DeviceBuffer, DeviceError, DeviceResult};
 use morok_core::DType;
 use smallvec::SmallVec;
@@ -140,7 +141,7 @@ pub struct PreparedLaunch {
     func: KernelFn,
     // Keeps the code mapped while `func` may be called.
     _code: Arc<dyn Any + Send + Sync>,
-    pool: Option<Arc<rayon::ThreadPool>>,
+    pool: Option<Arc<WorkerPool>>,
     /// The frame index of each kernel slot.
     slots: Box<[usize]>,
     vars: Box<[i64]>,
