@@ -34,6 +34,23 @@ pub struct Limits {
     pub vector_bits: u32,
 }
 
+impl Limits {
+    /// Each figure the better of `self` and `other` (two measurements of
+    /// one machine: its limit is what it reached).
+    pub fn best(&self, other: &Limits) -> Limits {
+        Limits {
+            threads: self.threads,
+            read_gbs: self.read_gbs.max(other.read_gbs),
+            copy_gbs: self.copy_gbs.max(other.copy_gbs),
+            triad_gbs: self.triad_gbs.max(other.triad_gbs),
+            copy_cached_gbs: self.copy_cached_gbs.max(other.copy_cached_gbs),
+            triad_cached_gbs: self.triad_cached_gbs.max(other.triad_cached_gbs),
+            fma_gflops: self.fma_gflops.max(other.fma_gflops),
+            vector_bits: self.vector_bits,
+        }
+    }
+}
+
 /// Streams over three arrays with one pthread per core; each thread
 /// touches its own slice first so pages land near it. Best of `reps`.
 ///
@@ -258,5 +275,31 @@ mod tests {
         let t = "read 31.5\ncopy 20\n";
         assert_eq!(field(t, "copy"), Ok(20.0));
         assert!(field(t, "triad").is_err());
+    }
+
+    #[test]
+    fn best_takes_each_figure_from_the_better_measurement() {
+        let a = Limits {
+            threads: 2,
+            read_gbs: 42.0,
+            copy_gbs: 90.0,
+            triad_gbs: 55.0,
+            copy_cached_gbs: 60.0,
+            triad_cached_gbs: 40.0,
+            fma_gflops: 510.0,
+            vector_bits: 512,
+        };
+        let b = Limits {
+            read_gbs: 75.0,
+            copy_gbs: 50.0,
+            fma_gflops: 520.0,
+            ..a
+        };
+        let best = a.best(&b);
+        assert_eq!(best.read_gbs, 75.0);
+        assert_eq!(best.copy_gbs, 90.0);
+        assert_eq!(best.triad_gbs, 55.0);
+        assert_eq!(best.fma_gflops, 520.0);
+        assert_eq!(best.vector_bits, 512);
     }
 }

@@ -19,6 +19,8 @@ pub struct Row {
     pub work: Work,
     /// Median of the warm calls (none when it failed).
     pub morok_ms: Option<f64>,
+    /// The timed warm calls, ms (of both passes when the peers ran).
+    pub samples: Vec<f64>,
     /// Timed warm calls.
     pub runs: usize,
     /// First call in a fresh process with an empty kernel cache.
@@ -318,6 +320,7 @@ mod tests {
             label: w.label(false),
             work: w.work(false),
             morok_ms: Some(20.0),
+            samples: vec![20.0],
             runs: 3,
             first_ms: Some(100.0),
             error: None,
