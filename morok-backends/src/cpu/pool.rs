@@ -7,7 +7,7 @@
 //! pool whose idle workers sleep on a condition variable pays a futex
 //! wake-up per launch (30–40 µs measured on a 2-core VM: a 3 µs kernel
 //! took 40 µs on two threads), more than small kernels take. Here idle
-//! workers spin on the pool's state for [`SPIN`] after their last chunk
+//! workers spin on the pool's state for `SPIN` after their last chunk
 //! before they sleep, so back-to-back launches find them awake.
 //!
 //! Chunks are claimed, not assigned: the caller and the workers take the
