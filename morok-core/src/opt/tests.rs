@@ -397,6 +397,17 @@ pub(super) fn heuristics(ast: &Arc<UOp>) -> OptKernel {
     k
 }
 
+/// The sizes of `k`'s upcast axes, smallest first.
+fn upcast_sizes(k: &OptKernel) -> Vec<i64> {
+    let mut s: Vec<i64> = k
+        .ranges_of(&[AxisType::Upcast])
+        .iter()
+        .filter_map(|r| kernel::range_size(r))
+        .collect();
+    s.sort_unstable();
+    s
+}
+
 #[test]
 fn heuristics_tile_a_matmul_and_keep_its_results() {
     let mm = matmul(32, 64, 32);
@@ -579,13 +590,7 @@ fn heuristics_tile_a_convolution_by_half_vectors_and_output_rows() {
         let mut k = OptKernel::new(&conv, cpu().with_vector_bytes(bytes));
         heuristic::hand_coded_optimizations(&mut k);
         assert_eq!(run(&conv, &sizes), run(&k.ast, &sizes), "{:?}", k.applied);
-        let mut s: Vec<i64> = k
-            .ranges_of(&[AxisType::Upcast])
-            .iter()
-            .filter_map(|r| kernel::range_size(r))
-            .collect();
-        s.sort_unstable();
-        s
+        upcast_sizes(&k)
     };
     // AVX-512: 24 columns take 8-lane vectors (16 does not divide 24),
     // 8 output channels, 3 output rows: 24 accumulators + 3 rows ≤ 32
@@ -602,12 +607,7 @@ fn heuristics_give_a_narrow_matmul_output_independent_accumulators() {
     for rows in [1, 5] {
         let mm = matmul(rows, 128, 10);
         let k = heuristics(&mm);
-        let upcast: Vec<i64> = k
-            .ranges_of(&[AxisType::Upcast])
-            .iter()
-            .filter_map(|r| kernel::range_size(r))
-            .collect();
-        assert_eq!(upcast, vec![10], "rows {rows}: {:?}", k.applied);
+        assert_eq!(upcast_sizes(&k), vec![10], "rows {rows}: {:?}", k.applied);
         let sizes = [(rows * 10) as usize, (rows * 128) as usize, 128 * 10];
         assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes), "rows {rows}");
     }
@@ -621,13 +621,12 @@ fn heuristics_give_a_narrow_matmul_output_independent_accumulators() {
         for (bytes, want) in [(64, vec![4, 10]), (32, vec![4, 10]), (0, vec![4])] {
             let mut k = OptKernel::new(&mm, cpu().with_vector_bytes(bytes));
             heuristic::hand_coded_optimizations(&mut k);
-            let mut upcast: Vec<i64> = k
-                .ranges_of(&[AxisType::Upcast])
-                .iter()
-                .filter_map(|r| kernel::range_size(r))
-                .collect();
-            upcast.sort_unstable();
-            assert_eq!(upcast, want, "rows {rows}, {bytes} bytes: {:?}", k.applied);
+            assert_eq!(
+                upcast_sizes(&k),
+                want,
+                "rows {rows}, {bytes} bytes: {:?}",
+                k.applied
+            );
             assert_eq!(run(&mm, &sizes), run(&k.ast, &sizes), "rows {rows}");
         }
     }
