@@ -20,6 +20,7 @@ mod codegens;
 mod limits;
 mod peers;
 mod report;
+mod rounds;
 mod workloads;
 
 use morok::Tensor;
@@ -28,7 +29,7 @@ use report::{Report, Row};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
-use workloads::{HostInput, Workload};
+use workloads::{Bound, HostInput, Workload};
 
 /// The hidden flag of the first-call child process.
 const CHILD_FLAG: &str = "--first-call-child";
@@ -46,7 +47,8 @@ WORKLOADS   comma- or space-separated id prefixes (W1, W2, W2b, W4a, ...); all w
 --note TEXT a line added to the report (e.g. \"busy machine\")
 --codegens  compare the C and LLVM CPU codegens (first call and warm time; W1 and W4a
             unless workloads are named) into codegens.md; needs the `llvm` feature
---rounds N  alternating rounds of --codegens (default 3; the table gives medians)
+--rounds N  rounds of fresh processes for the memory-bound workloads when peers run, and
+            alternating rounds of --codegens (default 3; the tables give medians)
 --peers-dir DIR   the shared bench folder (default ../shared/bench beside the repository;
                   env MOROK_BENCH_PEERS)
 --python PATH     the peers' Python (default <peers-dir>/python/venv/bin/python; env MOROK_BENCH_PYTHON)
@@ -141,6 +143,9 @@ fn main() -> ExitCode {
     }
     if args.first().map(String::as_str) == Some(codegens::CHILD_FLAG) {
         return codegens::child_main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some(rounds::CHILD_FLAG) {
+        return rounds::child_main(&args[1..]);
     }
     let opts = match parse_args(&args) {
         Ok(o) => o,
@@ -267,6 +272,17 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
                 .into(),
         );
     }
+    let mut peer_run = peer_run;
+    if !peer_run.took.is_empty() && opts.rounds > 1 {
+        more_rounds(opts, selected, &mut rows, &mut peer_run);
+        about.push(format!(
+            "{} rounds for the memory-bound workloads (those compared with a bandwidth limit): \
+             each round after the first runs Morok in a fresh process, then every peer again; \
+             each side's figure is the median over the rounds of its per-process medians (the \
+             rounds are listed below the table)",
+            opts.rounds
+        ));
+    }
     let mut took = format!("this run took {:.0} s", start.elapsed().as_secs_f64());
     for (p, s) in &peer_run.took {
         took.push_str(&format!("; {p} {s:.0} s"));
@@ -288,6 +304,65 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
     println!("{md}");
     eprintln!("wrote {} and {}", md_path.display(), svg_path.display());
     Ok(rows.iter().all(|r| r.error.is_none()))
+}
+
+/// Rounds 2..=`opts.rounds` of fresh processes for the memory-bound
+/// workloads that ran without error (see `rounds.rs`): Morok's child, then
+/// every peer; the rows' and the peers' figures become medians over the
+/// rounds. A round whose Morok child fails is reported in `peer_run`'s
+/// skipped lines and leaves Morok's figures to the rounds that worked.
+fn more_rounds(opts: &Options, selected: &[Workload], rows: &mut [Row], peer_run: &mut PeerRun) {
+    let memory: Vec<Workload> = selected
+        .iter()
+        .filter(|w| w.bound() != Bound::Fma)
+        .filter(|w| {
+            rows.iter()
+                .any(|r| r.workload.id == w.id && r.error.is_none())
+        })
+        .copied()
+        .collect();
+    if memory.is_empty() {
+        return;
+    }
+    let ids: Vec<&str> = memory.iter().map(|w| w.id).collect();
+    for row in rows.iter_mut().filter(|r| ids.contains(&r.workload.id)) {
+        row.rounds = row.morok_ms.into_iter().collect();
+    }
+    let mut later = Vec::new();
+    for round in 2..=opts.rounds {
+        eprintln!(
+            "round {round} of {}: {} in fresh processes ...",
+            opts.rounds,
+            ids.join(" ")
+        );
+        match rounds::morok_round(&ids, opts.runs) {
+            Ok(ms) => {
+                for (id, ms) in ids.iter().zip(ms) {
+                    if let Some(row) = rows.iter_mut().find(|r| r.workload.id == *id) {
+                        row.rounds.push(ms);
+                    }
+                }
+            }
+            Err(e) => peer_run
+                .skipped
+                .push(format!("morok: round {round} failed: {e}")),
+        }
+        let run = peers::run_all(&opts.peer_cfg, &memory);
+        for (p, s) in run.took {
+            match peer_run.took.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, t)) => *t += s,
+                None => peer_run.took.push((p, s)),
+            }
+        }
+        for s in run.skipped {
+            peer_run.skipped.push(format!("round {round}: {s}"));
+        }
+        later.push(run.results);
+    }
+    for row in rows.iter_mut().filter(|r| !r.rounds.is_empty()) {
+        row.morok_ms = Some(median(&mut row.rounds.clone()));
+    }
+    rounds::merge_peer_rounds(&mut peer_run.results, &later, &ids);
 }
 
 /// Uploads the inputs of `w`, as a user would.
@@ -320,6 +395,7 @@ fn bench_morok(w: &Workload, opts: &Options) -> Row {
         morok_ms: None,
         samples: Vec::new(),
         runs: 0,
+        rounds: Vec::new(),
         first_ms: None,
         error: None,
     };
@@ -334,7 +410,7 @@ fn bench_morok(w: &Workload, opts: &Options) -> Row {
         if first < Duration::from_secs(1) {
             call(w, &t)?;
         }
-        row.samples = time_warm(w, &t, opts, first)?;
+        row.samples = time_warm(w, &t, opts.runs, first)?;
         row.runs = row.samples.len();
         row.morok_ms = Some(median(&mut row.samples.clone()));
         Ok(())
@@ -350,20 +426,15 @@ fn bench_morok(w: &Workload, opts: &Options) -> Row {
     row
 }
 
-/// Times warm calls of `w` on the uploaded `t`: `opts.runs` of them, or
+/// Times warm calls of `w` on the uploaded `t`: `runs` of them, or
 /// fewer once 3 s have passed (at least 3, or 1 when the `first` call took
 /// longer than that budget). Milliseconds, in call order.
-fn time_warm(
-    w: &Workload,
-    t: &[Tensor],
-    opts: &Options,
-    first: Duration,
-) -> Result<Vec<f64>, String> {
+fn time_warm(w: &Workload, t: &[Tensor], runs: usize, first: Duration) -> Result<Vec<f64>, String> {
     let budget = Duration::from_secs(3);
-    let min_runs = if first > budget { 1 } else { opts.runs.min(3) };
-    let mut times = Vec::with_capacity(opts.runs);
+    let min_runs = if first > budget { 1 } else { runs.min(3) };
+    let mut times = Vec::with_capacity(runs);
     let begin = Instant::now();
-    while times.len() < opts.runs && (times.len() < min_runs || begin.elapsed() < budget) {
+    while times.len() < runs && (times.len() < min_runs || begin.elapsed() < budget) {
         let t0 = Instant::now();
         call(w, t)?;
         times.push(t0.elapsed().as_secs_f64() * 1e3);
@@ -383,7 +454,7 @@ fn retime(row: &mut Row, opts: &Options) {
         let first = t0.elapsed();
         let values = out.to_vec::<f32>().map_err(|e| e.to_string())?;
         w.check(&host, &values)?;
-        time_warm(&w, &t, opts, first)
+        time_warm(&w, &t, opts.runs, first)
     })();
     match result {
         Ok(times) => {

@@ -29,6 +29,9 @@ pub struct PeerResult {
     pub median_ms: f64,
     /// The peer's own correctness check against NumPy, when it has one.
     pub correct: Option<bool>,
+    /// The medians of each round of fresh processes, when the workload ran
+    /// in several (`rounds.rs`); `median_ms` is then their median.
+    pub rounds: Vec<f64>,
 }
 
 /// Where to find the peers.
@@ -196,6 +199,7 @@ pub fn parse_jsonl(text: &str) -> Vec<PeerResult> {
                 workload: workload.split('_').next()?.to_string(),
                 median_ms: v.get("median_ms")?.as_f64()?,
                 correct: v.get("correct").and_then(|c| c.as_bool()),
+                rounds: Vec::new(),
             })
         })
         .collect()
@@ -261,6 +265,7 @@ pub fn parse_result_lines(text: &str) -> Vec<PeerResult> {
                 workload: rust_workload_id(f[2])?.to_string(),
                 median_ms,
                 correct: None,
+                rounds: Vec::new(),
             })
         })
         .collect()

@@ -23,6 +23,10 @@ pub struct Row {
     pub samples: Vec<f64>,
     /// Timed warm calls.
     pub runs: usize,
+    /// Per-process medians when the workload ran in several rounds of
+    /// fresh processes (`rounds.rs`): the main process's first, and
+    /// `morok_ms` is their median. Empty otherwise.
+    pub rounds: Vec<f64>,
     /// First call in a fresh process with an empty kernel cache.
     pub first_ms: Option<f64>,
     /// Why the workload or its check failed.
@@ -148,6 +152,7 @@ impl Report<'_> {
                 _ => s.push_str(" – |\n"),
             }
         }
+        self.rounds_table(&mut s);
         let errors: Vec<String> = self
             .rows
             .iter()
@@ -166,23 +171,60 @@ impl Report<'_> {
             }
         }
         if !self.peers.results.is_empty() {
-            s.push_str("\nEvery peer variant (median ms; ✗ marks a failed correctness check):\n\n");
-            s.push_str("| peer | variant | workload | ms |\n|---|---|---|---:|\n");
+            s.push_str(
+                "\nEvery peer variant (median ms, over the rounds where there were several; \
+                 ✗ marks a failed correctness check):\n\n",
+            );
+            s.push_str("| peer | variant | workload | ms | per round |\n|---|---|---|---:|---|\n");
             let mut all: Vec<&PeerResult> = self.peers.results.iter().collect();
             all.sort_by(|a, b| (&a.workload, &a.peer).cmp(&(&b.workload, &b.peer)));
             for r in all {
                 let bad = if r.correct == Some(false) { " ✗" } else { "" };
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {} | {}{bad} |",
+                    "| {} | {} | {} | {}{bad} | {} |",
                     r.peer,
                     r.variant.replace('|', "\\|"),
                     r.workload,
-                    fmt_ms(r.median_ms)
+                    fmt_ms(r.median_ms),
+                    fmt_rounds(&r.rounds)
                 );
             }
         }
         s
+    }
+
+    /// The per-round figures of the workloads that ran in several rounds of
+    /// fresh processes: Morok's and the fastest peer's (by its median over
+    /// the rounds).
+    fn rounds_table(&self, s: &mut String) {
+        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.rounds.len() > 1).collect();
+        if rows.is_empty() {
+            return;
+        }
+        s.push_str(
+            "\nRounds of fresh processes (per-process median ms, in round order; the table \
+             above gives each side's median over the rounds):\n\n\
+             | workload | Morok | fastest peer | its rounds |\n|---|---|---|---|\n",
+        );
+        for row in rows {
+            let id = row.workload.id;
+            let best = self
+                .peer_columns()
+                .into_iter()
+                .filter_map(|p| self.best(p, id))
+                .min_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
+            let (name, rounds) = match best {
+                Some(b) => (format!("{} {}", b.peer, b.variant), fmt_rounds(&b.rounds)),
+                None => ("–".into(), "–".into()),
+            };
+            let _ = writeln!(
+                s,
+                "| {id} | {} | {} | {rounds} |",
+                fmt_rounds(&row.rounds),
+                name.replace('|', "\\|")
+            );
+        }
     }
 
     /// Writes the bar chart: per workload, Morok's and each peer's median
@@ -299,6 +341,18 @@ fn fmt_ms(ms: f64) -> String {
     }
 }
 
+/// Per-round figures as `a / b / c` (`–` when there was one round).
+fn fmt_rounds(rounds: &[f64]) -> String {
+    if rounds.len() < 2 {
+        return "–".into();
+    }
+    rounds
+        .iter()
+        .map(|&ms| fmt_ms(ms))
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
 /// A time ratio with two significant figures.
 fn fmt_ratio(r: f64) -> String {
     if r >= 10.0 {
@@ -322,6 +376,7 @@ mod tests {
             morok_ms: Some(20.0),
             samples: vec![20.0],
             runs: 3,
+            rounds: vec![],
             first_ms: Some(100.0),
             error: None,
         }];
@@ -333,6 +388,7 @@ mod tests {
                     workload: "W4a".into(),
                     median_ms: 10.0,
                     correct: Some(true),
+                    rounds: vec![],
                 },
                 PeerResult {
                     peer: "jax".into(),
@@ -340,6 +396,7 @@ mod tests {
                     workload: "W4a".into(),
                     median_ms: 40.0,
                     correct: Some(true),
+                    rounds: vec![],
                 },
             ],
             ..PeerRun::default()
@@ -366,6 +423,24 @@ mod tests {
         assert!(
             line.contains("| 10.0 (2.00×) | 40.0 (0.50×) | 2.00× |"),
             "{line}"
+        );
+    }
+
+    #[test]
+    fn rounds_are_listed_for_rows_that_had_them() {
+        let (mut rows, mut peers) = sample();
+        let md = report(&rows, &peers).markdown();
+        assert!(!md.contains("Rounds of fresh processes"));
+        rows[0].rounds = vec![20.0, 30.0, 25.0];
+        peers.results[0].rounds = vec![10.0, 12.0, 9.0];
+        let md = report(&rows, &peers).markdown();
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("| W4a | 20.0 / 30.0"))
+            .unwrap();
+        assert_eq!(
+            line,
+            "| W4a | 20.0 / 30.0 / 25.0 | numpy plain | 10.0 / 12.0 / 9.00 |"
         );
     }
 
