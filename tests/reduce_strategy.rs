@@ -180,6 +180,30 @@ fn huge_reductions_split_once_into_two_kernels() {
     assert_eq!(kernel_count(&rows), 2, "row sum of 2x2^22");
 }
 
+/// A full sum written as two reductions, `x.sum(1).sum()` over 2048 ×
+/// 4096, reads 2^23 elements although its outer reduction sees 2048: it
+/// splits like a full sum (two kernels, the first with many outputs for
+/// the threads) instead of fusing into one single-output kernel. So does
+/// a max of row sums. Both match the reference.
+#[test]
+fn chained_reductions_split_by_the_elements_they_read() {
+    let mut rng = Rng::new(13);
+    let x = input(
+        &mut rng,
+        ScalarType::F32,
+        &[2048, 4096],
+        Layout::Contiguous,
+        Domain::Positive,
+    );
+    let rows = x.sum(Some(&[1]), false).expect("row sums");
+    let sum = rows.sum(None, false).expect("sum of row sums");
+    check(&sum).unwrap_or_else(|e| panic!("x.sum(1).sum(): {e}"));
+    assert_eq!(kernel_count(&sum), 2, "x.sum(1).sum()");
+    let max = rows.max(None, false).expect("max of row sums");
+    check(&max).unwrap_or_else(|e| panic!("x.sum(1).max(): {e}"));
+    assert_eq!(kernel_count(&max), 2, "x.sum(1).max()");
+}
+
 /// Column reductions of at least `COLUMN_SPLIT_MIN` (2^21) input elements
 /// run as two kernels (16-row tiles, then the tile sums) when the rows
 /// split into tiles: f32 and i32, a keepdim sum, a max, a sum over the

@@ -92,7 +92,7 @@ fn split(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> 
         return None;
     };
     let out_numel = numel(out_shape).max(1);
-    let ratio = numel(in_shape) / out_numel;
+    let ratio = fused_input_elements(n.s(0), in_shape) / out_numel;
     if ratio < SPLIT_THRESHOLD {
         return None;
     }
@@ -111,6 +111,29 @@ fn split(n: &Arc<UOp>, in_shape: &Shape, out_shape: &Shape) -> Option<Arc<UOp>> 
             .find(|&(a, d)| splits(a, d))
     })?;
     Some(two_stages(n, (*op, axes), (in_shape, out_shape), a, d))
+}
+
+/// The elements a reduction over `x` (of shape `in_shape`) reads: `x`'s
+/// own, or more when `x` is computed by reductions in the same kernel
+/// without broadcasting (up to the buffers it reads: BUFFER, CONTIGUOUS),
+/// the largest input among them. `x.sum(1).sum()` over 4096² is a full
+/// sum of 2^24 elements although its outer reduction sees only 4096 of
+/// them: without this the two reductions fuse into one kernel with a
+/// single output and one thread carries all 2^24 adds. A broadcast
+/// (`(a@b).sum()`) is left as it is: its inner reduction is a matmul, for
+/// the optimizer's tiles (see `broadcasts`). A walk of one kernel's
+/// source graph with `toposort_until`, as in `broadcasts`.
+fn fused_input_elements(x: &Arc<UOp>, in_shape: &Shape) -> usize {
+    let own = numel(in_shape);
+    if broadcasts(x) {
+        return own;
+    }
+    x.toposort_until(|u| matches!(u.op(), Op::Buffer | Op::Contiguous))
+        .iter()
+        .filter(|u| u.op() == Op::ReduceAxis)
+        .filter_map(|u| tensor_shape(u.s(0)).ok())
+        .map(|s| numel(&s))
+        .fold(own, usize::max)
 }
 
 /// Fewest chunks a huge reduction is split into.
