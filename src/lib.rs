@@ -230,6 +230,7 @@ pub fn set_opt_mode(mode: Option<OptMode>) {
 }
 pub use device::Device;
 pub use kernel::KernelInfo;
+pub(crate) use kernel::KernelRun;
 pub use morok_core::dtype::Element;
 pub use morok_core::{DType, ScalarType};
 pub use tensor::{

@@ -7,7 +7,7 @@
 
 use crate::device::Device;
 use crate::storage::{self, BufferRef};
-use crate::{Error, KernelInfo};
+use crate::{Error, KernelRun};
 use morok_core::device::{CompiledKernel, DeviceBuffer};
 use morok_core::pipeline::CompileOptions;
 use morok_core::program::kernel_name;
@@ -24,7 +24,7 @@ pub(crate) struct Realized {
     /// storage), with the root's shape.
     pub outputs: Vec<Arc<UOp>>,
     /// The kernels that ran.
-    pub kernels: Vec<KernelInfo>,
+    pub kernels: Vec<KernelRun>,
     /// Handles that keep the new output buffers registered until the
     /// tensors that view them take their own handles.
     pub _buffers: Vec<BufferRef>,
@@ -67,7 +67,6 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let buffers = allocate(&dev, &sched)?;
     let mut kernels = Vec::with_capacity(sched.items.len());
     let opts = compile_options();
-    let compiler = dev.backend().describe();
     let sizes: HashMap<u64, usize> = sched.buffers.iter().map(|b| (b.id, b.size)).collect();
     let mut ready = compile_misses(&dev, &sched, opts);
     for group in &sched.groups {
@@ -99,12 +98,11 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
         if let Err(e) = run_group(&launches, &buffers, &sizes, dev.name(), config.debug >= 1) {
             return Err(Error::runtime("realize", e));
         }
-        kernels.extend(compiled.iter().map(|(_, k)| KernelInfo {
-            name: k.name().to_string(),
-            backend: dev.name().to_string(),
-            compiler: compiler.clone(),
-            code: k.source().to_string(),
-        }));
+        kernels.extend(
+            compiled
+                .into_iter()
+                .map(|(_, k)| KernelRun::new(k, dev.clone())),
+        );
     }
     let handles = sched
         .buffers

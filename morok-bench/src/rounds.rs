@@ -56,7 +56,7 @@ fn parse_warm_lines(text: &str, ids: &[&str]) -> Result<Vec<f64>, String> {
 
 /// The child: `<runs> <ids...>`. For each workload it uploads the inputs,
 /// makes one checked call (the kernels come from the parent's on-disk
-/// cache) and one warm-up call, times at most `runs` warm calls as the
+/// cache) and the main pass's warm-up calls, times at most `runs` warm calls as the
 /// main pass does and prints `WARM_MS <id> <median ms>`.
 pub fn child_main(args: &[String]) -> ExitCode {
     let Some(runs) = args.first().and_then(|r| r.parse::<usize>().ok()) else {
@@ -87,7 +87,7 @@ fn time_in_this_process(w: &Workload, runs: usize) -> Result<f64, String> {
     let first = t0.elapsed();
     let values = out.to_vec::<f32>().map_err(|e| e.to_string())?;
     w.check(&host, &values)?;
-    crate::call(w, &t)?;
+    crate::warm_up(w, &t, first)?;
     let mut times = crate::time_warm(w, &t, runs, first)?;
     Ok(crate::median(&mut times))
 }

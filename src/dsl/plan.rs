@@ -22,7 +22,7 @@ use crate::device::Device;
 use crate::kernel_cache::get_or_compile_with_vars;
 use crate::realize::{alloc, compile_options, count_launch};
 use crate::storage::{self, BufferRef};
-use crate::{Error, KernelInfo, Result, Tensor};
+use crate::{Error, KernelRun, Result, Tensor};
 use morok_backends::cpu::{CpuKernel, Frame, FrameSlot, FrameTable, PreparedLaunch};
 use morok_core::device::{CompiledKernel, DeviceBuffer};
 use morok_core::program::kernel_name;
@@ -116,7 +116,7 @@ pub(crate) struct Plan {
     out_shape: Vec<usize>,
     scratch: Vec<(DType, usize)>,
     /// The kernels, as the results' [`Tensor::kernels`] list them.
-    kernels: Arc<[KernelInfo]>,
+    kernels: Arc<[KernelRun]>,
     /// Handles of the `Fixed` buffers, which keep them registered.
     _fixed: Vec<BufferRef>,
     /// The launches as the backend checked them when the plan was built
@@ -382,15 +382,9 @@ impl CallSite {
         let Some(spec) = sched.buffers.iter().find(|b| b.id == out) else {
             return Ok(Prepared::TensorPath);
         };
-        let compiler = bound.device.backend().describe();
         let kernels = steps
             .iter()
-            .map(|s| KernelInfo {
-                name: s.kernel.name().to_string(),
-                backend: bound.device.name().to_string(),
-                compiler: compiler.clone(),
-                code: s.kernel.source().to_string(),
-            })
+            .map(|s| KernelRun::new(s.kernel.clone(), bound.device.clone()))
             .collect();
         let checked = check_launches(&steps, bound, (spec.dtype, spec.size), &scratch);
         Ok(Prepared::Plan(Arc::new(Plan {

@@ -56,7 +56,7 @@ pub use padding::PadMode;
 pub use pooling::{Pool3dOptions, PoolOptions};
 
 use crate::storage::{self, BufferRef};
-use crate::{Error, KernelInfo};
+use crate::{Error, KernelInfo, KernelRun};
 use morok_core::shape::numel;
 use morok_core::uop::{Arg, Op, Shape, UOp};
 use morok_core::{DType, ScalarType};
@@ -72,7 +72,7 @@ struct Inner {
     state: State,
     /// The kernels that produced it (shared by a realize's outputs and a
     /// call-site plan's results).
-    kernels: Option<Arc<[KernelInfo]>>,
+    kernels: Option<Arc<[KernelRun]>>,
 }
 
 enum State {
@@ -99,7 +99,7 @@ impl Tensor {
         uop: Arc<UOp>,
         shape: Shape,
         buffers: Vec<BufferRef>,
-        kernels: Option<Arc<[KernelInfo]>>,
+        kernels: Option<Arc<[KernelRun]>>,
     ) -> Tensor {
         let dtype = uop.dtype().scalar_type();
         Tensor {
@@ -207,11 +207,18 @@ impl Tensor {
         self.inner
             .kernels
             .as_deref()
-            .map_or_else(Vec::new, <[KernelInfo]>::to_vec)
+            .map_or_else(Vec::new, |runs| runs.iter().map(KernelRun::info).collect())
+    }
+
+    /// The records behind [`Tensor::kernels`] (for tests of how they are
+    /// kept).
+    #[cfg(test)]
+    pub(crate) fn inner_kernels(&self) -> Arc<[KernelRun]> {
+        self.inner.kernels.clone().unwrap_or_else(|| Arc::new([]))
     }
 
     /// This tensor, listing `kernels` as the ones that produced it.
-    pub(crate) fn with_kernel_list(&self, kernels: Arc<[KernelInfo]>) -> Tensor {
+    pub(crate) fn with_kernel_list(&self, kernels: Arc<[KernelRun]>) -> Tensor {
         Tensor {
             inner: Arc::new(Inner {
                 state: match &self.inner.state {
@@ -312,8 +319,8 @@ impl Tensor {
                 ),
             ));
         }
-        let kernels: Option<Arc<[KernelInfo]>> =
-            (!done.kernels.is_empty()).then(|| done.kernels.clone().into());
+        let kernels: Option<Arc<[KernelRun]>> =
+            (!done.kernels.is_empty()).then(|| done.kernels.into());
         let mut out = Vec::with_capacity(tensors.len());
         for (t, uop) in tensors.iter().zip(done.outputs) {
             let id = uop.toposort().iter().find_map(|n| match n.arg() {

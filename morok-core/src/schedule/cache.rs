@@ -10,7 +10,8 @@
 
 use super::{schedule, Schedule, ScheduleError};
 use crate::dtype::DType;
-use crate::uop::{new_buffer_id, Arg, Op, UOp};
+use crate::uop::fast_hash::FastBuild;
+use crate::uop::{new_buffer_id, Arg, IdMap, Op, UOp};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,16 +39,22 @@ struct Entry {
     inputs: Vec<u64>,
 }
 
-fn cache() -> &'static Mutex<HashMap<Vec<KeyNode>, Entry>> {
-    static CACHE: OnceLock<Mutex<HashMap<Vec<KeyNode>, Entry>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+/// The cache: structural key → entry. Keys and the key builder's maps are
+/// fast-hashed (`crate::uop::fast_hash`): every warm realization hashes its
+/// whole graph here, and SipHash made this lookup the largest share of a
+/// warm call's host time.
+type Cache = HashMap<Vec<KeyNode>, Entry, FastBuild>;
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Cache::default()))
 }
 
 /// The structural key of `roots` and their buffer ids by first appearance.
 fn key(roots: &[Arc<UOp>]) -> (Vec<KeyNode>, Vec<u64>) {
     let sink = UOp::sink(roots.iter().cloned().collect::<SmallVec<_>>());
     let nodes = sink.toposort();
-    let pos: HashMap<u64, u32> = nodes
+    let pos: IdMap<u32> = nodes
         .iter()
         .enumerate()
         .map(|(i, n)| (n.id(), i as u32))
@@ -109,7 +116,7 @@ fn poisoned<T>(_: T) -> ScheduleError {
 /// A copy of `cached` with input ids `old_inputs[i] → new_inputs[i]` and
 /// every other buffer id fresh.
 fn rename(cached: &Schedule, old_inputs: &[u64], new_inputs: &[u64]) -> Schedule {
-    let mut ids: HashMap<u64, u64> = old_inputs
+    let mut ids: IdMap<u64> = old_inputs
         .iter()
         .copied()
         .zip(new_inputs.iter().copied())
