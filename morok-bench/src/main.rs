@@ -38,8 +38,9 @@ const USAGE: &str = "\
 usage: morok-bench [OPTIONS] [WORKLOADS]
 
 WORKLOADS   comma- or space-separated id prefixes (W1, W2, W2b, W4a, ...); all when absent
---runs N    at most N timed warm calls per workload (default 10; no more once 3 s have been
-            spent, but at least 3, or 1 when the first call took longer than that)
+--runs N    at most N timed warm calls per workload (default 2000; no more once 2.5 s have
+            been spent, but at least 10, or 1 when the first call took longer than that, as
+            the Python peers time); also the Rust peers' BENCH_RUNS (default 15)
 --quick     small sizes, no peers (a smoke test)
 --no-peers  skip the peers
 --no-limits skip measuring the machine's bandwidth and FMA peak
@@ -75,7 +76,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let env_path = |k: &str| std::env::var_os(k).map(PathBuf::from);
     let mut o = Options {
         filters: vec![],
-        runs: 10,
+        runs: MAX_RUNS,
         quick: false,
         peers: true,
         limits: true,
@@ -85,7 +86,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             dir: env_path("MOROK_BENCH_PEERS").unwrap_or_else(peers::default_dir),
             python: PathBuf::new(),
             rust_bin: env_path("MOROK_BENCH_RUST_PEERS").unwrap_or_else(peers::default_rust_bin),
-            runs: 10,
+            runs: RUST_PEER_RUNS,
         },
         codegens: false,
         rounds: 3,
@@ -132,7 +133,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         }
     }
     o.peer_cfg.python = python.unwrap_or_else(|| o.peer_cfg.dir.join("python/venv/bin/python"));
-    o.peer_cfg.runs = o.runs;
+    if args.iter().any(|a| a == "--runs") {
+        o.peer_cfg.runs = o.runs;
+    }
     Ok(o)
 }
 
@@ -447,15 +450,35 @@ fn warm_up(w: &Workload, t: &[Tensor], first: Duration) -> Result<usize, String>
     Ok(calls)
 }
 
-/// Times warm calls of `w` on the uploaded `t`: `runs` of them, or
-/// fewer once 3 s have passed (at least 3, or 1 when the `first` call took
-/// longer than that budget). Milliseconds, in call order.
+/// Time spent on the timed warm calls of one workload, as the Python
+/// peers' scripts spend (`budget_s=2.5` in `shared/bench/python/common.py`).
+const TIME_BUDGET: Duration = Duration::from_millis(2500);
+
+/// Fewest timed warm calls (the peers' `min_iters`).
+const MIN_RUNS: usize = 10;
+
+/// Most timed warm calls by default (the peers' `max_iters`; `--runs`).
+const MAX_RUNS: usize = 2000;
+
+/// Timed calls of each Rust peer (`BENCH_RUNS`, their harness's own
+/// default) unless `--runs` says otherwise.
+const RUST_PEER_RUNS: usize = 15;
+
+/// Times warm calls of `w` on the uploaded `t` as the peers' scripts do:
+/// calls until [`TIME_BUDGET`] is spent, at least [`MIN_RUNS`] (1 when the
+/// `first` call alone took longer than the budget) and at most `runs`.
+/// A median over hundreds of calls of a short workload is not moved by
+/// the few calls that follow another process's time slice on a busy
+/// machine, as a median of 10 was. Milliseconds, in call order.
 fn time_warm(w: &Workload, t: &[Tensor], runs: usize, first: Duration) -> Result<Vec<f64>, String> {
-    let budget = Duration::from_secs(3);
-    let min_runs = if first > budget { 1 } else { runs.min(3) };
-    let mut times = Vec::with_capacity(runs);
+    let min_runs = if first > TIME_BUDGET {
+        1
+    } else {
+        runs.min(MIN_RUNS)
+    };
+    let mut times = Vec::with_capacity(runs.min(MAX_RUNS));
     let begin = Instant::now();
-    while times.len() < runs && (times.len() < min_runs || begin.elapsed() < budget) {
+    while times.len() < runs && (times.len() < min_runs || begin.elapsed() < TIME_BUDGET) {
         let t0 = Instant::now();
         call(w, t)?;
         times.push(t0.elapsed().as_secs_f64() * 1e3);
@@ -615,8 +638,10 @@ mod tests {
             .collect();
         let o = parse_args(&args).unwrap();
         assert_eq!(o.filters, ["W1", "W4", "W7"]);
-        assert_eq!(o.runs, 5);
+        assert_eq!((o.runs, o.peer_cfg.runs), (5, 5));
         assert!(!o.peers && !o.quick);
+        let o = parse_args(&[]).unwrap();
+        assert_eq!((o.runs, o.peer_cfg.runs), (MAX_RUNS, RUST_PEER_RUNS));
         assert!(parse_args(&["--runs".to_string(), "0".to_string()]).is_err());
         assert!(parse_args(&["--bogus".to_string()]).is_err());
         let o = parse_args(&[
