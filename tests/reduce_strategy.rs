@@ -155,29 +155,11 @@ fn kernel_count(t: &Tensor) -> usize {
 #[test]
 fn huge_reductions_split_once_into_two_kernels() {
     let mut rng = Rng::new(12);
-    let x = input(
-        &mut rng,
-        ScalarType::F32,
-        &[2048, 4096],
-        Layout::Contiguous,
-        Domain::Positive,
-    );
-    let sum = x.sum(None, false).expect("full sum");
-    check(&sum).unwrap_or_else(|e| panic!("full sum of 2048x4096: {e}"));
-    assert_eq!(kernel_count(&sum), 2, "full sum of 2048x4096");
-    let max = x.max(None, false).expect("full max");
-    check(&max).unwrap_or_else(|e| panic!("full max of 2048x4096: {e}"));
-    assert_eq!(kernel_count(&max), 2, "full max of 2048x4096");
-    let wide = input(
-        &mut rng,
-        ScalarType::F32,
-        &[2, 1 << 22],
-        Layout::Contiguous,
-        Domain::Positive,
-    );
-    let rows = wide.sum(Some(&[1]), false).expect("row sum");
-    check(&rows).unwrap_or_else(|e| panic!("row sum of 2x2^22: {e}"));
-    assert_eq!(kernel_count(&rows), 2, "row sum of 2x2^22");
+    let x = positive_f32(&mut rng, &[2048, 4096]);
+    runs_as("full sum of 2048x4096", x.sum(None, false), 2);
+    runs_as("full max of 2048x4096", x.max(None, false), 2);
+    let wide = positive_f32(&mut rng, &[2, 1 << 22]);
+    runs_as("row sum of 2x2^22", wide.sum(Some(&[1]), false), 2);
 }
 
 /// A full sum written as two reductions, `x.sum(1).sum()` over 2048 ×
@@ -188,20 +170,29 @@ fn huge_reductions_split_once_into_two_kernels() {
 #[test]
 fn chained_reductions_split_by_the_elements_they_read() {
     let mut rng = Rng::new(13);
-    let x = input(
-        &mut rng,
+    let x = positive_f32(&mut rng, &[2048, 4096]);
+    let rows = x.sum(Some(&[1]), false).expect("row sums");
+    runs_as("x.sum(1).sum()", rows.sum(None, false), 2);
+    runs_as("x.sum(1).max()", rows.max(None, false), 2);
+}
+
+/// A contiguous `f32` input of `shape` with positive values.
+fn positive_f32(rng: &mut Rng, shape: &[usize]) -> Tensor {
+    input(
+        rng,
         ScalarType::F32,
-        &[2048, 4096],
+        shape,
         Layout::Contiguous,
         Domain::Positive,
-    );
-    let rows = x.sum(Some(&[1]), false).expect("row sums");
-    let sum = rows.sum(None, false).expect("sum of row sums");
-    check(&sum).unwrap_or_else(|e| panic!("x.sum(1).sum(): {e}"));
-    assert_eq!(kernel_count(&sum), 2, "x.sum(1).sum()");
-    let max = rows.max(None, false).expect("max of row sums");
-    check(&max).unwrap_or_else(|e| panic!("x.sum(1).max(): {e}"));
-    assert_eq!(kernel_count(&max), 2, "x.sum(1).max()");
+    )
+}
+
+/// Checks `t` (described by `what`) against the reference and that one
+/// realization of it runs `kernels` kernels.
+fn runs_as(what: &str, t: morok::Result<Tensor>, kernels: usize) {
+    let t = t.unwrap_or_else(|e| panic!("{what}: {e}"));
+    check(&t).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(kernel_count(&t), kernels, "{what}");
 }
 
 /// Column reductions of at least `COLUMN_SPLIT_MIN` (2^21) input elements
