@@ -319,8 +319,9 @@ fn whole_tile_rows_keep_their_shared_loads_in_registers() {
     // A 24-column matmul under the heuristics: on AVX-512 16 does not
     // divide the row, so the tile takes the whole row (a vector of 16
     // and one of 8) instead of 8-lane vectors; wherever FMAs are native,
-    // each loaded row vector feeds one FMA per tile row and is pinned to
-    // a register. The bytes equal the fused reference.
+    // each loaded row vector feeds one FMA per tile row and is rendered
+    // pinned to a register (a no-op without AVX-512). The bytes equal the
+    // fused reference.
     let (m, k, n) = (64usize, 19usize, 24usize);
     let (dev, _dir) = c_device();
     let mut args = [
