@@ -737,6 +737,14 @@ fn kaiming_modes_and_gains() {
     );
 }
 
+/// Seeded normal `f32` samples of `shape`, realized into their own
+/// buffer (a kernel reading them loads them instead of computing them).
+fn realized_randn(shape: &[usize], seed: u64) -> Tensor {
+    Tensor::randn_seeded(shape, morok::DType::F32, seed)
+        .realize()
+        .unwrap()
+}
+
 #[test]
 fn padded_conv2d_reads_a_padded_copy_and_matches_the_reference() {
     // A 3x3 convolution with padding 1 on a row width the vector register
@@ -744,16 +752,11 @@ fn padded_conv2d_reads_a_padded_copy_and_matches_the_reference() {
     // so the convolution's loads carry no border test (no `?:` around a
     // load in its code) and its register tile is vectors, and the result
     // equals the reference evaluator.
-    use morok::{ConvOptions, DType};
-    let input = |shape: &[usize], seed| {
-        Tensor::randn_seeded(shape, DType::F32, seed)
-            .realize()
-            .unwrap()
-    };
+    use morok::ConvOptions;
     let (img, w, b) = (
-        input(&[2, 4, 8, 8], 21),
-        input(&[16, 4, 3, 3], 22),
-        input(&[16], 23),
+        realized_randn(&[2, 4, 8, 8], 21),
+        realized_randn(&[16, 4, 3, 3], 22),
+        realized_randn(&[16], 23),
     );
     let opts = ConvOptions {
         padding: (1, 1),
@@ -772,6 +775,35 @@ fn padded_conv2d_reads_a_padded_copy_and_matches_the_reference() {
     let plain = img.conv2d(&w, None, ConvOptions::default()).unwrap();
     common::check(&plain).unwrap();
     assert_eq!(plain.realize().unwrap().kernels().len(), 1);
+}
+
+#[test]
+fn padded_conv2d_of_rows_the_vector_does_not_divide_matches_the_reference() {
+    // 40-wide rows (W6's 56 in small): on AVX-512 16 does not divide
+    // them, so the register tile takes whole rows (two vectors of 16 and
+    // one of 8) and keeps each loaded row vector in a register for the
+    // FMAs of its output channels; the result equals the reference.
+    use morok::ConvOptions;
+    let (img, w) = (
+        realized_randn(&[1, 3, 6, 40], 41),
+        realized_randn(&[16, 3, 3, 3], 42),
+    );
+    let opts = ConvOptions {
+        padding: (1, 1),
+        ..ConvOptions::default()
+    };
+    let y = img.conv2d(&w, None, opts).unwrap();
+    common::check(&y).unwrap();
+    let kernels = y.realize().unwrap().kernels();
+    let conv = &kernels[kernels.len() - 1];
+    if conv.backend == "CPU" && morok_core::caps::host_vector_bytes() == 64 {
+        for part in ["morok_f32x16_load", "morok_f32x8_load"] {
+            assert!(conv.code.contains(part), "{part}:\n{}", conv.code);
+        }
+        if morok_core::caps::host_has_fma() {
+            assert!(conv.code.contains("MOROK_IN_REGISTER(v"), "{}", conv.code);
+        }
+    }
 }
 
 #[test]

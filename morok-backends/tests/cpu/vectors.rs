@@ -314,6 +314,39 @@ fn matmul_tiles_with_prime_reduce_and_fma() {
     }
 }
 
+#[test]
+fn whole_tile_rows_keep_their_shared_loads_in_registers() {
+    // A 24-column matmul under the heuristics: on AVX-512 16 does not
+    // divide the row, so the tile takes the whole row (a vector of 16
+    // and one of 8) instead of 8-lane vectors; wherever FMAs are native,
+    // each loaded row vector feeds one FMA per tile row and is rendered
+    // pinned to a register (a no-op without AVX-512). The bytes equal the
+    // fused reference.
+    let (m, k, n) = (64usize, 19usize, 24usize);
+    let (dev, _dir) = c_device();
+    let mut args = [
+        Arg::zeros(DType::F32, m * n),
+        input(DType::F32, m * k, 5),
+        input(DType::F32, k * n, 6),
+    ];
+    let kernel = exec(&dev, &matmul_ast(m as i64, k as i64, n as i64), &mut args);
+    let src = kernel.source();
+    let want = matmul_ref_fused(&args[1].get(), &args[2].get(), m, k, n);
+    assert_eq!(args[0].get::<f32>(), want, "{src}");
+    if host_vector_bytes() == 64 {
+        for part in ["morok_f32x16_load(&data2", "morok_f32x8_load(&data2"] {
+            assert!(src.contains(part), "{part} in a whole-row tile:\n{src}");
+        }
+    }
+    if morok_core::caps::host_has_fma() {
+        let pinned = src
+            .lines()
+            .filter(|l| l.contains("_load(&data2") && l.contains("MOROK_IN_REGISTER("))
+            .count();
+        assert!(pinned >= 2, "the row's loads kept in registers:\n{src}");
+    }
+}
+
 /// Lowers `ast` with `opts` applied for the C device once with its
 /// vectors and once without any, runs both and checks they store the same
 /// bytes; returns the vector kernel's C source. With the `llvm` feature

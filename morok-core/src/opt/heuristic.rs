@@ -311,13 +311,15 @@ fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
 /// A register tile for a reduce kernel on a target with vectors (the
 /// matmul micro-kernel): upcast the output axis `j` the stores step
 /// through with stride 1 (and some buffer does not index) by `NR = 2W`
-/// (or `W`), `W` the lanes of its vectors (see `vector_width`), then
+/// (or `W`), `W` the lanes of its vectors (see `vector_width`), or
+/// whole where that packs the vectors fuller (see `tile_row`), then
 /// the output axis `i` some buffer indexing `j` does not index by `MR`,
-/// the largest of 8, 6, 4, 3, 2 that divides it and keeps `MR·NR/W`
-/// accumulators plus `NR/W` loaded rows and one broadcast within the
-/// vector registers (32 with 64-byte vectors, 16 otherwise), then a
-/// third axis where one fits (see `third_tile_axis`). Lowering makes
-/// each row of the tile `NR/W` vectors updated by vector FMAs; the last
+/// the largest of 8, 6, 4, 3, 2 that divides it and keeps `MR` times the
+/// row's vectors as accumulators plus one row of loaded vectors and one
+/// broadcast within the vector registers (32 with 64-byte vectors, 16
+/// otherwise), then a third axis where one fits (see `third_tile_axis`).
+/// Lowering makes each row of the tile its vectors updated by vector
+/// FMAs; the last
 /// reduce axis is then unrolled by 4 when 4 divides it. The `i` tile and
 /// the unroll need a reduction that reads along `j` (see
 /// `reduction_reads_along`); without one only `j` is upcast. Returns false
@@ -349,12 +351,8 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
         return false;
     };
     let size_j = range_size(j).unwrap_or(0);
-    let w = vector_width(full, size_j);
-    let nr = if size_j % (2 * w) == 0 && 2 * w <= k.limits.max_upcast {
-        2 * w
-    } else {
-        w
-    };
+    let itemsize = store.s(1).dtype().scalar_type().itemsize();
+    let (nr, rows) = tile_row(full, size_j, itemsize, k.limits.max_upcast);
     let registers = if k.limits.vector_bytes >= 64 { 32 } else { 16 };
     let i = loops
         .iter()
@@ -388,7 +386,6 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
         return true;
     };
     let size_i = range_size(i).unwrap_or(1);
-    let rows = nr / w;
     let mr = [8, 6, 4, 3, 2]
         .into_iter()
         .find(|mr| size_i % mr == 0 && mr * rows + rows < registers);
@@ -523,6 +520,39 @@ fn third_tile_axis(k: &mut OptKernel, [j_id, i_id]: [usize; 2], acc: i64, regist
     };
     if let Some(ph) = k.ranges().iter().position(|r| axis_id(r) == axis_id(h)) {
         try_opt(k, Opt::new(OptOps::Upcast, ph, amt));
+    }
+}
+
+/// Most vector registers one row of a register tile takes where it
+/// covers its whole axis (see [`tile_row`]).
+const WHOLE_ROW_REGISTERS: i64 = 4;
+
+/// A register tile's row along the stored axis `j` of `size` elements
+/// on a target with `full`-lane vectors: its lanes `NR` and the vector
+/// registers they take. Two vectors of `vector_width` lanes (one where
+/// two do not divide `size`); but where `full` does not divide `size`,
+/// the whole axis when it takes at most [`WHOLE_ROW_REGISTERS`] registers
+/// (`crate::lower::expand::vector_pieces`: full vectors, then narrower
+/// ones, as lowering cuts it) and so holds more lanes per register. A
+/// 56-wide image row on AVX-512 becomes 3 vectors of 16 and one of 8 (14
+/// lanes a register, 4 FMAs a row) instead of 8-lane vectors (8 lanes a
+/// register: half of each 16-lane FMA unused).
+fn tile_row(full: i64, size: i64, itemsize: usize, max_upcast: i64) -> (i64, i64) {
+    let w = vector_width(full, size);
+    let nr = if size % (2 * w) == 0 && 2 * w <= max_upcast {
+        2 * w
+    } else {
+        w
+    };
+    let split = (nr, nr / w);
+    if size % full == 0 || size > max_upcast {
+        return split;
+    }
+    let whole = crate::lower::expand::vector_pieces(size, full, itemsize)
+        .map(|pieces| pieces.iter().map(|p| p.count).sum::<i64>());
+    match whole {
+        Some(regs) if regs <= WHOLE_ROW_REGISTERS && size > w * regs => (size, regs),
+        _ => split,
     }
 }
 

@@ -99,11 +99,12 @@ impl OptLimits {
     }
 
     /// These limits for a target whose vectors have `bytes` bytes: upcasts
-    /// may span two vectors of 4-byte lanes (a register tile's row), and
-    /// never less than 16.
+    /// may span four vectors of 4-byte lanes (a register tile's row: two
+    /// vectors, or a whole image row of 56 `f32` in 3 vectors of 16 and
+    /// one of 8), and never less than 16.
     pub fn with_vector_bytes(mut self, bytes: u16) -> OptLimits {
         self.vector_bytes = bytes;
-        self.max_upcast = self.max_upcast.max(i64::from(bytes / 2));
+        self.max_upcast = self.max_upcast.max(i64::from(bytes));
         self
     }
 }

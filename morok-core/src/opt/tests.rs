@@ -578,26 +578,39 @@ fn conv3x3(outs: i64, chans: i64, h: i64, wd: i64) -> Arc<UOp> {
 }
 
 #[test]
-fn heuristics_tile_a_convolution_by_half_vectors_and_output_rows() {
-    let (outs, chans, h, wd) = (16, 2, 6, 24);
-    let conv = conv3x3(outs, chans, h, wd);
-    let sizes = [
-        (outs * h * wd) as usize,
-        (chans * (h + 2) * (wd + 2)) as usize,
-        (outs * chans * 9) as usize,
-    ];
-    let upcasts = |bytes: u16| {
+fn heuristics_tile_a_convolution_by_whole_rows_or_vectors_and_output_rows() {
+    let upcasts = |(outs, chans, h, wd): (i64, i64, i64, i64), bytes: u16| {
+        let conv = conv3x3(outs, chans, h, wd);
+        let sizes = [
+            (outs * h * wd) as usize,
+            (chans * (h + 2) * (wd + 2)) as usize,
+            (outs * chans * 9) as usize,
+        ];
         let mut k = OptKernel::new(&conv, cpu().with_vector_bytes(bytes));
         heuristic::hand_coded_optimizations(&mut k);
         assert_eq!(run(&conv, &sizes), run(&k.ast, &sizes), "{:?}", k.applied);
         upcast_sizes(&k)
     };
-    // AVX-512: 24 columns take 8-lane vectors (16 does not divide 24),
-    // 8 output channels, 3 output rows: 24 accumulators + 3 rows ≤ 32
-    assert_eq!(upcasts(64), vec![3, 8, 8]);
-    // AVX2: 8 columns by 8 channels; a second row would not fit 16
-    // registers
-    assert_eq!(upcasts(32), vec![8, 8]);
+    // AVX-512: 16 does not divide 24 columns; the whole row is a vector
+    // of 16 and one of 8 (12 lanes a register, against 8 in 8-lane
+    // vectors), 8 output channels: 16 accumulators + 2 loaded vectors;
+    // a second output row would not fit 32 registers
+    assert_eq!(upcasts((16, 2, 6, 24), 64), vec![8, 24]);
+    // W6's 56-wide rows: 3 vectors of 16 and one of 8, by 4 channels
+    assert_eq!(upcasts((16, 2, 2, 56), 64), vec![4, 56]);
+    // 16 divides 32 columns: two vectors, 8 channels, as a matmul's tile
+    assert_eq!(upcasts((16, 2, 2, 32), 64), vec![8, 32]);
+    // 40 columns: 2 vectors of 16 and one of 8 (13.3 lanes a register,
+    // against 8-lane vectors); 20: 16 + 4 in two registers (10 lanes,
+    // against 4-lane vectors)
+    assert_eq!(upcasts((16, 2, 2, 40), 64), vec![8, 40]);
+    assert_eq!(upcasts((16, 2, 4, 20), 64), vec![8, 20]);
+    // 68 columns would take 5 registers a row: 4-lane vectors, 8
+    // channels and 2 output rows
+    assert_eq!(upcasts((16, 2, 2, 68), 64), vec![2, 4, 8]);
+    // AVX2: 8 divides 24 columns: 8-lane vectors by 8 channels; a second
+    // row would not fit 16 registers
+    assert_eq!(upcasts((16, 2, 6, 24), 32), vec![8, 8]);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 pub mod aot;
 pub mod compiler;
+mod registers;
 pub mod render;
 
 pub use compiler::{Compiler, ObjectCache};

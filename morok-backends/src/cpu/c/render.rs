@@ -510,6 +510,8 @@ struct Ctx<'a> {
     /// The vector types stored with non-temporal stores (see
     /// [`crate::cpu::stream`]); the kernel fences them before it returns.
     streamed: std::collections::BTreeSet<String>,
+    /// The vector loads kept in a register (see [`super::registers`]).
+    in_register: std::collections::HashSet<u64>,
 }
 
 fn err(n: &UOp, what: impl Into<String>) -> RenderError {
@@ -603,11 +605,16 @@ impl Ctx<'_> {
         format!("{prefix}{}", self.next - 1)
     }
 
-    /// Declares a fresh variable with the value of `expr`.
+    /// Declares a fresh variable with the value of `expr`; one of the
+    /// loads in `in_register` is pinned to a register after it.
     fn define(&mut self, n: &UOp, expr: String) -> Result<(), RenderError> {
         let ty = self.vtype(n)?;
         let name = self.fresh("v");
-        self.line(&format!("const {ty} {name} = {expr};"));
+        if self.in_register.contains(&n.id()) {
+            self.line(&format!("{ty} {name} = {expr}; MOROK_IN_REGISTER({name});"));
+        } else {
+            self.line(&format!("const {ty} {name} = {expr};"));
+        }
         self.names.insert(n.id(), name);
         Ok(())
     }
@@ -1256,6 +1263,7 @@ impl Renderer for CRenderer {
             out: String::new(),
             depth: 1,
             streamed: Default::default(),
+            in_register: super::registers::shared_fma_loads(kernel),
         };
         for n in &kernel.ops {
             ctx.op(n)?;
@@ -1299,6 +1307,9 @@ impl Renderer for CRenderer {
         }
         for &(t, count) in &fused {
             src.push_str(&fma_prelude(t, count));
+        }
+        if !ctx.in_register.is_empty() {
+            src.push_str(super::registers::IN_REGISTER_PRELUDE);
         }
         if !ctx.streamed.is_empty() {
             src.push_str(STREAM_FENCE);
