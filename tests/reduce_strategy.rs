@@ -62,18 +62,24 @@ fn sums_of_rows_columns_and_everything_match_the_reference() {
     }
 }
 
+/// Softmax and layernorm (no weight, no bias) over the last axis of `x`
+/// match the reference.
+fn softmax_and_layernorm_ok(x: &Tensor, rows: usize, cols: usize) {
+    ok("softmax", rows, cols, x.softmax(-1));
+    ok(
+        "layernorm",
+        rows,
+        cols,
+        x.layernorm(&[-1], None, None, 1e-5),
+    );
+}
+
 #[test]
 fn softmax_and_layernorm_match_the_reference() {
     let mut rng = Rng::new(9);
     for (rows, cols) in SHAPES {
         let x = matrix(&mut rng, ScalarType::F32, rows, cols, Domain::Any);
-        ok("softmax", rows, cols, x.softmax(-1));
-        ok(
-            "layernorm",
-            rows,
-            cols,
-            x.layernorm(&[-1], None, None, 1e-5),
-        );
+        softmax_and_layernorm_ok(&x, rows, cols);
         ok("column softmax", rows, cols, x.softmax(0));
         let g = vector(&mut rng, cols);
         let b = vector(&mut rng, cols);
@@ -83,6 +89,25 @@ fn softmax_and_layernorm_match_the_reference() {
             cols,
             x.layernorm(&[-1], Some(&g), Some(&b), 1e-5),
         );
+    }
+}
+
+/// Row sums, softmax and layernorm over widths that give the partial
+/// accumulators two vectors of the host's lanes (64, 1024), one vector
+/// of 8 (72), of 4 (68) or 2 lanes (66), and no partials (67, prime),
+/// in f32 and f64: combined after the loop by vector adds and a halving
+/// of the lanes (`lower/partial_vectors.rs`), they match the reference.
+#[test]
+fn combined_partials_of_every_width_match_the_reference() {
+    let mut rng = Rng::new(14);
+    for dtype in [ScalarType::F32, ScalarType::F64] {
+        for cols in [64, 1024, 72, 68, 66, 67] {
+            let rows = 5;
+            let x = matrix(&mut rng, dtype, rows, cols, Domain::Any);
+            ok("row sum", rows, cols, x.sum(Some(&[1]), false));
+            ok("row max", rows, cols, x.max(Some(&[1]), false));
+            softmax_and_layernorm_ok(&x, rows, cols);
+        }
     }
 }
 

@@ -60,22 +60,7 @@ fn run_lowered(dev: &morok_backends::CpuDevice, ast: &Arc<UOp>, args: &[Arg]) ->
 fn same_as_scalar(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> String {
     let (dev, _dir) = c_device();
     let (want, _) = run_lowered(&dev, ast, args);
-    let optimized = optimized_for_host(ast, opts);
-    let (got, src) = run_lowered(&dev, &optimized, args);
-    assert_eq!(got, want, "opts {opts:?}:\n{src}");
-    #[cfg(feature = "llvm")]
-    {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let llvm = llvm_device_in(&dir.path().join("cache"), 2);
-        let (got, ir) = run_lowered(&llvm, &optimized, args);
-        assert_eq!(got, want, "LLVM, opts {opts:?}:\n{ir}");
-        assert_eq!(
-            ir.contains("load <") || ir.contains("store <"),
-            src.contains("_load(") || src.contains("_store("),
-            "LLVM vector accesses where C has them:\n{ir}\n{src}"
-        );
-    }
-    src
+    same_bytes_as(ast, args, opts, &want)
 }
 
 /// The C device with a private cache (these tests read C source).
@@ -355,31 +340,64 @@ fn same_with_and_without_vectors(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt]) -> 
     let (dev, _dir) = c_device();
     let optimized = optimized_for_host(ast, opts);
     let scalar = LowerOptions::new(dev.renderer().caps().with_vector_bytes(0));
-    let (want, scalar_src) = run_lowered_with(&dev, &optimized, &scalar, args);
-    let (got, src) = run_lowered(&dev, &optimized, args);
-    assert_eq!(got, want, "opts {opts:?}:\n{src}\nscalar:\n{scalar_src}");
-    #[cfg(feature = "llvm")]
-    {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let llvm = llvm_device_in(&dir.path().join("cache"), 2);
-        let (got, ir) = run_lowered(&llvm, &optimized, args);
-        assert_eq!(got, want, "LLVM, opts {opts:?}:\n{ir}");
-    }
-    src
+    let (want, _) = run_lowered_with(&dev, &optimized, &scalar, args);
+    same_bytes_as(ast, args, opts, &want)
+}
+
+/// Row sums of `x` (`rows` rows of `len`) in the order lowering gives
+/// `PARTIALS(amt)` on `w`-lane vectors: partial `u` adds the elements
+/// `u, u + amt, …` of its row in order; the `amt / w` vectors of `w`
+/// partials are added pairwise, neighbours first; then the lanes of the
+/// vector left are halved (low half + high half) down to one.
+fn partial_row_sums<T: Copy + Default + std::ops::Add<Output = T>>(
+    x: &[T],
+    len: usize,
+    amt: usize,
+    w: usize,
+) -> Vec<T> {
+    x.chunks(len)
+        .map(|row| {
+            let mut partials = vec![T::default(); amt];
+            for (i, v) in row.iter().enumerate() {
+                partials[i % amt] = partials[i % amt] + *v;
+            }
+            let mut vectors: Vec<Vec<T>> = partials.chunks(w).map(<[T]>::to_vec).collect();
+            while vectors.len() > 1 {
+                vectors = vectors
+                    .chunks(2)
+                    .map(|p| match p {
+                        [a, b] => a.iter().zip(b).map(|(x, y)| *x + *y).collect(),
+                        _ => p[0].clone(),
+                    })
+                    .collect();
+            }
+            let mut v = vectors.swap_remove(0);
+            while v.len() > 1 {
+                let (lo, hi) = v.split_at(v.len() / 2);
+                v = lo.iter().zip(hi).map(|(x, y)| *x + *y).collect();
+            }
+            v[0]
+        })
+        .collect()
 }
 
 #[test]
-fn partial_accumulators_are_vectors_with_the_scalar_partials_bytes() {
+fn partial_accumulators_are_vectors_combined_by_halving() {
     // out[i] = ⊕_r x[i·len + r] with PARTIALS: the partial accumulators
-    // are vectors of the host's lanes (several when amt is wider), and
-    // the horizontal combine keeps the scalar partials' order: same bytes.
+    // are vectors of the host's lanes (several when amt is wider),
+    // combined after the loop by vector ops and a halving of the lanes.
+    // Max and min do not depend on the order: the bytes of the scalar
+    // partials. Sums: exactly the bytes of that order (`partial_row_sums`).
     let lanes = |d: DType| usize::from(host_vector_bytes()) / d.itemsize();
     let cases = [
         (DType::F32, ReduceOp::Add, 5i64, 16 * 67i64, 16i64),
+        (DType::F32, ReduceOp::Add, 3, 32 * 11, 32),
+        (DType::F32, ReduceOp::Add, 4, 4 * 37, 4),
         (DType::F32, ReduceOp::Max, 3, 16 * 67, 16),
         (DType::F32, ReduceOp::Min, 3, 8 * 37, 8),
         (DType::F32, ReduceOp::Add, 7, 8 * 37, 8),
         (DType::F64, ReduceOp::Add, 3, 16 * 19, 16),
+        (DType::F64, ReduceOp::Add, 2, 2 * 19, 2),
         (DType::F64, ReduceOp::Max, 2, 4 * 19, 4),
     ];
     for (dtype, op, rows, len, amt) in cases {
@@ -389,25 +407,32 @@ fn partial_accumulators_are_vectors_with_the_scalar_partials_bytes() {
         let v = x.reduce(op, std::slice::from_ref(&r));
         let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
         let n = (rows * len) as usize;
-        let mut args = vec![Arg::zeros(dtype, rows as usize), input(dtype, n, 11)];
+        let mut data: Vec<f64> = random(n, 11);
         if rows > 2 {
             // NaN in row 1, +inf and -inf in row 2
-            let special = [
-                (len + 3, f64::NAN),
-                (2 * len, f64::INFINITY),
-                (2 * len + 9, f64::NEG_INFINITY),
-            ];
-            let mut data: Vec<f64> = random(n, 11);
-            for (at, v) in special {
-                data[at as usize] = v;
-            }
-            args[1] = match dtype {
-                DType::F64 => Arg::new(dtype, &data),
-                _ => Arg::new(dtype, &data.iter().map(|x| *x as f32).collect::<Vec<_>>()),
-            };
+            data[(len + 3) as usize] = f64::NAN;
+            data[2 * len as usize] = f64::INFINITY;
+            data[(2 * len + 9) as usize] = f64::NEG_INFINITY;
         }
-        let src = same_with_and_without_vectors(&ast, &args, &[Opt::new(Partials, 0, amt)]);
-        let w = lanes(dtype).min(amt as usize);
+        let data = match dtype {
+            DType::F64 => Arg::new(dtype, &data),
+            _ => Arg::new(dtype, &data.iter().map(|x| *x as f32).collect::<Vec<_>>()),
+        };
+        let args = [Arg::zeros(dtype, rows as usize), data];
+        let opts = [Opt::new(Partials, 0, amt)];
+        let w = lanes(dtype).min(amt as usize).max(1);
+        let src = if op == ReduceOp::Add {
+            let (len, amt) = (len as usize, amt as usize);
+            let want = match dtype {
+                DType::F64 => {
+                    Arg::new(dtype, &partial_row_sums(&args[1].get::<f64>(), len, amt, w))
+                }
+                _ => Arg::new(dtype, &partial_row_sums(&args[1].get::<f32>(), len, amt, w)),
+            };
+            same_bytes_as(&ast, &args, &opts, &want.bytes)
+        } else {
+            same_with_and_without_vectors(&ast, &args, &opts)
+        };
         let name = if dtype == DType::F64 { "f64" } else { "f32" };
         if w > 1 {
             assert!(
@@ -415,7 +440,38 @@ fn partial_accumulators_are_vectors_with_the_scalar_partials_bytes() {
                 "{dtype} {op:?}: a vector accumulator of {w} lanes:\n{src}"
             );
         }
+        if w > 2 {
+            let half = format!("morok_{name}x{}){{", w / 2);
+            assert!(
+                src.contains(&half),
+                "{dtype} {op:?}: halves of {w} lanes:\n{src}"
+            );
+        }
     }
+}
+
+/// Applies `opts` to `ast`, runs it on the C device and checks it stores
+/// `want`; returns the C source. With the `llvm` feature, the kernel built
+/// by the LLVM codegen (its vectors as LLVM vector types) must store
+/// `want` too, with vector loads or stores where the C source has them.
+fn same_bytes_as(ast: &Arc<UOp>, args: &[Arg], opts: &[Opt], want: &[u8]) -> String {
+    let (dev, _dir) = c_device();
+    let optimized = optimized_for_host(ast, opts);
+    let (got, src) = run_lowered(&dev, &optimized, args);
+    assert_eq!(got, want, "opts {opts:?}:\n{src}");
+    #[cfg(feature = "llvm")]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let llvm = llvm_device_in(&dir.path().join("cache"), 2);
+        let (got, ir) = run_lowered(&llvm, &optimized, args);
+        assert_eq!(got, want, "LLVM, opts {opts:?}:\n{ir}");
+        assert_eq!(
+            ir.contains("load <") || ir.contains("store <"),
+            src.contains("_load(") || src.contains("_store("),
+            "LLVM vector accesses where C has them:\n{ir}\n{src}"
+        );
+    }
+    src
 }
 
 /// `relu(a*b+c)` over a `rows × cols` grid whose output starts `offset`

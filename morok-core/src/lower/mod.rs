@@ -17,7 +17,8 @@
 //! 6. [`vectorize`]: the vector lanes `expand` left become vector loads,
 //!    stores, ALU ops and reduces (or per-lane scalars where they cannot);
 //!    Then [`partial_vectors`]: the scalar partial accumulators of a
-//!    `PARTIALS` tree become vector accumulators of the host's lanes;
+//!    `PARTIALS` tree become vector accumulators of the host's lanes,
+//!    combined after the loop by vector ops and a halving of the lanes;
 //! 7. [`reduce`]: each `REDUCE` becomes an accumulator register updated
 //!    inside its loops;
 //! 8. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
@@ -192,7 +193,7 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     g = decompose::decompose(&g, &opts.caps)?;
     let buffers = bounds::buffer_slots(&g, ast)?;
     let g = vectorize::vectorize(&g, &opts.caps);
-    let g = partial_vectors::vectorize_partials(&g, &opts.caps);
+    let g = partial_vectors::vectorize_partials(&g, &opts.caps, !opts.noopt);
     let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);
     let g = reduce::lower_reduces(&g, fma)?;
     let (g, index_dtype, no_overflow) = index_dtype::lower_index_dtype(&g, opts.caps.index_i64);

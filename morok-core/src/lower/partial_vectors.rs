@@ -16,26 +16,44 @@
 //!    `REDUCE(V[l := c·w + l′], ro, …)` over a lane range `l′`, vectorized
 //!    like a store's lanes ([`super::vectorize`]: consecutive elements are
 //!    one vector load, the accumulator a vector);
-//! 3. each leaf `Pᵤ` of the tree is replaced by `GEP(chunk u/w, u mod w)`.
+//! 3. each leaf `Pᵤ` of the tree is replaced by `GEP(chunk u/w, u mod w)`;
+//! 4. where the order of the reduction may change (`reorderable`, see
+//!    the "Float order" docs of `crate::opt::reduce_strategy`) and
+//!    optional optimizations are on, the tree's root is replaced by a
+//!    combine on vectors: the chunks folded pairwise with vector ops
+//!    (neighbours first), then the lanes of the one vector left halved
+//!    until one is left, each step `⊕` of its low and its high half (two
+//!    `GEP`s of several lanes): `log₂ w` vector ops instead of `amt`
+//!    lane extracts and `amt − 1` scalar ops.
 //!
-//! Correct and bit-identical: lane `i` of chunk `c` accumulates exactly
+//! Steps 1–3 are bit-identical: lane `i` of chunk `c` accumulates exactly
 //! what `P_{c·w+i}` accumulated, in the same order (step 1 checks this),
 //! and the tree that combines the lanes after the loop is kept as it was.
+//! Step 4 combines the same `amt` partial results in another balanced
+//! order: lane `i` of `chunk₀ ⊕ chunk₁` is `P_i ⊕ P_{w+i}`, the halving
+//! then adds lanes `w/2` apart, and so on. For an associative,
+//! commutative `⊕` this is the same value; for `f32`/`f64` sums and
+//! products it is another blocked summation with the same error bound as
+//! the tree `PARTIALS` built (and `max`/`min` are exact in any order).
+//! Under `MOROK_NOOPT=1` (`LowerOptions::noopt`) the tree is kept.
 //!
 //! The walk over the trees is hand-written: a tree is recognized from its
 //! leaves up, which a `graph_rewrite` rule (one node at a time) cannot see.
 
-use super::vectorize::{gep, Lanewise};
+use super::vectorize::Lanewise;
 use crate::caps::{is_vector_element, Caps};
 use crate::dtype::DType;
-use crate::uop::{Arg, AxisType, Op, Srcs, UOp};
+use crate::opt::reduce_strategy::{combine_pairwise, reorderable};
+use crate::symbolic::vector::gep;
+use crate::uop::{Arg, AxisType, Op, ReduceOp, Srcs, UOp};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Gives the partial accumulators of every `PARTIALS` tree in `g` as
-/// vectors (see the module docs). Graphs without such trees, and targets
+/// vectors (see the module docs), combining them on vectors where
+/// `reorder` allows (step 4). Graphs without such trees, and targets
 /// without vectors, are returned as they are.
-pub fn vectorize_partials(g: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
+pub fn vectorize_partials(g: &Arc<UOp>, caps: &Caps, reorder: bool) -> Arc<UOp> {
     let order = g.toposort();
     let mut leaves: HashMap<u64, Vec<Arc<UOp>>> = HashMap::new();
     for n in &order {
@@ -46,7 +64,7 @@ pub fn vectorize_partials(g: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
     // The largest trees first (a subtree of a chosen tree is not one).
     let mut next_axis = super::next_axis_id(g);
     let mut taken: HashSet<u64> = HashSet::new();
-    let mut chosen: Vec<&[Arc<UOp>]> = Vec::new();
+    let mut chosen: Vec<(&Arc<UOp>, &[Arc<UOp>])> = Vec::new();
     for n in order.iter().rev() {
         let Some(l) = leaves.get(&n.id()) else {
             continue;
@@ -56,23 +74,63 @@ pub fn vectorize_partials(g: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
         }
         if lane_value(l, &lane_range(l.len(), &mut next_axis)).is_some() {
             taken.extend(l.iter().map(|x| x.id()));
-            chosen.push(l);
+            chosen.push((n, l));
         }
     }
     // Inner trees first: a tree's leaves may hold an inner tree (softmax's
     // sum of exps holds the max), which they then read as vector lanes.
+    // `combined` maps each tree as it reads after `map` (the node, kept
+    // alive in `trees` so that substituting `map` into `g` finds the same
+    // node) to its vector combine, built from chunks whose inner trees
+    // are combined too. It is substituted after `map`: inside the chunks the
+    // leaves' values were simplified, which would take a combine apart
+    // into lanes again.
     let mut map: HashMap<u64, Arc<UOp>> = HashMap::new();
-    for l in chosen.into_iter().rev() {
+    let mut combined: HashMap<u64, Arc<UOp>> = HashMap::new();
+    let mut trees: Vec<Arc<UOp>> = Vec::new();
+    for (root, l) in chosen.into_iter().rev() {
         let inner: Vec<Arc<UOp>> = l.iter().map(|x| x.substitute(&map)).collect();
-        if let Some(geps) = vector_lanes(&inner, caps, &mut next_axis) {
-            map.extend(l.iter().map(|x| x.id()).zip(geps));
+        let Some(chunks) = vector_chunks(&inner, caps, &mut next_axis) else {
+            continue;
+        };
+        let lanes = chunks
+            .iter()
+            .flat_map(|v| (0..v.dtype().count() as usize).map(|i| gep(v, &[i])));
+        map.extend(l.iter().map(|x| x.id()).zip(lanes));
+        let Arg::Reduce(op) = *l[0].arg() else {
+            continue;
+        };
+        if !reorder || !reorderable(op, l[0].dtype()) {
+            continue;
+        }
+        let chunks = chunks.iter().map(|c| c.substitute(&combined)).collect();
+        if let Some(c) = combine_lanes(op, chunks) {
+            let tree = root.substitute(&map);
+            combined.insert(tree.id(), c);
+            trees.push(tree);
         }
     }
     if map.is_empty() {
-        g.clone()
-    } else {
-        g.substitute(&map)
+        return g.clone();
     }
+    let g = g.substitute(&map).substitute(&combined);
+    drop(trees);
+    g
+}
+
+/// `op` over every lane of `chunks` (vectors of a power-of-two lane
+/// count, step 4 of the module docs): the chunks folded pairwise, then
+/// the lanes halved, `lo ⊕ hi` of the low and the high half of the
+/// lanes, until one lane is left. `None` for no chunks.
+fn combine_lanes(op: ReduceOp, chunks: Vec<Arc<UOp>>) -> Option<Arc<UOp>> {
+    let mut v = combine_pairwise(op, chunks)?;
+    while v.dtype().count() > 1 {
+        let half = v.dtype().count() as usize / 2;
+        let lo: Vec<usize> = (0..half).collect();
+        let hi: Vec<usize> = (half..2 * half).collect();
+        v = gep(&v, &lo).bin(op.alu(), &gep(&v, &hi));
+    }
+    Some(v)
 }
 
 /// The scalar reduces that `n` combines, left to right: `[n]` for a
@@ -101,9 +159,10 @@ fn tree_leaves(n: &Arc<UOp>, leaves: &HashMap<u64, Vec<Arc<UOp>>>) -> Option<Vec
     (n.op() == op.alu() && b.iter().all(same)).then(|| a.iter().chain(b).cloned().collect())
 }
 
-/// For the leaves `Pᵤ` of one tree: `GEP`s of vector reduces equal to
-/// them (steps 1 and 2 of the module docs), or `None`.
-fn vector_lanes(leaves: &[Arc<UOp>], caps: &Caps, next_axis: &mut usize) -> Option<Vec<Arc<UOp>>> {
+/// For the leaves `Pᵤ` of one tree: the vector reduces of `w` lanes each
+/// whose lanes, in order, equal them (steps 1 and 2 of the module docs),
+/// or `None`.
+fn vector_chunks(leaves: &[Arc<UOp>], caps: &Caps, next_axis: &mut usize) -> Option<Vec<Arc<UOp>>> {
     let amt = leaves.len();
     let dtype = leaves[0].dtype();
     let host = caps.vector_lanes(dtype.scalar_type()) as usize;
@@ -117,17 +176,16 @@ fn vector_lanes(leaves: &[Arc<UOp>], caps: &Caps, next_axis: &mut usize) -> Opti
     let l2 = lane_range(w, next_axis);
     let value = lane_value(leaves, &l)?;
     let simplify = |x: &Arc<UOp>| crate::symbolic::simplify(x).ok();
-    let mut lanes = Vec::with_capacity(amt);
-    for c in 0..amt / w {
-        let at = l2.add(&UOp::index((c * w) as i64));
-        let chunk = simplify(&value.substitute(&HashMap::from([(l.id(), at)])))?;
-        let mut src: Srcs = leaves[0].src().iter().cloned().collect();
-        src[0] = chunk;
-        let reduce = leaves[0].with_sources(src);
-        let v = Lanewise::vector_of(&reduce, &l2, w, caps)?;
-        lanes.extend((0..w).map(|i| gep(&v, i)));
-    }
-    Some(lanes)
+    (0..amt / w)
+        .map(|c| {
+            let at = l2.add(&UOp::index((c * w) as i64));
+            let chunk = simplify(&value.substitute(&HashMap::from([(l.id(), at)])))?;
+            let mut src: Srcs = leaves[0].src().iter().cloned().collect();
+            src[0] = chunk;
+            let reduce = leaves[0].with_sources(src);
+            Lanewise::vector_of(&reduce, &l2, w, caps)
+        })
+        .collect()
 }
 
 /// A fresh `UPCAST` range of `size` lanes.
@@ -256,6 +314,54 @@ mod tests {
             .iter()
             .filter(|n| loads(n))
             .all(|n| n.dtype().count() == 16));
+    }
+
+    /// Lanes read one at a time (`GEP`s of one lane) and lane groups read
+    /// as narrower vectors (`GEP`s of several).
+    fn lane_reads(k: &LoweredKernel) -> (usize, usize) {
+        let geps = k.ops.iter().filter(|n| n.op() == Op::Gep);
+        geps.fold((0, 0), |(one, many), n| match n.dtype().count() {
+            1 => (one + 1, many),
+            _ => (one, many + 1),
+        })
+    }
+
+    #[test]
+    fn partials_combine_by_vector_adds_and_halving() {
+        let p32 = [Opt::new(OptOps::Partials, 0, 32)];
+        let sum = row_reduce(ReduceOp::Add, 3, 32 * 5);
+        // two vectors of 16: one vector add, then 16 → 8 → 4 → 2 lanes
+        // (two halves each) and one scalar add of the last two lanes
+        let k = lowered(&sum, &p32, 64);
+        assert_eq!(lane_reads(&k), (2, 6));
+        let vector_adds = k
+            .ops
+            .iter()
+            .filter(|n| n.op() == Op::Add && n.dtype().count() > 1);
+        // the two in the loop, one of the accumulators, three halvings
+        assert_eq!(vector_adds.count(), 6);
+        // four vectors of 8 (32-byte vectors), and a max: the same shape
+        assert_eq!(lane_reads(&lowered(&sum, &p32, 32)), (2, 4));
+        let max = row_reduce(ReduceOp::Max, 3, 32 * 5);
+        assert_eq!(lane_reads(&lowered(&max, &p32, 64)), (2, 6));
+        // without optional optimizations the tree of lanes stays
+        let out = apply_opts(&sum, &p32, cpu()).unwrap();
+        let mut o = LowerOptions::new(Caps::all_native().with_vector_bytes(64));
+        o.noopt = true;
+        assert_eq!(lane_reads(&lower(&out, &o).unwrap()), (32, 0));
+    }
+
+    #[test]
+    fn nested_trees_read_the_inner_combine() {
+        // softmax's sum of exps holds the max, layernorm's variance the
+        // mean: each tree is combined once, the outer value reads the
+        // inner combine (two lanes read singly per tree, no scalar copy)
+        let sm = softmax(4, 256);
+        let p = |axis| Opt::new(OptOps::Partials, axis, 16);
+        assert_eq!(lane_reads(&lowered(&sm, &[p(0), p(1)], 64)), (4, 12));
+        let ln = crate::opt::tests::layernorm(4, 256);
+        let p = |axis| Opt::new(OptOps::Partials, axis, 32);
+        assert_eq!(lane_reads(&lowered(&ln, &[p(0), p(1)], 64)), (4, 12));
     }
 
     #[test]

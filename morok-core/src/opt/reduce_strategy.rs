@@ -14,7 +14,9 @@
 //!   …`), combined pairwise after the loop. The lanes of one iteration read
 //!   `amt` consecutive elements and their adds are independent. Lowering
 //!   gives the accumulators as lanes of vectors of the host's width
-//!   (`crate::lower::partial_vectors`): one vector load and add per vector.
+//!   (`crate::lower::partial_vectors`): one vector load and add per vector,
+//!   and combines them after the loop by vector adds and a halving of the
+//!   lanes (another balanced order of the same partials).
 //! - **strided reduce axis with a contiguous output axis** (column sums):
 //!   the output axis is upcast, so one pass of the reduce loop reads a run
 //!   of consecutive elements of one row into as many accumulators
@@ -31,7 +33,10 @@
 //! **Float order.** `PARTIALS` changes the order of a float sum or
 //! product (a blocked summation, as NumPy's pairwise and PyTorch's
 //! vectorized sums do; its rounding error is no worse than the serial
-//! loop's). It is only chosen by the optimizer, never under
+//! loop's). The partials are combined by a balanced tree: the one
+//! `apply_partials` builds (neighbours first), or on vectors the one
+//! lowering builds (partial `u` first with `u + w`, then lanes `w/2`
+//! apart, and so on); both have the same error bound. It is only chosen by the optimizer, never under
 //! `MOROK_NOOPT=1`, and only for `f32`/`f64` floats (integer adds and
 //! products wrap, so they are associative; `max`/`min` do not depend on
 //! the order), never for `f16`/`bf16`, whose per-op rounding would make
@@ -187,8 +192,9 @@ pub(super) fn apply_partials(k: &mut OptKernel, opt: &Opt) -> Result<(), String>
 }
 
 /// Folds `parts` with `op` as a balanced tree (neighbours first); `None`
-/// for no parts.
-fn combine_pairwise(op: ReduceOp, mut parts: Vec<Arc<UOp>>) -> Option<Arc<UOp>> {
+/// for no parts. Also combines the vector accumulators of a tree in
+/// lowering (`crate::lower::partial_vectors`).
+pub(crate) fn combine_pairwise(op: ReduceOp, mut parts: Vec<Arc<UOp>>) -> Option<Arc<UOp>> {
     while parts.len() > 1 {
         parts = parts
             .chunks(2)

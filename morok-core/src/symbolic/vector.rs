@@ -22,8 +22,8 @@ fn with_lanes(dtype: DType, count: usize) -> DType {
     dtype.base().vec(count as u16)
 }
 
-/// GEP of `x` selecting `idx`.
-fn gep(x: &Arc<UOp>, idx: &[usize]) -> Arc<UOp> {
+/// GEP of `x` selecting `idx` (one lane is a scalar, several a vector).
+pub(crate) fn gep(x: &Arc<UOp>, idx: &[usize]) -> Arc<UOp> {
     UOp::new(
         Op::Gep,
         with_lanes(x.dtype(), idx.len()),

@@ -798,10 +798,15 @@ impl Ctx<'_> {
                 let (Arg::Axes(lanes), true) = (n.arg(), n.src().len() == 1) else {
                     return Err(err(n, "GEP needs one vector and its lanes"));
                 };
-                if lanes.len() != 1 {
-                    return Err(err(n, "GEP of several lanes"));
-                }
-                let e = format!("{}[{}]", self.name(n.s(0))?, lanes[0]);
+                // Several lanes: a vector literal of them, which GCC and
+                // Clang both compile to one extract or shuffle (half of a
+                // vector: `vextractf64x4`, `vextractf128`, ...).
+                let v = self.name(n.s(0))?;
+                let picked: Vec<String> = lanes.iter().map(|i| format!("{v}[{i}]")).collect();
+                let e = match picked.as_slice() {
+                    [one] => one.clone(),
+                    _ => format!("(({}){{{}}})", self.vtype(n)?, picked.join(", ")),
+                };
                 self.define(n, e)?;
             }
             Op::Bitcast if n.dtype().is_vector() => {

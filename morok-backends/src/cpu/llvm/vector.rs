@@ -97,20 +97,28 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(v.into())
     }
 
-    /// `GEP(v, [i])`: lane `i` of `v`.
+    /// `GEP(v, lanes)`: one lane of `v` (`extractelement`), or several as
+    /// a narrower vector (`shufflevector`).
     pub(super) fn gep(&self, n: &Arc<UOp>) -> R<BasicValueEnum<'ctx>> {
         let (Arg::Axes(lanes), true) = (n.arg(), n.src().len() == 1) else {
             return Err(err(n, "GEP needs one vector and its lanes"));
         };
-        let [i] = lanes.as_slice() else {
-            return Err(err(n, "GEP of several lanes"));
+        let BasicValueEnum::VectorValue(v) = self.value(n.s(0))? else {
+            return Err(err(n, "GEP of a scalar"));
         };
-        match self.value(n.s(0))? {
-            BasicValueEnum::VectorValue(v) => self
+        match lanes.as_slice() {
+            [i] => self
                 .b
                 .build_extract_element(v, self.lane(*i), "")
                 .map_err(be),
-            _ => Err(err(n, "GEP of a scalar")),
+            _ => {
+                let mask: Vec<IntValue<'ctx>> = lanes.iter().map(|&i| self.lane(i)).collect();
+                let poison = v.get_type().get_poison();
+                self.b
+                    .build_shuffle_vector(v, poison, VectorType::const_vector(&mask), "")
+                    .map(Into::into)
+                    .map_err(be)
+            }
         }
     }
 
