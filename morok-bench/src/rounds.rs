@@ -1,15 +1,16 @@
 //! Rounds of fresh processes for the memory-bound workloads.
 //!
-//! On the VMs of this kind the memory bandwidth a process gets is a
-//! lottery: the same row-sum kernel read its 64 MiB at 55 to 101 GB/s in
-//! five fresh processes in a row on an idle machine, and the peers' figures
-//! swing the same way. One process per side decides a memory-bound
-//! comparison by luck. So after the main pass the harness runs the
+//! On the VMs of this kind the memory bandwidth comes in periods of
+//! seconds to minutes at about twice the usual rate: the same row-sum
+//! kernel read its 64 MiB at 55 to 101 GB/s in five fresh processes in a
+//! row on an idle machine, and the peers' figures swing the same way. One
+//! timing per side decides a memory-bound comparison by which side caught
+//! such a period. So after the main pass the harness runs the
 //! memory-bound workloads (those compared with a bandwidth limit) in more
 //! rounds: each round starts a fresh Morok process (this binary with the
 //! hidden [`CHILD_FLAG`]) and then every peer again, alternating. Each
 //! side's figure is the median over the rounds of its per-process medians,
-//! so one lucky or unlucky process on either side no longer decides the
+//! so one lucky or unlucky period on either side no longer decides the
 //! ratio. Compute-bound workloads do not swing and run once.
 
 use crate::peers::PeerResult;
