@@ -155,11 +155,13 @@ pub fn is_vector_element(t: ScalarType) -> bool {
 /// Whether the host CPU has a fused multiply-add instruction, detected
 /// when the program runs: FMA3 on x86-64, always on aarch64. The CPU
 /// renderers list `MULACC` as native only then, so a host without it gets
-/// a plain multiply and add instead of a slow libm `fma` call.
+/// a plain multiply and add instead of a slow libm `fma` call. On x86-64,
+/// a [`host_vector_bytes`] capped to 16 (`MOROK_CPU_VECTOR_BYTES=16`)
+/// turns AVX off, and FMA3 with it.
 pub fn host_has_fma() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("fma")
+        host_vector_bytes() >= 32 && std::arch::is_x86_feature_detected!("fma")
     }
     #[cfg(target_arch = "aarch64")]
     {
@@ -171,11 +173,25 @@ pub fn host_has_fma() -> bool {
     }
 }
 
-/// The width in bytes of the host CPU's widest vector registers, detected
-/// when the program runs (never assumed from the build target): 64 with
-/// AVX-512F, 32 with AVX2 and FMA, 16 otherwise (SSE2 on x86-64, NEON on
-/// aarch64, and the conservative default elsewhere).
+/// The vector width in bytes the CPU devices compile for: the host CPU's
+/// widest vector registers, detected when the program runs (never assumed
+/// from the build target), or less where `MOROK_CPU_VECTOR_BYTES` caps it
+/// (see [`capped_vector_bytes`]). Detected: 64 with AVX-512F, 32 with
+/// AVX2 and FMA, 16 otherwise (SSE2 on x86-64, NEON on aarch64, and the
+/// conservative default elsewhere). The C and LLVM devices turn the
+/// instruction-set extensions above this width off, so a cap makes an
+/// AVX-512 machine generate and run the code of an AVX2 or SSE machine.
 pub fn host_vector_bytes() -> u16 {
+    static WIDTH: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *WIDTH.get_or_init(|| {
+        let cap = std::env::var("MOROK_CPU_VECTOR_BYTES").ok();
+        capped_vector_bytes(detected_vector_bytes(), cap.as_deref())
+    })
+}
+
+/// The widest vector registers the host CPU has, in bytes (see
+/// [`host_vector_bytes`]).
+pub fn detected_vector_bytes() -> u16 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
@@ -187,4 +203,33 @@ pub fn host_vector_bytes() -> u16 {
         }
     }
     16
+}
+
+/// The vector width for a host whose registers have `detected` bytes
+/// under the setting `cap` (`MOROK_CPU_VECTOR_BYTES`): `16`, `32` or `64`
+/// lowers the width to at most that; a cap above the host's width, an
+/// unset variable and any other value leave `detected` (a machine cannot
+/// run instructions it lacks, and an unknown setting is ignored like the
+/// other `MOROK_` settings).
+pub fn capped_vector_bytes(detected: u16, cap: Option<&str>) -> u16 {
+    match cap.map(str::trim).and_then(|c| c.parse::<u16>().ok()) {
+        Some(c @ (16 | 32 | 64)) => detected.min(c),
+        _ => detected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capped_vector_bytes;
+
+    #[test]
+    fn a_cap_only_lowers_the_detected_width() {
+        assert_eq!(capped_vector_bytes(64, Some("32")), 32);
+        assert_eq!(capped_vector_bytes(64, Some(" 16 ")), 16);
+        assert_eq!(capped_vector_bytes(32, Some("64")), 32);
+        assert_eq!(capped_vector_bytes(64, None), 64);
+        assert_eq!(capped_vector_bytes(64, Some("24")), 64);
+        assert_eq!(capped_vector_bytes(64, Some("avx2")), 64);
+        assert_eq!(capped_vector_bytes(16, Some("32")), 16);
+    }
 }

@@ -186,6 +186,48 @@ fn vector_transcendentals_match_the_scalar_decomposition() {
     }
 }
 
+/// On a target with 32-byte vectors (AVX2) one vector of 8 `f32` lanes
+/// takes the `exp` decomposition (lowering never forms a 64-byte chunk
+/// there); with 64-byte vectors the same 8 lanes keep libm. Both store
+/// the bytes of their scalar form.
+#[test]
+fn avx2_vectors_take_the_decomposition_on_one_vector() {
+    if host_vector_bytes() < 32 {
+        return; // no 32-byte vectors to run here
+    }
+    let n = 8 * 37;
+    let ast = unary(n, DType::F32, &|x| x.un(Op::Exp));
+    let args = args(DType::F32, n as usize);
+    for (bytes, decomposed) in [(32u16, true), (64, false)] {
+        if bytes > host_vector_bytes() {
+            continue;
+        }
+        let caps = c_caps().with_vector_bytes(bytes);
+        let mut scalar = if decomposed {
+            Caps::none_native()
+        } else {
+            c_caps()
+        };
+        if decomposed && caps.native.contains(Op::MulAcc) {
+            scalar.native = scalar.native.with(Op::MulAcc);
+        }
+        let (want, _) = run_with(&ast, scalar, &args);
+        let up = apply_opts(
+            &ast,
+            &[Opt::new(OptOps::Upcast, 0, 8)],
+            OptLimits::host_cpu().with_vector_bytes(bytes),
+        )
+        .expect("upcast");
+        let (got, src) = run_with(&up, caps, &args);
+        assert_eq!(got, want, "{bytes}-byte vectors:\n{src}");
+        assert_eq!(
+            !src.contains("expf("),
+            decomposed,
+            "{bytes}-byte vectors:\n{src}"
+        );
+    }
+}
+
 #[test]
 fn sin_keeps_libm_on_vectors() {
     // Its decomposition on vectors measured 20× slower than libm per lane.

@@ -34,7 +34,7 @@
 //!   lane with such a mask, and `BITCAST`s and `CAST`s from and to
 //!   `bool` are vector ops too;
 //! - `EXP`, `EXP2`, `LOG`, `LOG2` and `TANH` varying across lanes of at
-//!   least [`MIN_DECOMPOSED_BYTES`] are replaced by their decomposition
+//!   least [`min_decomposed_bytes`] are replaced by their decomposition
 //!   (`super::transcendental`) before the walk, so the whole polynomial
 //!   with its range reduction runs on vectors, 1.6× to 17× faster than a
 //!   libm call per lane (the choice per op, measured, is at
@@ -169,6 +169,20 @@ fn vector_result(n: &Arc<UOp>, masks: bool) -> bool {
 /// kernel) 1.5× slower, so narrower chunks keep libm.
 pub const MIN_DECOMPOSED_BYTES: usize = 64;
 
+/// The fewest bytes of lanes whose transcendentals take the decomposition
+/// on a target with `caps`: [`MIN_DECOMPOSED_BYTES`], or one whole vector
+/// where the target's vectors have 32 bytes (AVX2). Lowering cuts an
+/// upcast into vectors of the target's width first, so on AVX2 no chunk
+/// reaches 64 bytes: W3's softmax compiled for AVX2 (on a Zen 5 host,
+/// `MOROK_CPU_VECTOR_BYTES=32`) took 27.9 ms with one `expf` per lane and
+/// 9.8 ms with the 8-lane polynomial.
+pub fn min_decomposed_bytes(caps: &Caps) -> usize {
+    match caps.vector_bytes {
+        32 => 32,
+        _ => MIN_DECOMPOSED_BYTES,
+    }
+}
+
 /// The ops whose varying lanes take their decomposition on targets with
 /// vector masks (see the module docs). Chosen by measurement: glibc per
 /// lane vs the vector decomposition on 2^20 values in (0, 9.3], 16 `f32`
@@ -197,7 +211,9 @@ fn decomposed_on_vectors(op: Op) -> bool {
 /// is [`decomposed_on_vectors`]) replaced by its decomposition. A
 /// hand-written walk over the toposort (like `UOp::substitute`): whether a
 /// node depends on the lane range is known per node of this one graph.
-fn decompose_lanes(store: &Arc<UOp>, lane: &Arc<UOp>, w: usize, fma: bool) -> Arc<UOp> {
+fn decompose_lanes(store: &Arc<UOp>, lane: &Arc<UOp>, w: usize, caps: &Caps) -> Arc<UOp> {
+    let fma = caps.native.contains(Op::MulAcc);
+    let min_bytes = min_decomposed_bytes(caps);
     let mut done: HashMap<u64, (Arc<UOp>, bool)> = HashMap::new();
     for n in store.toposort() {
         let dep = Arc::ptr_eq(&n, lane) || n.src().iter().any(|s| done[&s.id()].1);
@@ -207,7 +223,7 @@ fn decompose_lanes(store: &Arc<UOp>, lane: &Arc<UOp>, w: usize, fma: bool) -> Ar
         if dep
             && decomposed_on_vectors(n.op())
             && is_vector_element(n.dtype().scalar_type())
-            && bytes >= MIN_DECOMPOSED_BYTES
+            && bytes >= min_bytes
         {
             if let Some(d) = super::transcendental::decompose(&new, fma) {
                 new = d;
@@ -363,7 +379,7 @@ impl Lanewise {
     ) -> Option<Arc<UOp>> {
         let masks = caps.vector_masks();
         let value = if masks {
-            decompose_lanes(value, lane, w, caps.native.contains(Op::MulAcc))
+            decompose_lanes(value, lane, w, caps)
         } else {
             value.clone()
         };
@@ -435,7 +451,7 @@ pub fn vectorize(g: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
         changed = true;
         let w = lane.range_size().unwrap_or(1) as usize;
         let store = if masks {
-            decompose_lanes(&store, &lane, w, caps.native.contains(Op::MulAcc))
+            decompose_lanes(&store, &lane, w, caps)
         } else {
             store
         };

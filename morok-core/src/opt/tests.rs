@@ -481,6 +481,30 @@ fn heuristics_size_register_tiles_and_upcasts_by_the_vector_width() {
         k.applied,
         vec![Opt::new(Upcast, 1, 8), Opt::new(Upcast, 0, 6), unroll]
     );
+    // AVX2 on 100 rows, which 6 does not divide: 4 rows would leave 8
+    // accumulators, so the rows are padded to 102 for 6
+    let mm100 = matmul(100, 16, 64);
+    let k = with(32, &mm100);
+    assert_eq!(
+        k.applied,
+        vec![
+            Opt::new(Upcast, 1, 16),
+            Opt::new(PadTo, 0, 6),
+            Opt::new(Upcast, 0, 6),
+            unroll,
+            // 17 row tiles do not split in two: the threads take the
+            // 4 column tiles
+            Opt::new(Thread, 1, 2),
+        ]
+    );
+    let sizes = [100 * 64, 100 * 16, 16 * 64];
+    assert_eq!(run(&mm100, &sizes), run(&k.ast, &sizes));
+    // ... but not where padding would add more than 1/32 of the rows
+    let k = with(32, &matmul(32, 16, 64));
+    assert_eq!(
+        k.applied,
+        vec![Opt::new(Upcast, 1, 16), Opt::new(Upcast, 0, 4), unroll]
+    );
     // elementwise: one vector of the stored type per iteration
     let i = range(4096, 0, AxisType::Loop);
     let e = UOp::sink(vec![

@@ -19,6 +19,11 @@
 //! - no `-ffast-math`: it would break NaN handling (`x != x`, NaN-propagating
 //!   max) and reassociate reductions.
 //!
+//! Where `MOROK_CPU_VECTOR_BYTES` caps the vector width below the host's
+//! ([`morok_core::caps::host_vector_bytes`]), [`width_flags`] adds
+//! `-mno-avx512f` (32 bytes) or `-mno-avx` (16) on x86-64, so the compiler
+//! too stays within the width the kernels were rendered for.
+//!
 //! # Cache layout
 //!
 //! `<dir>/<key>.so` is the object and `<dir>/<key>.so.blake3` its blake3
@@ -51,6 +56,22 @@ pub const FLAGS: &[&str] = &[
     "-fno-math-errno",
     "-ffp-contract=off",
 ];
+
+/// The flags that keep the compiler within the rendered vector width on
+/// x86-64: none at the host's own width, `-mno-avx512f` at 32 bytes on an
+/// AVX-512 host, `-mno-avx` (which also turns off AVX2, FMA and AVX-512)
+/// at 16 bytes on an AVX host.
+pub fn width_flags() -> &'static [&'static str] {
+    if !cfg!(target_arch = "x86_64") {
+        return &[];
+    }
+    use morok_core::caps::{detected_vector_bytes, host_vector_bytes};
+    match (detected_vector_bytes(), host_vector_bytes()) {
+        (d, w) if w >= d => &[],
+        (_, 32) => &["-mno-avx512f"],
+        _ => &["-mno-avx"],
+    }
+}
 
 /// A C compiler found on the system.
 #[derive(Clone, Debug)]
@@ -174,9 +195,10 @@ impl ObjectCache {
     /// source: compiler identity, flags, host architecture and CPU flags.
     pub fn identity(&self) -> String {
         format!(
-            "{}\0{}\0{}\0{}",
+            "{}\0{} {}\0{}\0{}",
             self.compiler.identity,
             FLAGS.join(" "),
+            width_flags().join(" "),
             std::env::consts::ARCH,
             host_cpu_flags()
         )
@@ -258,6 +280,7 @@ impl ObjectCache {
             .map_err(io(format!("opening {}", err.path().display())))?;
         let mut child = Command::new(&self.compiler.path)
             .args(FLAGS)
+            .args(width_flags())
             .arg("-x")
             .arg("c")
             .arg(src.path())

@@ -131,11 +131,33 @@ fn host_spec() -> DeviceResult<&'static TargetSpec> {
                 .to_string_lossy()
                 .into_owned(),
             cpu: TargetMachine::get_host_cpu_name().to_string(),
-            features: TargetMachine::get_host_cpu_features().to_string(),
+            features: capped_features(&TargetMachine::get_host_cpu_features().to_string()),
         })
     })
     .as_ref()
     .map_err(|e| DeviceError::NoCompiler(e.clone()))
+}
+
+/// The host's LLVM feature string `features` within the vector width the
+/// kernels are rendered for ([`morok_core::caps::host_vector_bytes`],
+/// capped by `MOROK_CPU_VECTOR_BYTES`): unchanged at the host's own width;
+/// otherwise with `-avx512f` (32 bytes) or `-avx` (16 bytes) appended on
+/// x86-64. LLVM applies the signs in order and turning a feature off also
+/// turns off every feature that implies it (AVX-512's subsets; AVX2, FMA
+/// and AVX-512 for AVX), so the code stays within that width.
+fn capped_features(features: &str) -> String {
+    use morok_core::caps::{detected_vector_bytes, host_vector_bytes};
+    let off = match (detected_vector_bytes(), host_vector_bytes()) {
+        _ if !cfg!(target_arch = "x86_64") => None,
+        (d, w) if w >= d => None,
+        (_, 32) => Some("-avx512f"),
+        _ => Some("-avx"),
+    };
+    match off {
+        Some(off) if features.is_empty() => off.to_string(),
+        Some(off) => format!("{features},{off}"),
+        None => features.to_string(),
+    }
 }
 
 /// The LLVM version linked in (`19.1.7`).
