@@ -2,7 +2,9 @@
 //! the FMA peak, measured by two small C programs compiled with the system
 //! C compiler at run time (`MOROK_CC`, else `cc`) with `-O3 -march=native`,
 //! running one thread per core, each written for the best the machine
-//! does (see `STREAM_C` and `FMA_C` below).
+//! does (see `STREAM_C` and `FMA_C` below). Under `MOROK_CPU_VECTOR_BYTES`
+//! they keep to the capped width as the kernels do (`-mno-avx512f`), so
+//! the FMA peak is that of the code Morok runs.
 //!
 //! Bytes are counted as the workloads count them: every array element read
 //! or written once (write-allocate traffic is not counted). FLOPs count an
@@ -238,6 +240,7 @@ fn run_c(dir: &Path, name: &str, source: &str, args: &[usize]) -> Result<String,
     std::fs::write(&src, source).map_err(|e| format!("writing {}: {e}", src.display()))?;
     let out = Command::new(&cc)
         .args(["-O3", "-march=native", "-ffp-contract=fast", "-pthread"])
+        .args(morok::core::caps::capped_x86_extension().map(|e| format!("-mno-{e}")))
         .arg(&src)
         .arg("-o")
         .arg(&bin)

@@ -205,6 +205,22 @@ pub fn detected_vector_bytes() -> u16 {
     16
 }
 
+/// The x86-64 instruction-set extension a capped [`host_vector_bytes`]
+/// turns off, by its name in both GCC's `-mno-NAME` and LLVM's `-NAME`
+/// feature syntax: `avx512f` at 32 bytes on an AVX-512 host (its subsets
+/// go with it), `avx` at 16 bytes (AVX2, FMA and AVX-512 go with it);
+/// none at the host's own width and off x86-64.
+pub fn capped_x86_extension() -> Option<&'static str> {
+    if !cfg!(target_arch = "x86_64") || host_vector_bytes() >= detected_vector_bytes() {
+        return None;
+    }
+    Some(if host_vector_bytes() == 32 {
+        "avx512f"
+    } else {
+        "avx"
+    })
+}
+
 /// The vector width for a host whose registers have `detected` bytes
 /// under the setting `cap` (`MOROK_CPU_VECTOR_BYTES`): `16`, `32` or `64`
 /// lowers the width to at most that; a cap above the host's width, an

@@ -57,19 +57,15 @@ pub const FLAGS: &[&str] = &[
     "-ffp-contract=off",
 ];
 
-/// The flags that keep the compiler within the rendered vector width on
-/// x86-64: none at the host's own width, `-mno-avx512f` at 32 bytes on an
-/// AVX-512 host, `-mno-avx` (which also turns off AVX2, FMA and AVX-512)
-/// at 16 bytes on an AVX host.
+/// The flag that keeps the compiler within the rendered vector width on
+/// x86-64 ([`morok_core::caps::capped_x86_extension`]): none at the
+/// host's own width, `-mno-avx512f` at 32 bytes on an AVX-512 host,
+/// `-mno-avx` (which also turns off AVX2, FMA and AVX-512) at 16 bytes.
 pub fn width_flags() -> &'static [&'static str] {
-    if !cfg!(target_arch = "x86_64") {
-        return &[];
-    }
-    use morok_core::caps::{detected_vector_bytes, host_vector_bytes};
-    match (detected_vector_bytes(), host_vector_bytes()) {
-        (d, w) if w >= d => &[],
-        (_, 32) => &["-mno-avx512f"],
-        _ => &["-mno-avx"],
+    match morok_core::caps::capped_x86_extension() {
+        Some("avx512f") => &["-mno-avx512f"],
+        Some(_) => &["-mno-avx"],
+        None => &[],
     }
 }
 

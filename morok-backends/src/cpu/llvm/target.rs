@@ -146,16 +146,9 @@ fn host_spec() -> DeviceResult<&'static TargetSpec> {
 /// turns off every feature that implies it (AVX-512's subsets; AVX2, FMA
 /// and AVX-512 for AVX), so the code stays within that width.
 fn capped_features(features: &str) -> String {
-    use morok_core::caps::{detected_vector_bytes, host_vector_bytes};
-    let off = match (detected_vector_bytes(), host_vector_bytes()) {
-        _ if !cfg!(target_arch = "x86_64") => None,
-        (d, w) if w >= d => None,
-        (_, 32) => Some("-avx512f"),
-        _ => Some("-avx"),
-    };
-    match off {
-        Some(off) if features.is_empty() => off.to_string(),
-        Some(off) => format!("{features},{off}"),
+    match morok_core::caps::capped_x86_extension() {
+        Some(off) if features.is_empty() => format!("-{off}"),
+        Some(off) => format!("{features},-{off}"),
         None => features.to_string(),
     }
 }
