@@ -4,37 +4,47 @@
 
 use super::reduce::matmul_ast;
 use morok_backends::{CpuConfig, CpuDevice};
+use morok_core::device::Device;
 use morok_core::opt::measure::DeviceMeasure;
 use morok_core::opt::search::{beam_search, BeamConfig, Measure};
 use morok_core::opt::{OptKernel, OptLimits};
-use morok_core::pipeline::CompileOptions;
-use morok_core::uop::AxisType;
+use morok_core::pipeline::{lower_optimized, CompileOptions};
+use morok_core::uop::{AxisType, UOp};
 use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A C device whose "compiler" is a script that hangs (sleeps for a
-/// minute) on sources holding `marker` and runs `cc` on the others.
-fn device_with_slow_compiler(dir: &std::path::Path, marker: &str) -> CpuDevice {
+/// minute) on every source but the one its renderer gives `ast` as
+/// scheduled (unoptimized), and runs `cc` on that one.
+fn device_hanging_on_optimized(dir: &std::path::Path, ast: &Arc<UOp>) -> CpuDevice {
     let script = dir.join("slow-cc");
-    let body = format!(
-        "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c) if grep -q '{marker}' \"$a\"; then sleep 60; fi;; esac; done\nexec cc \"$@\"\n"
-    );
-    std::fs::write(&script, body).unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    CpuDevice::with_config(CpuConfig {
+    let dev = CpuDevice::with_config(CpuConfig {
         cache_dir: dir.join("cache"),
         threads: 1,
         compiler: Some(script.display().to_string()),
-    })
+    });
+    let plain = lower_optimized(ast, ast, dev.renderer(), &CompileOptions::default())
+        .expect("the unoptimized kernel renders");
+    let plain_path = dir.join("plain.c");
+    std::fs::write(&plain_path, plain.source).unwrap();
+    let body = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.c) if ! cmp -s \"$a\" '{}'; then sleep 60; fi;; esac; done\nexec cc \"$@\"\n",
+        plain_path.display()
+    );
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dev
 }
 
 #[test]
 fn a_compile_past_the_limit_is_stopped_and_the_search_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    // Every candidate the optimizer changed calls `fmaf` (multiply-adds
-    // are fused only then) and hangs; the kernel as scheduled compiles.
-    let dev = device_with_slow_compiler(dir.path(), "fmaf");
+    // Every candidate the optimizer changed hangs, whatever the target
+    // renders (its source differs from the kernel as scheduled); the
+    // kernel as scheduled compiles.
     let ast = matmul_ast(16, 16, 16);
+    let dev = device_hanging_on_optimized(dir.path(), &ast);
     // Long enough for `cc` on a small kernel on a busy machine.
     let limit = Duration::from_secs(4);
     let measure =

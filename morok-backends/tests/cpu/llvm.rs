@@ -117,7 +117,10 @@ fn host_code_uses_the_widest_vector_registers() {
             asm.contains("%ymm") && !asm.contains("%zmm"),
             "AVX2 registers only:\n{asm}"
         ),
-        _ => {}
+        _ => assert!(
+            !asm.contains("%ymm") && !asm.contains("%zmm"),
+            "no AVX registers on 16-byte vectors:\n{asm}"
+        ),
     }
 }
 
@@ -144,7 +147,10 @@ fn vector_exp_and_selects_use_vector_registers_and_no_calls() {
     match host_vector_bytes() {
         64 => assert!(asm.contains("%zmm"), "AVX-512 registers:\n{asm}"),
         32 => assert!(asm.contains("%ymm"), "AVX2 registers:\n{asm}"),
-        _ => {}
+        _ => assert!(
+            !asm.contains("%ymm") && !asm.contains("%zmm"),
+            "no AVX registers on 16-byte vectors:\n{asm}"
+        ),
     }
 }
 

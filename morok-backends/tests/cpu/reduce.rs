@@ -186,9 +186,9 @@ pub fn matmul_ref(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32
     c
 }
 
-/// The matmul as the optimizer's kernel computes it: k ascending, each
-/// step one fused multiply-add (`MULACC`).
-pub fn matmul_ref_fused(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+/// The matmul as the optimizer's kernel computes it where the target has
+/// fused multiply-adds: k ascending, each step one `MULACC`.
+fn matmul_ref_fused(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     let mut c = vec![0.0f32; m * n];
     for i in 0..m {
         for j in 0..n {
@@ -196,6 +196,19 @@ pub fn matmul_ref_fused(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> V
         }
     }
     c
+}
+
+/// The matmul as the optimizer's kernels compute it on this host: k
+/// ascending, each step one fused multiply-add ([`matmul_ref_fused`])
+/// where the host has FMA, else a multiply rounded before the add
+/// ([`matmul_ref`]): lowering forms `MULACC` only for a target that
+/// renders it natively (`morok_core::caps::host_has_fma`).
+pub fn optimized_matmul_ref(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    if morok_core::caps::host_has_fma() {
+        matmul_ref_fused(a, b, m, k, n)
+    } else {
+        matmul_ref(a, b, m, k, n)
+    }
 }
 
 #[test]
