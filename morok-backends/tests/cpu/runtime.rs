@@ -359,3 +359,41 @@ fn prepared_launches_are_checked_once_and_frames_per_call() {
     out.copy_out(&mut bytes).unwrap();
     assert_eq!(from_bytes::<f32>(&bytes), vec![2.0, 4.0, 6.0]);
 }
+
+/// Lines of this process's memory map that name a file under `dir`.
+#[cfg(target_os = "linux")]
+fn mapped_under(dir: &std::path::Path) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    let dir = dir.display().to_string();
+    maps.lines().filter(|l| l.contains(&dir)).count()
+}
+
+/// A loaded object stays mapped while a kernel built from it lives, is
+/// shared by the kernels of one source, and is unmapped with the last of
+/// them (a beam search drops its candidates: holding every object ran a
+/// long `MOROK_BEAM=2` process into the limit on memory mappings).
+#[cfg(target_os = "linux")]
+#[test]
+fn objects_are_unmapped_with_their_last_kernel() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = dir.path().join("cache");
+    let dev = c_device_in(&cache, 1);
+    let ast = matmul_ast(8, 8, 8);
+    let first = compile(&dev, &ast);
+    let mapped = mapped_under(&cache);
+    assert!(mapped > 0, "the object is mapped while its kernel lives");
+    let second = compile(&dev, &ast);
+    assert_eq!(mapped_under(&cache), mapped, "one object for one source");
+    drop(first);
+    assert_eq!(mapped_under(&cache), mapped, "the second kernel holds it");
+    drop(second);
+    assert_eq!(mapped_under(&cache), 0, "unmapped with the last kernel");
+    // built again from the on-disk cache, it runs
+    let mut args = [
+        Arg::zeros(DType::F32, 64),
+        Arg::new(DType::F32, &[1.0f32; 64]),
+        Arg::new(DType::F32, &[2.0f32; 64]),
+    ];
+    exec(&dev, &ast, &mut args);
+    assert_eq!(args[0].get::<f32>(), vec![16.0; 64]);
+}

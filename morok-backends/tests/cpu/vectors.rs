@@ -317,7 +317,7 @@ fn whole_tile_rows_keep_their_shared_loads_in_registers() {
     // divide the row, so the tile takes the whole row (a vector of 16
     // and one of 8) instead of 8-lane vectors; wherever FMAs are native,
     // each loaded row vector feeds one FMA per tile row and is rendered
-    // pinned to a register (a no-op without AVX-512). The bytes equal the
+    // pinned to a register (a no-op without AVX). The bytes equal the
     // reference of the host's rounding (fused where it has FMA).
     let (m, k, n) = (64usize, 19usize, 24usize);
     let (dev, _dir) = c_device();

@@ -254,6 +254,37 @@ fn padto_gates_accesses_and_folds_identities() {
     );
 }
 
+/// `PADTO` of an output axis that every store indexes gates the stores
+/// only: loads read at the index clamped to the last real row, with no
+/// gate (the padded rows compute a copy nothing stores). Padding a
+/// reduce axis gates its loads (they must read the identity).
+#[test]
+fn padto_of_an_output_axis_clamps_loads_and_gates_stores() {
+    let gates = |ast: &Arc<UOp>, op: Op| -> Vec<bool> {
+        ast.toposort()
+            .iter()
+            .filter(|n| n.op() == op && n.s(0).op() == Op::Index)
+            .map(|n| n.s(0).src().len() > 2)
+            .collect()
+    };
+    let mm = matmul(5, 7, 3);
+    let sizes = [15, 35, 21];
+    let rows = same(&mm, &sizes, &[Opt::new(PadTo, 0, 2)]);
+    assert_eq!(gates(&rows, Op::Store), vec![true]);
+    assert_eq!(gates(&rows, Op::Load), vec![false, false]);
+    let clamped = rows.toposort().iter().filter(|n| n.op() == Op::Min).count();
+    assert_eq!(clamped, 1, "one clamp of the row, shared by the A loads");
+    // the padded rows and the tile after it keep the results
+    same(
+        &mm,
+        &sizes,
+        &[Opt::new(PadTo, 0, 2), Opt::new(Upcast, 0, 2)],
+    );
+    let reduce = same(&mm, &sizes, &[Opt::new(PadTo, 2, 4)]);
+    assert_eq!(gates(&reduce, Op::Store), vec![false]);
+    assert_eq!(gates(&reduce, Op::Load), vec![true, true]);
+}
+
 /// `PADTO` pads an axis by less than its own size: a size-16 output axis
 /// is not padded to 32 (the second half of the host's two-way split of
 /// the outer loop, or of a `THREAD 2` axis, would be all padding), nor a

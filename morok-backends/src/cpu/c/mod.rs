@@ -17,7 +17,12 @@ use morok_core::program::Program;
 use morok_core::render::Renderer;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+/// Entries of the loaded-object map from which it drops those of unloaded
+/// objects (again at every power of two), so it stays near the number of
+/// live kernels.
+const MAP_PRUNE_AT: usize = 64;
 
 /// C through the system compiler.
 pub struct CCodegen {
@@ -26,8 +31,14 @@ pub struct CCodegen {
     objects: OnceLock<Result<ObjectCache, String>>,
     /// Loaded objects by source: programs that render to the same source
     /// (for example kernels that differ only in the trip count of their
-    /// parallel loop, which the host passes in) share one.
-    by_source: Mutex<HashMap<String, Arc<libloading::Library>>>,
+    /// parallel loop, which the host passes in) share one while a kernel
+    /// holds it. The map holds no object alive: an object is unloaded
+    /// when its last kernel is dropped. A beam search builds dozens of
+    /// candidates per kernel and keeps one; holding every candidate's
+    /// object ran the differential suite under `MOROK_BEAM=2` into
+    /// Linux's limit of 65530 memory mappings per process (43,000
+    /// mappings of objects after 5 minutes; then no thread could start).
+    by_source: Mutex<HashMap<String, Weak<libloading::Library>>>,
 }
 
 impl CCodegen {
@@ -66,7 +77,7 @@ impl CCodegen {
         }
         aot::count_jit_build();
         let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = lock().get(&program.source).cloned();
+        let cached = lock().get(&program.source).and_then(Weak::upgrade);
         let lib = match cached {
             Some(lib) => lib,
             None => {
@@ -75,7 +86,11 @@ impl CCodegen {
                     &program.entry,
                     limit,
                 )?);
-                lock().insert(program.source.clone(), lib.clone());
+                let mut map = lock();
+                if map.len() >= MAP_PRUNE_AT && map.len().is_power_of_two() {
+                    map.retain(|_, lib| lib.strong_count() > 0);
+                }
+                map.insert(program.source.clone(), Arc::downgrade(&lib));
                 lib
             }
         };

@@ -16,20 +16,22 @@
 //!
 //! So a vector load that is a multiplicand of two or more vector FMAs is
 //! rendered into a variable pinned by an empty inline-assembly statement
-//! (`MOROK_IN_REGISTER`: `__asm__("" : "+v"(x))` on x86-64 with AVX-512,
+//! (`MOROK_IN_REGISTER`: `__asm__("" : "+v"(x))` on x86-64 with AVX,
 //! where every vector the renderer makes fits a register): the compiler
 //! must hold it in a vector register from there on, so it loads it once.
 //! The statement emits no instruction and the value is unchanged; other
-//! targets (AVX2 hosts, where the folding was not seen) get a no-op.
+//! targets get a no-op. AVX2 code folds the same way: the 6-row AVX2
+//! matmul tile (W4a, AVX2 code on a Zen 5 host) issued 72 loads for 48
+//! FMAs and took 12.8 ms; pinned, 9.8 ms.
 
 use morok_core::lower::{indexes_global, LoweredKernel};
 use morok_core::uop::Op;
 use std::collections::{HashMap, HashSet};
 
 /// Defines `MOROK_IN_REGISTER(x)`: after it, `x` lives in a vector
-/// register (GCC and Clang on x86-64 with AVX-512), a no-op elsewhere.
+/// register (GCC and Clang on x86-64 with AVX), a no-op elsewhere.
 pub(crate) const IN_REGISTER_PRELUDE: &str =
-    "#if defined(__x86_64__) && defined(__GNUC__) && defined(__AVX512F__)\n\
+    "#if defined(__x86_64__) && defined(__GNUC__) && defined(__AVX__)\n\
      #define MOROK_IN_REGISTER(x) __asm__(\"\" : \"+v\"(x))\n\
      #else\n\
      #define MOROK_IN_REGISTER(x) (void)(x)\n\
