@@ -3,6 +3,7 @@
 //! - [`dtype`]: scalar, vector and pointer types and type promotion;
 //! - [`uop`]: the hash-consed IR node and the op set;
 //! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter;
+//! - [`gradient`]: reverse-mode differentiation of tensor-level graphs;
 //! - [`lower`]: kernel AST → linear program (reduces, index types,
 //!   decompositions, linearization);
 //! - [`opt`]: the kernel optimizer (the pipeline's optimization step);
@@ -22,6 +23,7 @@ extern crate self as morok_core;
 pub mod caps;
 pub mod device;
 pub mod dtype;
+pub mod gradient;
 #[cfg(any(test, feature = "testing"))]
 pub mod interp;
 pub mod lower;

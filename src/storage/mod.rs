@@ -201,6 +201,37 @@ pub fn read(id: u64) -> Option<HostBuffer> {
     })
 }
 
+/// Makes buffer `target` hold what buffer `source` holds, by sharing
+/// `source`'s device memory: how [`crate::Tensor::assign`] writes a
+/// computed value into a parameter without a copy. Both must be
+/// registered, on one device, with one dtype and length. Sharing is safe
+/// because no kernel writes into a registered buffer: every realize and
+/// every DSL call writes its outputs into memory it has just allocated.
+pub(crate) fn rebind(target: u64, source: u64) -> Result<(), String> {
+    let mut reg = registry();
+    let Some(src) = reg.get(&source) else {
+        return Err(format!("buffer {source} is not registered"));
+    };
+    let (buffer, device, len) = (src.buffer.clone(), src.device.clone(), src.len);
+    let Some(dst) = reg.get_mut(&target) else {
+        return Err(format!("buffer {target} is not registered"));
+    };
+    if dst.device != device || dst.len != len || dst.buffer.dtype() != buffer.dtype() {
+        return Err(format!(
+            "buffer {target} ({} × {} on {}) cannot take the contents of buffer {source} ({len} × {} on {})",
+            dst.len,
+            dst.buffer.dtype(),
+            dst.device.name(),
+            buffer.dtype(),
+            device.name()
+        ));
+    }
+    let old = std::mem::replace(&mut dst.buffer, buffer);
+    drop(reg);
+    drop(old);
+    Ok(())
+}
+
 /// A new handle to the registered buffer `id`, if it is still alive.
 pub fn handle(id: u64) -> Option<BufferRef> {
     registry()

@@ -19,6 +19,7 @@
 
 mod activations;
 mod attention;
+mod autograd;
 mod conv;
 mod creation;
 mod data;
@@ -73,6 +74,8 @@ struct Inner {
     /// The kernels that produced it (shared by a realize's outputs and a
     /// call-site plan's results).
     kernels: Option<Arc<[KernelRun]>>,
+    /// `requires_grad` and the accumulated gradient (`autograd.rs`).
+    autograd: autograd::GradSlot,
 }
 
 enum State {
@@ -111,6 +114,7 @@ impl Tensor {
                     buffers,
                 }),
                 kernels,
+                autograd: Default::default(),
             }),
         }
     }
@@ -121,6 +125,7 @@ impl Tensor {
             inner: Arc::new(Inner {
                 state: State::Failed(error),
                 kernels: None,
+                autograd: Default::default(),
             }),
         }
     }
@@ -231,6 +236,7 @@ impl Tensor {
                     State::Failed(e) => State::Failed(e.clone()),
                 },
                 kernels: Some(kernels),
+                autograd: Default::default(),
             }),
         }
     }

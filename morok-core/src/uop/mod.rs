@@ -12,6 +12,7 @@ mod intern;
 pub mod op;
 mod print;
 mod shape;
+mod tensor_build;
 
 pub use fast_hash::{IdMap, IdSet};
 pub use intern::interned_count;

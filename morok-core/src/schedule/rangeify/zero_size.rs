@@ -19,7 +19,6 @@ use crate::rewrite::PatternMatcher;
 use crate::shape::numel;
 use crate::uop::shape_of;
 use crate::uop::{Arg, ConstValue, Op, Shape, UOp};
-use smallvec::smallvec;
 use std::sync::Arc;
 
 /// The zero-size rule set.
@@ -46,7 +45,7 @@ fn empty_reduce(n: &Arc<UOp>) -> Option<Arc<UOp>> {
         return None;
     }
     let value = op.identity(n.dtype().scalar_type());
-    Some(broadcast_const(n, value, &out))
+    Some(UOp::broadcast_const(n.dtype(), value, &out))
 }
 
 /// A node without elements → the constant 0, broadcast.
@@ -62,27 +61,11 @@ fn zero_size(n: &Arc<UOp>) -> Option<Arc<UOp>> {
     if numel(&out) != 0 {
         return None;
     }
-    Some(broadcast_const(
-        n,
+    Some(UOp::broadcast_const(
+        n.dtype(),
         ConstValue::zero(n.dtype().scalar_type()),
         &out,
     ))
-}
-
-/// `value` of `like`'s dtype broadcast to `shape`: a CONST, RESHAPEd to
-/// all-ones and EXPANDed (no-op movement nodes are not built).
-fn broadcast_const(like: &Arc<UOp>, value: ConstValue, shape: &[usize]) -> Arc<UOp> {
-    let dtype = like.dtype();
-    let mut out = UOp::const_(dtype, value);
-    if shape.is_empty() {
-        return out;
-    }
-    let ones: Shape = smallvec![1; shape.len()];
-    out = UOp::new(Op::Reshape, dtype, smallvec![out], Arg::Shape(ones.clone()));
-    if shape != ones.as_slice() {
-        out = UOp::new(Op::Expand, dtype, smallvec![out], Arg::Shape(shape.into()));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -91,6 +74,7 @@ mod tests {
     use crate::dtype::DType;
     use crate::rewrite::graph_rewrite_bottom_up;
     use crate::uop::{ReduceOp, Srcs};
+    use smallvec::smallvec;
 
     fn buffer(size: usize) -> Arc<UOp> {
         UOp::new(
