@@ -1,49 +1,153 @@
-//! A nearest-centroid classifier for the 8×8 handwritten digits, written
-//! with tensor ops only.
+//! Trains a small convolutional network on the 8×8 handwritten digits
+//! (1,797 images, UCI) and reports its accuracy on a held-out 20%.
 //!
-//! Centroids are masked means: a one-hot label matrix (labels compared with
-//! `arange`) transposed and multiplied with the pixel matrix gives the
-//! per-class pixel sums, divided by the class counts. Squared distances
-//! come from one matrix product, `|x|² - 2 x·c + |c|²`, and the predicted
-//! class is the nearest centroid.
+//! Each step builds the forward pass and the cross-entropy loss;
+//! `Adam::minimize` adds the gradients and the parameter update and runs
+//! all of it as one schedule. From the second step on, the schedule and
+//! its kernels come from the caches: nothing is compiled.
+//!
+//! `cargo run --release --example digits [epochs]` (default 30).
 
 #[path = "common/digits.rs"]
 mod digits;
 
 use digits::{load, PIXELS};
-use morok::{DType, Tensor};
+use indicatif::{ProgressBar, ProgressStyle};
+use morok::nn::{Conv2d, Linear};
+use morok::optim::{Adam, AdamOptions, Optimizer};
+use morok::{DType, PoolOptions, Tensor};
+use std::time::Instant;
 
-const TRAIN: usize = 1200;
-const CLASSES: i32 = 10;
+const CHANNELS: usize = 32;
+const BATCH: usize = 64;
+
+/// 3×3 convolution (1 → 32 channels, padded), ReLU, 2×2 max pooling, and
+/// a linear layer from the 32 × 4 × 4 features to the 10 class scores.
+struct Cnn {
+    conv: Conv2d,
+    fc: Linear,
+}
+
+impl Cnn {
+    fn new(seed: u64) -> morok::Result<Cnn> {
+        Ok(Cnn {
+            conv: Conv2d::init(1, CHANNELS, 3, 1, 1, seed)?,
+            fc: Linear::init(CHANNELS * 16, 10, true, seed + 1)?,
+        })
+    }
+
+    /// Class scores `[B, 10]` of the pixels `[B, 64]`.
+    fn forward(&self, x: &Tensor) -> morok::Result<Tensor> {
+        let b = x.shape()[0] as isize;
+        let images = x.try_reshape(&[b, 1, 8, 8])?;
+        let h = self
+            .conv
+            .forward(&images)?
+            .relu()?
+            .max_pool2d(PoolOptions::new((2, 2)))?;
+        self.fc
+            .forward(&h.try_reshape(&[b, (CHANNELS * 16) as isize])?)
+    }
+
+    fn parameters(&self) -> Vec<Tensor> {
+        let mut named = Vec::new();
+        self.conv.parameters("conv", &mut named);
+        self.fc.parameters("fc", &mut named);
+        named.into_iter().map(|(_, t)| t).collect()
+    }
+}
+
+/// A deterministic shuffle (SplitMix64 driving Fisher–Yates).
+fn shuffle(items: &mut [usize], state: &mut u64) {
+    for i in (1..items.len()).rev() {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        items.swap(i, ((z ^ (z >> 31)) % (i as u64 + 1)) as usize);
+    }
+}
+
+/// The given rows as a batch: pixels scaled to [0, 1], and labels.
+fn batch(pixels: &[f32], labels: &[i32], rows: &[usize]) -> morok::Result<(Tensor, Tensor)> {
+    let mut x = Vec::with_capacity(rows.len() * PIXELS);
+    for &r in rows {
+        x.extend(
+            pixels[r * PIXELS..(r + 1) * PIXELS]
+                .iter()
+                .map(|v| v / 16.0),
+        );
+    }
+    let y: Vec<i32> = rows.iter().map(|&r| labels[r]).collect();
+    Ok((
+        Tensor::from_vec(x, &[rows.len(), PIXELS])?,
+        Tensor::from_vec(y, &[rows.len()])?,
+    ))
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let epochs: usize = match std::env::args().nth(1) {
+        Some(a) => a.parse()?,
+        None => 30,
+    };
+    let start = Instant::now();
     let (pixels, labels) = load()?;
-    let rows = labels.len();
+    let mut state = 7u64;
+    let mut order: Vec<usize> = (0..labels.len()).collect();
+    shuffle(&mut order, &mut state);
+    let (test_rows, train_rows) = order.split_at(labels.len() / 5);
+    let mut train_rows = train_rows.to_vec();
     println!(
-        "{rows} digits, training on {TRAIN}, testing on {}",
-        rows - TRAIN
+        "{} digits: training on {}, testing on {}",
+        labels.len(),
+        train_rows.len(),
+        test_rows.len()
     );
+    let (x_test, y_test) = batch(&pixels, &labels, test_rows)?;
 
-    let x_train = Tensor::from_vec(pixels[..TRAIN * PIXELS].to_vec(), &[TRAIN, PIXELS])?;
-    let x_test = Tensor::from_vec(pixels[TRAIN * PIXELS..].to_vec(), &[rows - TRAIN, PIXELS])?;
-    let y_train = Tensor::from_slice(&labels[..TRAIN]);
-    let y_test = Tensor::from_slice(&labels[TRAIN..]);
-
-    // One-hot labels [TRAIN, 10] and per-class means [10, 64].
-    let classes = Tensor::arange(0, CLASSES, 1)?;
-    let onehot = y_train.try_unsqueeze(1)?.eq(&classes)?.cast(DType::F32)?;
-    let counts = onehot.sum(Some(&[0]), false)?.try_unsqueeze(1)?;
-    let centroids = onehot.try_transpose(0, 1)?.matmul(&x_train)?.div(&counts)?;
-
-    // Squared distances [test, 10] and the nearest class.
-    let x_norm = x_test.mul(&x_test)?.sum(Some(&[1]), true)?;
-    let c_norm = centroids.mul(&centroids)?.sum(Some(&[1]), false)?;
-    let cross = x_test.matmul(&centroids.try_transpose(0, 1)?)?;
-    let distances = x_norm.sub(&cross.mul(2.0)?)?.add(&c_norm)?;
-    let predicted = distances.argmin(Some(1))?;
-
-    let accuracy = predicted.eq(&y_test)?.cast(DType::F32)?.mean(None, false)?;
-    let accuracy = accuracy.realize()?.to_vec::<f32>()?;
-    println!("accuracy: {:.3}", accuracy[0]);
+    let model = Cnn::new(42)?;
+    let mut opt = Adam::new(
+        &model.parameters(),
+        AdamOptions {
+            lr: 0.01,
+            ..AdamOptions::default()
+        },
+    )?;
+    let steps = train_rows.len() / BATCH;
+    let bar = ProgressBar::new((epochs * steps) as u64).with_style(ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} steps, {elapsed}",
+    )?);
+    let mut accuracy = 0.0;
+    for epoch in 1..=epochs {
+        shuffle(&mut train_rows, &mut state);
+        let mut loss_sum = 0.0;
+        for rows in train_rows.chunks_exact(BATCH) {
+            let (x, y) = batch(&pixels, &labels, rows)?;
+            let loss = model.forward(&x)?.cross_entropy(&y)?;
+            loss_sum += opt.minimize(&loss)?.to_vec::<f32>()?[0];
+            bar.inc(1);
+        }
+        let predicted = model.forward(&x_test)?.argmax(Some(1))?;
+        accuracy = predicted
+            .eq(&y_test)?
+            .cast(DType::F32)?
+            .mean(None, false)?
+            .to_vec::<f32>()?[0];
+        // Above the bar on a terminal; plain lines otherwise.
+        bar.suspend(|| {
+            println!(
+                "epoch {epoch:>2}: loss {:.4}, test accuracy {accuracy:.4}",
+                loss_sum / steps as f32
+            )
+        });
+    }
+    bar.finish_and_clear();
+    println!("accuracy: {accuracy:.4}");
+    println!(
+        "{} steps in {:.1} s, {} kernels compiled",
+        epochs * steps,
+        start.elapsed().as_secs_f64(),
+        morok::stats::kernel_compiles()
+    );
     Ok(())
 }

@@ -186,6 +186,8 @@ mod error;
 mod ir_dump;
 mod kernel;
 mod kernel_cache;
+pub mod nn;
+pub mod optim;
 mod realize;
 pub mod storage;
 mod tensor;

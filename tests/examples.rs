@@ -6,11 +6,17 @@ use std::process::Command;
 /// Runs `cargo run --example name` (with the features this test was
 /// built with that add devices) and returns its standard output.
 fn run_example(name: &str) -> String {
+    run_example_with(name, &[])
+}
+
+/// [`run_example`] with arguments for the program.
+fn run_example_with(name: &str, args: &[&str]) -> String {
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["run", "--quiet", "--example", name]);
     if cfg!(feature = "llvm") {
         cmd.args(["--features", "llvm"]);
     }
+    cmd.arg("--").args(args);
     let out = cmd
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
@@ -99,14 +105,26 @@ fn under_the_hood() {
 }
 
 #[test]
-fn digits() {
-    let out = run_example("digits");
-    let accuracy: f64 = out
-        .lines()
+fn digits_centroid() {
+    let out = run_example("digits_centroid");
+    assert!(accuracy_of(&out) > 0.85, "{out}");
+}
+
+/// The value of the `accuracy: ` line of an example's output.
+fn accuracy_of(out: &str) -> f64 {
+    out.lines()
         .find_map(|l| l.strip_prefix("accuracy: "))
         .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no accuracy line in:\n{out}"));
-    assert!(accuracy > 0.85, "accuracy {accuracy}");
+        .unwrap_or_else(|| panic!("no accuracy line in:\n{out}"))
+}
+
+/// The README's main example trains a CNN (four epochs here, in a debug
+/// build; the release run of thirty is in the README).
+#[test]
+fn digits() {
+    let out = run_example_with("digits", &["4"]);
+    assert_lines("digits", &out, &["epoch  1: loss ", "epoch  4: loss "]);
+    assert!(accuracy_of(&out) > 0.93, "{out}");
 }
 
 #[test]

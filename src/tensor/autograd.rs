@@ -250,6 +250,28 @@ impl Tensor {
         Ok(())
     }
 
+    /// The id of the buffer this tensor views in full, when it is a
+    /// realized tensor (a result of [`Tensor::realize`], or built from
+    /// data): what [`Tensor::assign`] can write into.
+    pub fn realized_buffer(&self) -> Option<u64> {
+        self.buffer_view()
+    }
+
+    /// The same values, materialized in row-major order in a buffer of
+    /// their own when realized (a copy where the tensor is a view of
+    /// another buffer or a broadcast constant).
+    #[track_caller]
+    pub fn contiguous(&self) -> Result<Tensor> {
+        let g = self.graph()?;
+        let uop = UOp::new(
+            Op::Contiguous,
+            g.uop.dtype(),
+            smallvec![g.uop.clone()],
+            Arg::None,
+        );
+        self.derive(uop, g.shape.clone())
+    }
+
     /// The same values with no gradient flowing back through them.
     #[track_caller]
     pub fn detach(&self) -> Result<Tensor> {
