@@ -211,6 +211,11 @@ impl CallSite {
     #[track_caller]
     pub fn call(&self, args: &[&Tensor]) -> Result<Tensor> {
         let dims = self.sig.bind(args)?;
+        if crate::tensor::wants_gradient(args) {
+            // Part of a computation being differentiated: the lazy result,
+            // which the gradient can see through.
+            return self.build(args);
+        }
         let Some(bound) = bind_buffers(args).filter(|b| !b.ids.is_empty()) else {
             return self.build(args)?.realize();
         };

@@ -105,7 +105,8 @@ pub trait Optimizer {
     }
 }
 
-/// Checks an optimizer's parameters: realized float tensors, each once.
+/// Checks an optimizer's parameters (realized float tensors, each once)
+/// and marks them as requiring gradients.
 /// Errors name `op` (the optimizer).
 #[track_caller]
 fn checked_params(op: &str, params: &[Tensor]) -> Result<Vec<Tensor>> {
@@ -143,7 +144,9 @@ fn checked_params(op: &str, params: &[Tensor]) -> Result<Vec<Tensor>> {
             }
         }
     }
-    Ok(params.to_vec())
+    // PyTorch's parameters require gradients: `backward` finds them, and a
+    // DSL kernel called on them returns its lazy, differentiable result.
+    params.iter().map(|p| p.requires_grad(true)).collect()
 }
 
 /// A realized buffer of zeros shaped and typed like `p` (optimizer state).

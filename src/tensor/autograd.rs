@@ -43,6 +43,29 @@ fn tracked() -> MutexGuard<'static, Vec<Weak<Inner>>> {
     TRACKED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// True when one of `args` requires a gradient, or is a lazy tensor whose
+/// graph reads one: a DSL call with such arguments returns its lazy
+/// result, so that gradients flow through it (`dsl/plan.rs`).
+pub(crate) fn wants_gradient(args: &[&Tensor]) -> bool {
+    if args.iter().any(|a| a.needs_grad()) {
+        return true;
+    }
+    let wanted: IdSet = {
+        let list = tracked();
+        list.iter()
+            .filter_map(Weak::upgrade)
+            .map(|inner| Tensor { inner })
+            .filter(|t| t.needs_grad())
+            .filter_map(|t| t.graph().ok().map(|g| view_base(&g.uop).id()))
+            .collect()
+    };
+    !wanted.is_empty()
+        && args.iter().filter(|a| a.buffer_view().is_none()).any(|a| {
+            a.graph()
+                .is_ok_and(|g| g.uop.toposort().iter().any(|n| wanted.contains(&n.id())))
+        })
+}
+
 impl Tensor {
     /// The gradients of this scalar (one-element) float tensor with
     /// respect to each of `targets`, as lazy tensors of the targets'

@@ -43,6 +43,7 @@ mod reduce;
 mod sorting;
 
 pub use attention::AttentionOptions;
+pub(crate) use autograd::wants_gradient;
 pub use conv::{
     Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions,
 };
