@@ -29,7 +29,7 @@ use report::{Report, Row};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
-use workloads::{Bound, HostInput, Workload};
+use workloads::{Bound, HostInput, Session, Workload};
 
 /// The hidden flag of the first-call child process.
 const CHILD_FLAG: &str = "--first-call-child";
@@ -369,22 +369,21 @@ fn more_rounds(opts: &Options, selected: &[Workload], rows: &mut [Row], peer_run
 }
 
 /// Uploads the inputs of `w`, as a user would.
-fn upload(w: &Workload, quick: bool) -> Result<(Vec<HostInput>, Vec<Tensor>), String> {
+fn upload(w: &Workload, quick: bool) -> Result<(Vec<HostInput>, Session), String> {
     let host = w.inputs(quick);
     let tensors = host
         .iter()
         .map(|(shape, v)| Tensor::from_vec(v.clone(), shape))
         .collect::<morok::Result<Vec<_>>>()
         .map_err(|e| e.to_string())?;
-    Ok((host, tensors))
+    let session = w.session(tensors).map_err(|e| e.to_string())?;
+    Ok((host, session))
 }
 
-/// One call: build the lazy graph and realize it (compile on the first
-/// call, caches afterwards).
-fn call(w: &Workload, t: &[Tensor]) -> Result<Tensor, String> {
-    w.graph(t)
-        .and_then(|g| g.realize())
-        .map_err(|e| e.to_string())
+/// One call ([`Workload::call`]: compile on the first call, caches
+/// afterwards).
+fn call(w: &Workload, s: &mut Session) -> Result<Tensor, String> {
+    w.call(s).map_err(|e| e.to_string())
 }
 
 /// Morok's row for one workload: a checked first call in this process,
@@ -403,14 +402,14 @@ fn bench_morok(w: &Workload, opts: &Options) -> Row {
         error: None,
     };
     let result = (|| -> Result<(), String> {
-        let (host, t) = upload(w, opts.quick)?;
+        let (host, mut t) = upload(w, opts.quick)?;
         let t0 = Instant::now();
-        let out = call(w, &t)?;
+        let out = call(w, &mut t)?;
         let first = t0.elapsed();
         let values = out.to_vec::<f32>().map_err(|e| e.to_string())?;
         w.check(&host, &values)?;
-        warm_up(w, &t, first)?;
-        row.samples = time_warm(w, &t, opts.runs, first)?;
+        warm_up(w, &mut t, first)?;
+        row.samples = time_warm(w, &mut t, opts.runs, first)?;
         row.runs = row.samples.len();
         row.morok_ms = Some(median(&mut row.samples.clone()));
         Ok(())
@@ -438,7 +437,7 @@ const WARM_UP_CALLS: usize = 3;
 
 /// Makes the [`WARM_UP_CALLS`] untimed calls, unless one call takes
 /// seconds (the naive W4b: `first` over 1 s); returns how many it made.
-fn warm_up(w: &Workload, t: &[Tensor], first: Duration) -> Result<usize, String> {
+fn warm_up(w: &Workload, t: &mut Session, first: Duration) -> Result<usize, String> {
     let calls = if first < Duration::from_secs(1) {
         WARM_UP_CALLS
     } else {
@@ -470,7 +469,12 @@ const RUST_PEER_RUNS: usize = 15;
 /// A median over hundreds of calls of a short workload is not moved by
 /// the few calls that follow another process's time slice on a busy
 /// machine, as a median of 10 was. Milliseconds, in call order.
-fn time_warm(w: &Workload, t: &[Tensor], runs: usize, first: Duration) -> Result<Vec<f64>, String> {
+fn time_warm(
+    w: &Workload,
+    t: &mut Session,
+    runs: usize,
+    first: Duration,
+) -> Result<Vec<f64>, String> {
     let min_runs = if first > TIME_BUDGET {
         1
     } else {
@@ -493,14 +497,14 @@ fn time_warm(w: &Workload, t: &[Tensor], runs: usize, first: Duration) -> Result
 fn retime(row: &mut Row, opts: &Options) {
     let w = row.workload;
     let result = (|| -> Result<Vec<f64>, String> {
-        let (host, t) = upload(&w, opts.quick)?;
+        let (host, mut t) = upload(&w, opts.quick)?;
         let t0 = Instant::now();
-        let out = call(&w, &t)?;
+        let out = call(&w, &mut t)?;
         let first = t0.elapsed();
         let values = out.to_vec::<f32>().map_err(|e| e.to_string())?;
         w.check(&host, &values)?;
-        warm_up(&w, &t, first)?;
-        time_warm(&w, &t, opts.runs, first)
+        warm_up(&w, &mut t, first)?;
+        time_warm(&w, &mut t, opts.runs, first)
     })();
     match result {
         Ok(times) => {
@@ -560,9 +564,9 @@ fn first_call_child(args: &[String]) -> ExitCode {
         eprintln!("{CHILD_FLAG}: unknown workload {:?}", args.first());
         return ExitCode::from(2);
     };
-    let result = upload(w, quick).and_then(|(_, t)| {
+    let result = upload(w, quick).and_then(|(_, mut t)| {
         let t0 = Instant::now();
-        call(w, &t)?;
+        call(w, &mut t)?;
         Ok(t0.elapsed().as_secs_f64() * 1e3)
     });
     match result {
@@ -659,12 +663,12 @@ mod tests {
             .iter()
             .find(|w| w.id == "W7")
             .expect("W7 is a workload");
-        let (_, t) = upload(w, true).unwrap();
+        let (_, mut t) = upload(w, true).unwrap();
         let launches = morok::stats::kernel_launches();
-        assert_eq!(warm_up(w, &t, Duration::from_millis(5)), Ok(3));
+        assert_eq!(warm_up(w, &mut t, Duration::from_millis(5)), Ok(3));
         assert!(morok::stats::kernel_launches() >= launches + 3);
         // a call of seconds is not repeated
-        assert_eq!(warm_up(w, &t, Duration::from_secs(2)), Ok(0));
+        assert_eq!(warm_up(w, &mut t, Duration::from_secs(2)), Ok(0));
     }
 
     #[test]

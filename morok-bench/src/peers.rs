@@ -8,6 +8,10 @@
 //!   matmul); tinygrad with `DEV=CPU CACHELEVEL=0`.
 //! - Rust (`rust-peers`, built on its own): candle and ndarray. The binary
 //!   prints tab-separated `RESULT` lines.
+//! - The training steps W8/W9, which the shared scripts do not have:
+//!   this crate's `peers/bench_train.py` (PyTorch eager and
+//!   `torch.compile`, JAX `jit`, tinygrad `TinyJit`), run with the same
+//!   Python from the shared scripts' folder (it uses their timing rule).
 //!
 //! A peer that is not installed is skipped with a line saying why.
 
@@ -110,8 +114,60 @@ pub fn run_all(cfg: &PeerConfig, workloads: &[Workload]) -> PeerRun {
     let mut run = PeerRun::default();
     let ids: Vec<&str> = workloads.iter().map(|w| w.id).collect();
     run_python(cfg, &ids, &mut run);
+    run_training(cfg, &ids, &mut run);
     run_rust(cfg, &ids, &mut run);
     run
+}
+
+/// The peers of the training workloads W8/W9 (`peers/bench_train.py`),
+/// when some are selected.
+fn run_training(cfg: &PeerConfig, ids: &[&str], run: &mut PeerRun) {
+    let wanted: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| matches!(*id, "W8" | "W9"))
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    if !cfg.python.exists() {
+        run.skipped.push(format!(
+            "training peers: no Python at {}",
+            cfg.python.display()
+        ));
+        return;
+    }
+    let script = repo_root().join("morok-bench/peers/bench_train.py");
+    let out = match tempfile::NamedTempFile::new() {
+        Ok(f) => f,
+        Err(e) => {
+            run.skipped.push(format!("training peers: temp file: {e}"));
+            return;
+        }
+    };
+    eprintln!("peers of {} ...", wanted.join(", "));
+    let start = Instant::now();
+    let status = Command::new(&cfg.python)
+        .arg(&script)
+        .arg(out.path())
+        .current_dir(cfg.dir.join("python"))
+        .env("ONLY", wanted.join(","))
+        .env("DEV", "CPU")
+        .env("CACHELEVEL", "0")
+        .stdout(Stdio::null())
+        .status();
+    let secs = start.elapsed().as_secs_f64();
+    run.took.push(("training peers".to_string(), secs));
+    let found = parse_jsonl(&std::fs::read_to_string(out.path()).unwrap_or_default());
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => run.skipped.push(format!(
+            "training peers: exited with {s} (kept their lines)"
+        )),
+        Err(e) => run.skipped.push(format!("training peers: cannot run: {e}")),
+    }
+    eprintln!("training peers: {} results in {secs:.0} s", found.len());
+    run.results.extend(found);
 }
 
 fn run_python(cfg: &PeerConfig, ids: &[&str], run: &mut PeerRun) {

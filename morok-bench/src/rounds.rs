@@ -82,14 +82,14 @@ pub fn child_main(args: &[String]) -> ExitCode {
 
 /// One workload's median warm time in this process (see [`child_main`]).
 fn time_in_this_process(w: &Workload, runs: usize) -> Result<f64, String> {
-    let (host, t) = crate::upload(w, false)?;
+    let (host, mut t) = crate::upload(w, false)?;
     let t0 = std::time::Instant::now();
-    let out = crate::call(w, &t)?;
+    let out = crate::call(w, &mut t)?;
     let first = t0.elapsed();
     let values = out.to_vec::<f32>().map_err(|e| e.to_string())?;
     w.check(&host, &values)?;
-    crate::warm_up(w, &t, first)?;
-    let mut times = crate::time_warm(w, &t, runs, first)?;
+    crate::warm_up(w, &mut t, first)?;
+    let mut times = crate::time_warm(w, &mut t, runs, first)?;
     Ok(crate::median(&mut times))
 }
 

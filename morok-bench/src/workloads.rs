@@ -1,5 +1,6 @@
-//! The float32 workloads W1–W7 (issue 8), written with Morok's `Tensor`
-//! API, their work counts (the same rate definitions as the peers'
+//! The float32 workloads W1–W9, written with Morok's `Tensor` API (W8
+//! and W9 are training steps: forward, cross-entropy, backward and an
+//! SGD or Adam update of the parameters, in place), their work counts (the same rate definitions as the peers'
 //! scripts: FLOPs for compute-bound workloads, compulsory bytes for
 //! memory-bound ones) and a sampled float64 check of Morok's results.
 //!
@@ -7,13 +8,14 @@
 //! Rust peers use; `--quick` shrinks every size so the whole set runs in a
 //! few seconds (a smoke test).
 
-use morok::{ConvOptions, Tensor};
+use morok::optim::{Adam, AdamOptions, Optimizer, Sgd, SgdOptions};
+use morok::{ConvOptions, DType, Tensor};
 
 /// One input on the host: its shape and its row-major values.
 pub type HostInput = (Vec<usize>, Vec<f32>);
 
 /// Every workload, in the order the table lists them.
-pub const ALL: [Workload; 11] = [
+pub const ALL: [Workload; 13] = [
     Workload::new("W1", "relu(a*b+c)", Kind::Elementwise),
     Workload::new("W2a", "row sum", Kind::RowSum),
     Workload::new("W2b", "column sum", Kind::ColSum),
@@ -25,7 +27,26 @@ pub const ALL: [Workload; 11] = [
     Workload::new("W5b", "MLP 784-128-10", Kind::Mlp(1024)),
     Workload::new("W6", "conv2d 3x3, pad 1", Kind::Conv),
     Workload::new("W7", "layernorm, last axis", Kind::LayerNorm),
+    Workload::new(
+        "W8",
+        "MLP 784-128-10 training step, SGD",
+        Kind::Train(Update::Sgd),
+    ),
+    Workload::new(
+        "W9",
+        "MLP 784-128-10 training step, Adam",
+        Kind::Train(Update::Adam),
+    ),
 ];
+
+/// The parameter update of a training workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// SGD, learning rate 0.01.
+    Sgd,
+    /// Adam, learning rate 0.001, PyTorch's other defaults.
+    Adam,
+}
 
 /// What a workload computes; the argument is its full-size parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +69,10 @@ pub enum Kind {
     Conv,
     /// `layernorm(x, -1) * g + b`, eps 1e-5.
     LayerNorm,
+    /// One training step of the W5 MLP at batch 128: forward,
+    /// cross-entropy against integer labels, gradients, and the update of
+    /// the four parameters (and the optimizer's state) in place.
+    Train(Update),
 }
 
 /// What a workload's rate is counted in.
@@ -112,6 +137,7 @@ const MLP_IN: usize = 784;
 const MLP_HIDDEN: usize = 128;
 const MLP_OUT: usize = 10;
 const LN_EPS: f64 = 1e-5;
+const TRAIN_BATCH: usize = 128;
 
 impl Workload {
     const fn new(id: &'static str, what: &'static str, kind: Kind) -> Workload {
@@ -125,6 +151,8 @@ impl Workload {
             (Kind::Matmul(n), true) => (n / 32, 0),
             (Kind::Mlp(b), false) => (0, b),
             (Kind::Mlp(b), true) => (0, b / 16),
+            (Kind::Train(_), false) => (0, TRAIN_BATCH),
+            (Kind::Train(_), true) => (0, TRAIN_BATCH / 16),
             _ => (0, 0),
         };
         let (square, conv, norm) = if quick {
@@ -149,7 +177,7 @@ impl Workload {
                 format!("{}²", d.square)
             }
             Kind::Matmul(_) => format!("{}³", d.matmul),
-            Kind::Mlp(_) => format!("batch {}", d.batch),
+            Kind::Mlp(_) | Kind::Train(_) => format!("batch {}", d.batch),
             Kind::Conv => format!("b{} {}→{} {}²", d.conv.0, d.conv.1, d.conv.1, d.conv.2),
             Kind::LayerNorm => format!("{}×{}", d.norm.0, d.norm.1),
         };
@@ -170,6 +198,11 @@ impl Workload {
             Kind::Mlp(_) => {
                 Work::Flops(2.0 * (d.batch * (MLP_IN * MLP_HIDDEN + MLP_HIDDEN * MLP_OUT)) as f64)
             }
+            // The forward products and, backward, the two products of
+            // each layer's gradients (input and weight).
+            Kind::Train(_) => {
+                Work::Flops(6.0 * (d.batch * (MLP_IN * MLP_HIDDEN + MLP_HIDDEN * MLP_OUT)) as f64)
+            }
             Kind::Conv => {
                 let (b, c, hw) = d.conv;
                 Work::Flops(2.0 * (b * c * c * 9 * hw * hw) as f64)
@@ -184,7 +217,7 @@ impl Workload {
             Kind::Elementwise => Bound::Triad,
             Kind::RowSum | Kind::ColSum | Kind::FullSum => Bound::Read,
             Kind::Softmax | Kind::LayerNorm => Bound::Copy,
-            Kind::Matmul(_) | Kind::Mlp(_) | Kind::Conv => Bound::Fma,
+            Kind::Matmul(_) | Kind::Mlp(_) | Kind::Conv | Kind::Train(_) => Bound::Fma,
         }
     }
 
@@ -216,6 +249,19 @@ impl Workload {
                 scaled(vec![MLP_HIDDEN, MLP_OUT], 8, 0.1, 0.0),
                 scaled(vec![MLP_OUT], 9, 0.1, 0.0),
             ],
+            Kind::Train(_) => vec![
+                scaled(vec![d.batch, MLP_IN], 16, 1.0, 0.0),
+                scaled(vec![MLP_IN, MLP_HIDDEN], 6, 0.05, 0.0),
+                scaled(vec![MLP_HIDDEN], 7, 0.1, 0.0),
+                scaled(vec![MLP_HIDDEN, MLP_OUT], 8, 0.1, 0.0),
+                scaled(vec![MLP_OUT], 9, 0.1, 0.0),
+                (
+                    vec![d.batch],
+                    (0..d.batch)
+                        .map(|i| ((i * 7 + 3) % MLP_OUT) as f32)
+                        .collect(),
+                ),
+            ],
             Kind::Conv => {
                 let (b, c, hw) = d.conv;
                 vec![
@@ -234,8 +280,50 @@ impl Workload {
         }
     }
 
-    /// The lazy graph of one call over the uploaded inputs.
-    pub fn graph(&self, t: &[Tensor]) -> morok::Result<Tensor> {
+    /// A session over the uploaded inputs: for the training workloads,
+    /// the labels as integers and the optimizer of the four parameters.
+    pub fn session(&self, tensors: Vec<Tensor>) -> morok::Result<Session> {
+        let Kind::Train(update) = self.kind else {
+            return Ok(Session {
+                tensors,
+                training: None,
+            });
+        };
+        let labels = tensors[5].cast(DType::I32)?.realize()?;
+        let params = &tensors[1..5];
+        let opt: Box<dyn Optimizer> = match update {
+            Update::Sgd => Box::new(Sgd::new(
+                params,
+                SgdOptions {
+                    lr: 0.01,
+                    ..SgdOptions::default()
+                },
+            )?),
+            Update::Adam => Box::new(Adam::new(params, AdamOptions::default())?),
+        };
+        Ok(Session {
+            tensors,
+            training: Some((labels, opt)),
+        })
+    }
+
+    /// One call, as user code makes it: build the lazy graph over the
+    /// session's tensors and realize it (a training step: realize its loss
+    /// together with the parameter update). The first call compiles; later
+    /// ones hit the caches.
+    pub fn call(&self, s: &mut Session) -> morok::Result<Tensor> {
+        match &mut s.training {
+            Some((labels, opt)) => {
+                let loss = mlp_logits(&s.tensors)?.cross_entropy(labels)?;
+                opt.minimize(&loss)
+            }
+            None => self.graph(&s.tensors)?.realize(),
+        }
+    }
+
+    /// The lazy graph of one call over the uploaded inputs (the training
+    /// workloads: the forward pass's class probabilities).
+    fn graph(&self, t: &[Tensor]) -> morok::Result<Tensor> {
         match self.kind {
             Kind::Elementwise => t[0].mul(&t[1])?.add(&t[2])?.relu(),
             Kind::RowSum => t[0].sum(Some(&[1]), false),
@@ -243,13 +331,7 @@ impl Workload {
             Kind::FullSum => t[0].sum(None, false),
             Kind::Softmax => t[0].softmax(-1),
             Kind::Matmul(_) => t[0].matmul(&t[1]),
-            Kind::Mlp(_) => t[0]
-                .matmul(&t[1])?
-                .add(&t[2])?
-                .relu()?
-                .matmul(&t[3])?
-                .add(&t[4])?
-                .softmax(-1),
+            Kind::Mlp(_) | Kind::Train(_) => mlp_logits(t)?.softmax(-1),
             Kind::Conv => {
                 let opts = ConvOptions {
                     padding: (1, 1),
@@ -300,6 +382,7 @@ impl Workload {
             Kind::RowSum | Kind::ColSum => s[0],
             Kind::FullSum => 1,
             Kind::Mlp(_) => s[0] * MLP_OUT,
+            Kind::Train(_) => 1,
             Kind::Conv => s[0] * inputs[1].0[0] * s[2] * s[3],
             _ => inputs[0].1.len(),
         }
@@ -335,25 +418,18 @@ impl Workload {
                 sum_abs(&mut (0..cols).map(|k| x[r * cols + k] as f64 * v(1)[k * cols + c] as f64))
             }
             Kind::Mlp(_) => {
-                let xr = &x[(i / MLP_OUT) * MLP_IN..(i / MLP_OUT + 1) * MLP_IN];
-                let hidden: Vec<f64> = (0..MLP_HIDDEN)
-                    .map(|h| {
-                        let dot: f64 = (0..MLP_IN)
-                            .map(|k| xr[k] as f64 * v(1)[k * MLP_HIDDEN + h] as f64)
-                            .sum();
-                        (dot + v(2)[h] as f64).max(0.0)
-                    })
-                    .collect();
-                let logits: Vec<f64> = (0..MLP_OUT)
-                    .map(|o| {
-                        let dot: f64 = (0..MLP_HIDDEN)
-                            .map(|h| hidden[h] * v(3)[h * MLP_OUT + o] as f64)
-                            .sum();
-                        dot + v(4)[o] as f64
-                    })
-                    .collect();
-                let p = softmax64(&logits)[i % MLP_OUT];
+                let p = softmax64(&mlp_logits64(inputs, i / MLP_OUT))[i % MLP_OUT];
                 (p, 100.0 * p)
+            }
+            // The loss before the first update: the mean over the batch of
+            // -log softmax(logits)[label].
+            Kind::Train(_) => {
+                let rows = inputs[0].0[0];
+                let losses: Vec<f64> = (0..rows)
+                    .map(|r| -softmax64(&mlp_logits64(inputs, r))[v(5)[r] as usize].ln())
+                    .collect();
+                let mean = losses.iter().sum::<f64>() / rows as f64;
+                (mean, 10.0 * mean.abs().max(1.0))
             }
             Kind::Conv => {
                 let [_, c, h, w] = inputs[0].0[..] else {
@@ -390,6 +466,46 @@ impl Workload {
             }
         }
     }
+}
+
+/// The W5 MLP's logits over the uploaded inputs (x, w1, b1, w2, b2).
+fn mlp_logits(t: &[Tensor]) -> morok::Result<Tensor> {
+    t[0].matmul(&t[1])?
+        .add(&t[2])?
+        .relu()?
+        .matmul(&t[3])?
+        .add(&t[4])
+}
+
+/// The logits of row `r` of the MLP's batch, in float64.
+fn mlp_logits64(inputs: &[HostInput], r: usize) -> Vec<f64> {
+    let v = |k: usize| -> &[f32] { &inputs[k].1 };
+    let xr = &v(0)[r * MLP_IN..(r + 1) * MLP_IN];
+    let hidden: Vec<f64> = (0..MLP_HIDDEN)
+        .map(|h| {
+            let dot: f64 = (0..MLP_IN)
+                .map(|k| xr[k] as f64 * v(1)[k * MLP_HIDDEN + h] as f64)
+                .sum();
+            (dot + v(2)[h] as f64).max(0.0)
+        })
+        .collect();
+    (0..MLP_OUT)
+        .map(|o| {
+            let dot: f64 = (0..MLP_HIDDEN)
+                .map(|h| hidden[h] * v(3)[h * MLP_OUT + o] as f64)
+                .sum();
+            dot + v(4)[o] as f64
+        })
+        .collect()
+}
+
+/// A workload's uploaded inputs and, for a training workload, its labels
+/// and the optimizer that updates the parameters among the inputs from
+/// call to call.
+pub struct Session {
+    /// The uploaded inputs, in [`Workload::inputs`] order.
+    pub tensors: Vec<Tensor>,
+    training: Option<(Tensor, Box<dyn Optimizer>)>,
 }
 
 fn softmax64(row: &[f64]) -> Vec<f64> {
