@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{check, input, reference, report, Domain, Layout, Rng, DTYPES, LAYOUTS};
+use common::{
+    check, compare, compiled, input, reference, report, tolerance, Domain, Layout, Rng, DTYPES,
+    LAYOUTS,
+};
 use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, DType, FanMode, Index, InterpolateMode,
@@ -1387,6 +1390,100 @@ fn compiled_matches_reference() {
         "differential: {} cases, {} beam searches, {} failed",
         cases.len(),
         morok::stats::beam_searches(),
+        failures.len()
+    ));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Gradient mode: for a sample of the float cases (every
+/// `DIFF_GRAD_EVERY`th, default 3), the gradient of the sum of the
+/// result with respect to every float input buffer, compiled and compared
+/// with the reference evaluator's values of the same gradient graphs.
+#[test]
+fn gradients_match_reference() {
+    let every = std::env::var("DIFF_GRAD_EVERY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(3);
+    let cases: Vec<(String, Tensor)> = suite()
+        .into_iter()
+        .filter(|(_, t)| t.dtype().is_float())
+        .step_by(every)
+        .collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let checked = std::sync::atomic::AtomicUsize::new(0);
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (cases, checked) = (&cases, &checked);
+                scope.spawn(move || {
+                    let mut failed = Vec::new();
+                    for (name, t) in cases.iter().skip(w).step_by(workers) {
+                        let result = (|| -> std::result::Result<usize, String> {
+                            let inputs: Vec<Tensor> = t
+                                .inputs()
+                                .map_err(|e| e.to_string())?
+                                .into_iter()
+                                .filter(|i| i.dtype().is_float())
+                                .collect();
+                            if inputs.is_empty() {
+                                return Ok(0);
+                            }
+                            let loss = t
+                                .sum(None, false)
+                                .and_then(|s| s.cast(DType::F32))
+                                .map_err(|e| e.to_string())?;
+                            let refs: Vec<&Tensor> = inputs.iter().collect();
+                            let grads = loss.gradient(&refs).map_err(|e| e.to_string())?;
+                            for (k, g) in grads.iter().enumerate() {
+                                // A float64 leaf read through float32 ops:
+                                // the case's precision bounds the error.
+                                let tol = [g.dtype(), t.dtype()]
+                                    .into_iter()
+                                    .map(|d| d.scalar_type())
+                                    .max_by(|a, b| tolerance(*a).1.total_cmp(&tolerance(*b).1))
+                                    .unwrap_or(ScalarType::F32);
+                                let want = reference(g)
+                                    .map_err(|e| format!("d/d input {k}: reference: {e}"))?;
+                                let got = compiled(g)
+                                    .map_err(|e| format!("d/d input {k}: compiled: {e}"))?;
+                                compare(tol, &got, &want)
+                                    .map_err(|e| format!("d/d input {k}: {e}"))?;
+                            }
+                            Ok(grads.len())
+                        })();
+                        match result {
+                            Ok(n) => {
+                                checked.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            Err(e) => failed.push(format!("{name}: {e}")),
+                        }
+                    }
+                    failed
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a gradient worker panicked"))
+            .collect()
+    });
+    report(&format!(
+        "differential gradients: {} cases, {} gradients, {} failed",
+        cases.len(),
+        checked.into_inner(),
         failures.len()
     ));
     assert!(

@@ -7,6 +7,12 @@
 //! reaches fusion, rangeify, kernel splitting, buffer reuse and index
 //! simplification paths that single ops do not.
 //!
+//! Gradient mode: after its outputs, each graph with float inputs and
+//! float outputs is differentiated (the gradient of the sum of its float
+//! outputs with respect to every float input), and the compiled gradients
+//! are compared with the reference evaluator's values of the same
+//! gradient graphs.
+//!
 //! Graph `i` is built from `Rng::new(SEED + i)` alone, so a failure is
 //! reproduced by `GRAPH_FUZZ_ONLY=i cargo test --test graph_fuzz`, which
 //! runs that graph and prints its ops; `GRAPH_FUZZ_GRAPHS=n` runs graphs
@@ -44,6 +50,8 @@ struct Gen {
     nodes: Vec<Node>,
     lines: Vec<String>,
     ops: usize,
+    /// Gradients compared (gradient mode).
+    grads: usize,
     failures: Vec<String>,
 }
 
@@ -93,6 +101,7 @@ impl Gen {
             nodes: Vec::new(),
             lines: Vec::new(),
             ops: 0,
+            grads: 0,
             failures: Vec::new(),
         }
     }
@@ -788,12 +797,61 @@ impl Gen {
             }
             Err(e) => self.failures.push(format!("{what}: compiled: {e}")),
         }
+        self.gradients(&outs);
+    }
+
+    /// Gradient mode: the gradient of the sum of the float outputs `outs`
+    /// with respect to every float input, compiled and compared with the
+    /// reference evaluator's values of the same graphs.
+    fn gradients(&mut self, outs: &[usize]) {
+        let float = |t: &Tensor| t.dtype().is_float();
+        let inputs: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].input && float(&self.nodes[i].t))
+            .collect();
+        let outputs: Vec<usize> = outs
+            .iter()
+            .copied()
+            .filter(|&i| float(&self.nodes[i].t))
+            .collect();
+        if inputs.is_empty() || outputs.is_empty() {
+            return;
+        }
+        let total = |t: &Tensor| t.sum(None, false)?.cast(DType::F32);
+        let loss = outputs[1..]
+            .iter()
+            .fold(total(&self.nodes[outputs[0]].t), |acc, &i| {
+                acc?.add(&total(&self.nodes[i].t)?)
+            });
+        let names: Vec<&str> = inputs.iter().map(|&i| self.name(i)).collect();
+        let what = format!("gradient of the outputs' sum w.r.t. [{}]", names.join(", "));
+        self.lines.push(what.clone());
+        let targets: Vec<&Tensor> = inputs.iter().map(|&i| &self.nodes[i].t).collect();
+        let grads = match loss.and_then(|l| l.gradient(&targets)) {
+            Ok(g) => g,
+            Err(e) => return self.failures.push(format!("{what}: {e}")),
+        };
+        for (g, &i) in grads.iter().zip(&inputs) {
+            let label = format!("d/d{}", self.name(i));
+            let want = match reference(g) {
+                Ok(w) => w,
+                Err(e) => return self.failures.push(format!("{label}: reference: {e}")),
+            };
+            let got = match compiled(g) {
+                Ok(v) => v,
+                Err(e) => return self.failures.push(format!("{label}: compiled: {e}")),
+            };
+            if let Err(e) = compare(g.dtype().scalar_type(), &got, &want) {
+                self.failures.push(format!("{label}: {e}"));
+            }
+            self.grads += 1;
+        }
     }
 }
 
 /// What one graph did: its ops, its description and its failures.
 struct Outcome {
     ops: usize,
+    grads: usize,
     failure: Option<String>,
 }
 
@@ -820,6 +878,7 @@ fn run_graph(index: usize) -> Outcome {
     }
     Outcome {
         ops: g.ops,
+        grads: g.grads,
         failure,
     }
 }
@@ -856,12 +915,13 @@ fn random_graphs_match_reference() {
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|(i, _)| *i);
     let ops: usize = results.iter().map(|(_, o)| o.ops).sum();
+    let grads: usize = results.iter().map(|(_, o)| o.grads).sum();
     let failures: Vec<&String> = results
         .iter()
         .filter_map(|(_, o)| o.failure.as_ref())
         .collect();
     report(&format!(
-        "graph fuzz: {} graphs, {ops} ops, {} failed",
+        "graph fuzz: {} graphs, {ops} ops, {grads} gradients, {} failed",
         results.len(),
         failures.len()
     ));

@@ -280,6 +280,25 @@ impl Tensor {
         self.buffer_view()
     }
 
+    /// The realized buffers this tensor's graph reads, each as a flat
+    /// tensor viewing the whole buffer (in the order the graph reaches
+    /// them): the leaves a gradient can be taken with respect to.
+    #[track_caller]
+    pub fn inputs(&self) -> Result<Vec<Tensor>> {
+        let g = self.graph()?;
+        let mut out = Vec::new();
+        for n in g.uop.toposort() {
+            let (Op::Buffer, Arg::Buffer { id, size }) = (n.op(), n.arg()) else {
+                continue;
+            };
+            if let Some(handle) = g.buffers.iter().find(|b| b.id() == *id) {
+                let dtype = n.dtype().scalar_type();
+                out.push(Tensor::view_buffer(handle.clone(), dtype, *size, &[*size])?);
+            }
+        }
+        Ok(out)
+    }
+
     /// The same values, materialized in row-major order in a buffer of
     /// their own when realized (a copy where the tensor is a view of
     /// another buffer or a broadcast constant).
