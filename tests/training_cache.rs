@@ -2,7 +2,7 @@
 //! schedule is built and no kernel compiled (`morok::stats`). Alone in
 //! its test binary, so no other test moves the counters.
 
-use morok::nn::Linear;
+use morok::nn::{Dropout, Linear, Module};
 use morok::optim::{Adam, AdamOptions, Optimizer, Sgd, SgdOptions};
 use morok::{stats, Tensor};
 
@@ -34,6 +34,9 @@ fn steps_after_the_first_build_and_compile_nothing() {
     .unwrap();
     let adam = Adam::new(&params, AdamOptions::default()).unwrap();
     let optimizers: Vec<Box<dyn Optimizer>> = vec![Box::new(sgd), Box::new(adam)];
+    // Dropout's key advances every step, in the step's schedule.
+    let mut drop = Dropout::new(0.2, 4).unwrap();
+    drop.train(true);
     for mut opt in optimizers {
         let mut losses = Vec::new();
         for step in 0..6 {

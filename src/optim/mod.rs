@@ -58,10 +58,19 @@ pub trait Optimizer {
     /// realized together in one schedule. Returns the realized loss.
     #[track_caller]
     fn minimize(&mut self, loss: &Tensor) -> Result<Tensor> {
+        self.minimize_with(loss, &[])
+    }
+
+    /// [`Optimizer::minimize`] that also writes `state` (`(target, value)`
+    /// pairs: the layers' running statistics and random keys, from
+    /// [`crate::nn::Module::take_updates`]) in the same schedule.
+    #[track_caller]
+    fn minimize_with(&mut self, loss: &Tensor, state: &[(Tensor, Tensor)]) -> Result<Tensor> {
         let params: Vec<&Tensor> = self.params().iter().collect();
         let grads = loss.gradient(&params)?;
         let pairs = self.updates(&grads)?;
-        let refs: Vec<(&Tensor, &Tensor)> = pairs.iter().map(|(t, v)| (t, v)).collect();
+        let refs: Vec<(&Tensor, &Tensor)> =
+            pairs.iter().chain(state).map(|(t, v)| (t, v)).collect();
         Ok(Tensor::assign_all(&refs, &[loss])?.remove(0))
     }
 

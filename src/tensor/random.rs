@@ -78,19 +78,58 @@ impl Tensor {
         Tensor::lift(Tensor::normal(shape, dtype, seed, 0))
     }
 
+    /// Uniform samples in `[0, 1)` whose key is the value of `key`, a
+    /// one-element `u64` tensor: element `i` is drawn from `THREEFRY(i,
+    /// key)`. A training step that keeps its key in a buffer and
+    /// increments it draws fresh samples every step without changing its
+    /// graph (a key given as a number, as [`Tensor::rand_seeded`] takes it,
+    /// is a constant of the graph).
+    #[track_caller]
+    pub fn rand_keyed(shape: &[usize], dtype: DType, key: &Tensor) -> Result<Tensor> {
+        let g = key.graph()?;
+        if g.dtype != ScalarType::U64 || numel(&g.shape) != 1 {
+            return Err(Error::argument(
+                "rand_keyed",
+                format!(
+                    "the key must be one u64 element, not {:?} {}",
+                    g.shape.as_slice(),
+                    g.dtype
+                ),
+            ));
+        }
+        super::checked_numel("rand_keyed", shape)?;
+        let key = key.reshape_to(&vec![1; shape.len()])?.expand_to(shape)?;
+        let bits = Tensor::keyed_bits(shape, &key, 0)?;
+        Tensor::uniform_from_bits(&bits, shape, dtype)
+    }
+
     /// `THREEFRY(base + i, key)` for every element of `shape` (u64).
     #[track_caller]
     fn random_bits(shape: &[usize], key: u64, base: u64) -> Result<Tensor> {
+        let key = Tensor::constant(ConstValue::UInt(key), ScalarType::U64, shape);
+        Tensor::keyed_bits(shape, &key, base)
+    }
+
+    /// `THREEFRY(base + i, key[i])` for a `u64` key tensor of `shape`.
+    #[track_caller]
+    fn keyed_bits(shape: &[usize], key: &Tensor, base: u64) -> Result<Tensor> {
         let n = super::checked_numel("rand", shape)?;
         let index = Tensor::counting("rand", n, ScalarType::U64)?;
         let offset = Tensor::constant(ConstValue::UInt(base), ScalarType::U64, &[n]);
         let counter = Tensor::alu(Op::Add, &[&index, &offset])?.reshape_to(shape)?;
-        let key = Tensor::constant(ConstValue::UInt(key), ScalarType::U64, shape);
-        Tensor::alu(Op::Threefry, &[&counter, &key])
+        Tensor::alu(Op::Threefry, &[&counter, key])
     }
 
     #[track_caller]
     fn uniform(shape: &[usize], dtype: DType, key: u64, base: u64) -> Result<Tensor> {
+        element_type("rand", dtype)?;
+        let bits = Tensor::random_bits(shape, key, base)?;
+        Tensor::uniform_from_bits(&bits, shape, dtype)
+    }
+
+    /// Random `u64` bits to uniform floats in `[0, 1)` of `dtype`.
+    #[track_caller]
+    fn uniform_from_bits(bits: &Tensor, shape: &[usize], dtype: DType) -> Result<Tensor> {
         let t = element_type("rand", dtype)?;
         let (mantissa, bits_type, one_bits) = match t {
             ScalarType::F16 => (10, ScalarType::U16, 0x3c00),
@@ -99,9 +138,8 @@ impl Tensor {
             ScalarType::F64 => (52, ScalarType::U64, 0x3ff0_0000_0000_0000),
             _ => return Err(Error::dtype("rand", format!("{t} is not a float type"))),
         };
-        let bits = Tensor::random_bits(shape, key, base)?;
         let shift = Tensor::constant(ConstValue::UInt(64 - mantissa), ScalarType::U64, shape);
-        let top = Tensor::alu(Op::Shr, &[&bits, &shift])?.cast_to(bits_type)?;
+        let top = Tensor::alu(Op::Shr, &[bits, &shift])?.cast_to(bits_type)?;
         let exponent = Tensor::constant(ConstValue::UInt(one_bits), bits_type, shape);
         let in_one_two = Tensor::alu(Op::Or, &[&top, &exponent])?.bitcast(DType::scalar(t))?;
         let one = Tensor::constant(ConstValue::one(t), t, shape);
