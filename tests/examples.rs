@@ -127,6 +127,21 @@ fn digits() {
     assert!(accuracy_of(&out) > 0.93, "{out}");
 }
 
+/// A `model!` network trains (five epochs here).
+#[test]
+fn model_train() {
+    let out = run_example_with("model_train", &["5"]);
+    assert_lines(
+        "model_train",
+        &out,
+        &[
+            "training fc1.weight, fc1.bias, fc2.weight, fc2.bias",
+            "epoch  5: loss ",
+        ],
+    );
+    assert!(accuracy_of(&out) > 0.8, "{out}");
+}
+
 #[test]
 fn kernel_attr() {
     let out = run_example("kernel_attr");
