@@ -1392,17 +1392,16 @@ fn compiled_matches_reference() {
         morok::stats::beam_searches(),
         failures.len()
     ));
+    assert_none_failed(&failures, cases.len());
+}
+
+/// Fails with the first 40 of `failures` (of `total` cases), if any.
+fn assert_none_failed(failures: &[String], total: usize) {
     assert!(
         failures.is_empty(),
-        "{} of {} cases failed:\n{}",
+        "{} of {total} cases failed:\n{}",
         failures.len(),
-        cases.len(),
-        failures
-            .iter()
-            .take(40)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+        failures[..failures.len().min(40)].join("\n")
     );
 }
 
@@ -1486,18 +1485,7 @@ fn gradients_match_reference() {
         checked.into_inner(),
         failures.len()
     ));
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures
-            .iter()
-            .take(40)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    assert_none_failed(&failures, cases.len());
 }
 
 /// The whole suite on a device implemented outside `morok-backends` (the

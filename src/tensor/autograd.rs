@@ -304,27 +304,21 @@ impl Tensor {
     /// another buffer or a broadcast constant).
     #[track_caller]
     pub fn contiguous(&self) -> Result<Tensor> {
+        self.marked(Op::Contiguous)
+    }
+
+    /// `self` under a tensor-level marker op (`CONTIGUOUS`, `DETACH`).
+    #[track_caller]
+    fn marked(&self, op: Op) -> Result<Tensor> {
         let g = self.graph()?;
-        let uop = UOp::new(
-            Op::Contiguous,
-            g.uop.dtype(),
-            smallvec![g.uop.clone()],
-            Arg::None,
-        );
+        let uop = UOp::new(op, g.uop.dtype(), smallvec![g.uop.clone()], Arg::None);
         self.derive(uop, g.shape.clone())
     }
 
     /// The same values with no gradient flowing back through them.
     #[track_caller]
     pub fn detach(&self) -> Result<Tensor> {
-        let g = self.graph()?;
-        let uop = UOp::new(
-            Op::Detach,
-            g.uop.dtype(),
-            smallvec![g.uop.clone()],
-            Arg::None,
-        );
-        self.derive(uop, g.shape.clone())
+        self.marked(Op::Detach)
     }
 
     /// Writes `value` (computed now) into this realized tensor, in place:

@@ -12,8 +12,6 @@
 use super::Tensor;
 use crate::error::{Error, Located, Result};
 use morok_core::shape::{conv2d_shape, ShapeError};
-use morok_core::uop::{Arg, Op, UOp};
-use smallvec::smallvec;
 
 /// Options of [`Tensor::conv2d`] (PyTorch's defaults: stride 1, no
 /// padding, no dilation, one group): the core shape rules' geometry.
@@ -168,26 +166,6 @@ fn v3(t: (usize, usize, usize)) -> Vec<usize> {
 }
 
 impl Tensor {
-    /// `self` realized into its own buffer (a copy kernel), so the
-    /// kernels that read it see plain contiguous memory: a padded
-    /// convolution input's windows then have no per-lane border test on
-    /// each load, so its inner loop along the output row becomes vector
-    /// loads and FMAs (the border tests made a 3×3 convolution's lanes
-    /// scalar; the copy costs one pass over the input, against nine
-    /// reads of it per output channel block); a matmul's packed `B`
-    /// panels (see `Tensor::matmul`) become contiguous.
-    #[track_caller]
-    pub(super) fn copy_to_own_buffer(&self) -> Result<Tensor> {
-        let g = self.graph()?;
-        let uop = UOp::new(
-            Op::Contiguous,
-            g.uop.dtype(),
-            smallvec![g.uop.clone()],
-            Arg::None,
-        );
-        self.derive(uop, g.shape.clone())
-    }
-
     /// The shapes of input, weight and bias.
     #[track_caller]
     fn conv_shapes(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<ConvShapes> {
@@ -234,7 +212,13 @@ impl Tensor {
         let kernel = &ws[2..];
         let mut padded = self.cast_to(dtype)?.pad_to(op, &pads)?;
         if g.padding.iter().any(|&p| p > 0) {
-            padded = padded.copy_to_own_buffer()?;
+            // Its own buffer (a copy kernel): the windows of a padded input
+            // then have no per-lane border test on each load, so the inner
+            // loop along the output row becomes vector loads and FMAs (the
+            // border tests made a 3×3 convolution's lanes scalar; the copy
+            // costs one pass over the input, against nine reads of it per
+            // output channel block).
+            padded = padded.contiguous()?;
         }
         let win = padded.pool(op, kernel, &g.stride, &g.dilation)?;
         let outs = win.shape()[2..2 + n].to_vec();

@@ -69,7 +69,7 @@ impl Tensor {
                 .cast_to(dtype)?
                 .reshape_to(&[k, n / nr, nr])?
                 .permute_to(&[1, 0, 2])?
-                .copy_to_own_buffer()?;
+                .contiguous()?;
             return x.mul(&w)?.sum(Some(&[-2]), false)?.reshape_to(&out);
         }
         let tail = n2.min(2);
