@@ -1,7 +1,7 @@
 //! einsum, attention and the math / nn ops of issue 10 against
 //! hand-computed PyTorch results (reference evaluator).
 
-use morok::{AttentionOptions, Tensor};
+use morok::{AttentionOptions, DType, Tensor};
 
 mod common;
 
@@ -141,6 +141,7 @@ fn math_values() {
     near(vals(&x.log1p().unwrap()), want(f64::ln_1p));
     near(vals(&x.expm1().unwrap()), want(f64::exp_m1));
     let ones = f32s(&[1.0, -1.0, 0.0, -3.0, 2.0], &[5]);
+    assert_eq!(x.atan2(&ones).unwrap().dtype(), DType::F32);
     near(vals(&x.atan2(&ones).unwrap()), {
         let o = [1.0f64, -1.0, 0.0, -3.0, 2.0];
         [-2.0f64, -0.5, 0.0, 0.25, 3.0]

@@ -388,8 +388,8 @@ impl Upstream {
 
     /// REDUCE_AXIS: a sum broadcasts the gradient back; a max or min sends
     /// it to the elements equal to the result, split evenly among ties
-    /// (tinygrad's rule); a product sends `g * prod / x` (undefined where
-    /// an element is 0, as in tinygrad).
+    /// (tinygrad's rule); a product sends each factor `g` times the
+    /// product of the other factors (see [`Upstream::product`]).
     fn reduce(&self, n: &Arc<UOp>, x: &Arc<UOp>) -> Option<Arc<UOp>> {
         let Arg::ReduceAxis(op, axes) = n.arg() else {
             return None;
@@ -397,7 +397,7 @@ impl Upstream {
         let (small, full) = (shape(n), shape(x));
         let grad = match op {
             ReduceOp::Add => self.grad.expanded(&small, &full),
-            ReduceOp::Mul => self.times(n).expanded(&small, &full).bin(Op::Fdiv, x),
+            ReduceOp::Mul => self.product(n, x, axes, &small, &full),
             ReduceOp::Max | ReduceOp::Min => {
                 let hit = eq(x, &n.expanded(&small, &full)).cast(x.dtype());
                 let count = hit.reduced(ReduceOp::Add, axes);
@@ -406,5 +406,35 @@ impl Upstream {
             }
         };
         Some(self.each([Some(grad)]))
+    }
+
+    /// The gradient of the product `n` of `x` over `axes` to each factor:
+    /// `g` times the product of the other factors. Where no factor is 0
+    /// that is `g · n / x`. Dividing alone gives `0 / 0 = NaN` at a zero
+    /// factor, so zeros are counted: where there is exactly one, its
+    /// factor gets `g` times the product of the non-zero factors and the
+    /// others 0 (their products include the zero); with two or more,
+    /// every product of the others includes a zero and all get 0.
+    fn product(
+        &self,
+        n: &Arc<UOp>,
+        x: &Arc<UOp>,
+        axes: &[usize],
+        small: &[usize],
+        full: &[usize],
+    ) -> Arc<UOp> {
+        let dt = x.dtype();
+        let c = |v: f64, shape: &[usize]| UOp::broadcast_const(dt, ConstValue::Float(v), shape);
+        let zero = eq(x, &c(0.0, full));
+        // Per product (the reduced shape): the count of zero factors and
+        // the product of the non-zero ones.
+        let zeros = zero.cast(dt).reduced(ReduceOp::Add, axes);
+        let nonzero_product = zero.where_(&c(1.0, full), x).reduced(ReduceOp::Mul, axes);
+        let none = eq(&zeros, &c(0.0, small)).expanded(small, full);
+        let one = eq(&zeros, &c(1.0, small)).expanded(small, full);
+        let no_zero = self.times(n).expanded(small, full).bin(Op::Fdiv, x);
+        let at_zero = self.times(&nonzero_product).expanded(small, full);
+        let one_zero = one.where_(&zero.where_(&at_zero, &c(0.0, full)), &c(0.0, full));
+        none.where_(&no_zero, &one_zero)
     }
 }

@@ -9,11 +9,15 @@ const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
 const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
 
 impl Tensor {
-    /// `x` where positive, `alpha · (e^x - 1)` elsewhere.
+    /// `x` where positive, `alpha · (e^x - 1)` elsewhere. The exponential
+    /// is taken of 0 where `x` is positive, so that the branch not taken
+    /// does not overflow (its gradient there is 0, not `0 · ∞ = NaN`).
     #[track_caller]
     pub fn elu(&self, alpha: f64) -> Result<Tensor> {
         let x = self.to_float()?;
-        x.gt(0.0)?.where_(&x, &x.expm1()?.mul(alpha)?)
+        let positive = x.gt(0.0)?;
+        let negative_part = positive.where_(0.0, &x)?;
+        positive.where_(&x, &negative_part.expm1()?.mul(alpha)?)
     }
 
     /// `scale · elu(x, alpha)` with SELU's constants.
@@ -22,21 +26,29 @@ impl Tensor {
         self.elu(SELU_ALPHA)?.mul(SELU_SCALE)
     }
 
-    /// `max(0, x) + min(0, alpha · (e^(x/alpha) - 1))`.
+    /// `max(0, x) + min(0, alpha · (e^(x/alpha) - 1))`, computed as
+    /// `max(0, x) + alpha · (e^(min(0, x)/alpha) - 1)` (equal for any
+    /// `alpha != 0`: the second term has the sign of `x / alpha` times
+    /// `alpha`'s), whose exponential never overflows (an overflow would
+    /// make the gradient `0 · ∞ = NaN` for large `x`).
     #[track_caller]
     pub fn celu(&self, alpha: f64) -> Result<Tensor> {
         let x = self.to_float()?;
-        let neg = x.div(alpha)?.expm1()?.mul(alpha)?.minimum(0.0)?;
+        let neg = x.minimum(0.0)?.div(alpha)?.expm1()?.mul(alpha)?;
         x.maximum(0.0)?.add(&neg)
     }
 
     /// `log(1 + e^(beta·x)) / beta`, and `x` where `beta·x > threshold`.
+    /// The soft branch is computed from 0 where it is not taken, so that
+    /// `e^(beta·x)` does not overflow there (its gradient would be `0 · ∞
+    /// = NaN`).
     #[track_caller]
     pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
         let x = self.to_float()?;
         let bx = x.mul(beta)?;
-        let soft = bx.exp()?.log1p()?.div(beta)?;
-        bx.gt(threshold)?.where_(&x, &soft)
+        let linear = bx.gt(threshold)?;
+        let soft = linear.where_(0.0, &bx)?.exp()?.log1p()?.div(beta)?;
+        linear.where_(&x, &soft)
     }
 
     /// `x / (1 + |x|)`.

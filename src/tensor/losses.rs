@@ -34,6 +34,17 @@ pub struct ClassLossOptions {
     pub reduction: Reduction,
 }
 
+/// `max(log(v), -100)`, PyTorch's clamped logarithm of the binary
+/// cross-entropy, with the logarithm taken of 1 where `v` is 0: the value
+/// there is -100 all the same, and the gradient 0 rather than `0 · ∞ =
+/// NaN` (predictions of exactly 0 or 1, as a saturated `sigmoid` gives).
+#[track_caller]
+fn clamped_log(v: &Tensor) -> Result<Tensor> {
+    let zero = v.eq(0.0)?;
+    let log = zero.where_(1.0, v)?.log()?.maximum(-100.0)?;
+    zero.where_(-100.0, &log)
+}
+
 impl Tensor {
     /// Applies `reduction` to per-element losses.
     #[track_caller]
@@ -112,8 +123,8 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.same_shape("binary_cross_entropy", target)?;
         let x = self.to_float()?;
-        let lx = x.log()?.maximum(-100.0)?;
-        let l1x = x.neg()?.add(1.0)?.log()?.maximum(-100.0)?;
+        let lx = clamped_log(&x)?;
+        let l1x = clamped_log(&x.neg()?.add(1.0)?)?;
         let y = target.cast_to(x.graph()?.dtype)?;
         let loss = y.mul(&lx)?.add(&y.neg()?.add(1.0)?.mul(&l1x)?)?.neg()?;
         let loss = match weight {

@@ -29,11 +29,20 @@ pub enum RoundingMode {
 
 impl Tensor {
     /// `atan` of a float tensor (see the module docs for the method).
+    ///
+    /// Written for its gradient too: `|x|` is `x · s` with the sign `s`
+    /// (±1, 1 at 0) a constant to the gradient, not `ABS`, whose gradient
+    /// at 0 is 0 (`atan'(0)` would come out 0, not 1); and the reciprocal
+    /// is taken of 1 where it is not used, so that its gradient there is 0
+    /// and not `0 · ∞ = NaN` (at `x = 0`).
     #[track_caller]
     fn atan_float(&self) -> Result<Tensor> {
-        let t = self.abs()?;
+        let sign = self
+            .lt(0.0)?
+            .where_(&self.filled(-1.0)?, &self.filled(1.0)?)?;
+        let t = self.mul(&sign)?;
         let big = t.gt(1.0)?;
-        let t = big.where_(&t.reciprocal()?, &t)?;
+        let t = big.where_(&big.where_(&t, 1.0)?.reciprocal()?, &t)?;
         let mid = t.gt(std::f64::consts::SQRT_2 - 1.0)?;
         let u = mid.where_(&t.sub(1.0)?.div(&t.add(1.0)?)?, &t)?;
         let u2 = u.mul(&u)?;
@@ -47,7 +56,7 @@ impl Tensor {
         let r = mid.where_(&r.add(FRAC_PI_4)?, &r)?;
         let r = big.where_(&r.neg()?.add(FRAC_PI_2)?, &r)?;
         // atan is odd; a NaN input stays NaN through the selections.
-        self.lt(0.0)?.where_(&r.neg()?, &r)
+        r.mul(&sign)
     }
 
     /// `sinh(x) = (e^x - e^-x) / 2` (integers become `f32`).
@@ -64,13 +73,16 @@ impl Tensor {
         x.exp()?.add(&x.neg()?.exp()?)?.mul(0.5)
     }
 
-    /// `asinh(x) = sign(x) · log(|x| + sqrt(x² + 1))`.
+    /// `asinh(x) = sign(x) · log(|x| + sqrt(x² + 1))`, with `|x|` as `x ·
+    /// sign(x)` (the sign ±1, 1 at 0, a constant to the gradient), not
+    /// `ABS`, whose gradient at 0 is 0: `asinh'(0) = 1`.
     #[track_caller]
     pub fn asinh(&self) -> Result<Tensor> {
         let x = self.to_float()?;
-        let a = x.abs()?;
+        let sign = x.lt(0.0)?.where_(&x.filled(-1.0)?, &x.filled(1.0)?)?;
+        let a = x.mul(&sign)?;
         let r = a.add(&a.mul(&a)?.add(1.0)?.sqrt()?)?.log()?;
-        x.lt(0.0)?.where_(&r.neg()?, &r)
+        r.mul(&sign)
     }
 
     /// `acosh(x) = log(x + sqrt(x² - 1))` (NaN below 1).
@@ -114,19 +126,28 @@ impl Tensor {
     /// `atan2(self, other)`: the angle of the point `(other, self)`, in
     /// `[-π, π]`, with the quadrant of the signs (as C's `atan2` for
     /// finite inputs; signed zeros are not distinguished).
+    ///
+    /// On the axis `x = 0` the value is `±π/2` by the sign of `y` (0 where
+    /// `y = 0` too), written as `±π/2 - x / y`: the same value there, and
+    /// the gradient of `atan2` (`-1/y` to `x`, 0 to `y`). The quotient
+    /// `y / x` not taken there divides by 1 instead, so that its gradient
+    /// is 0 and not `0 / 0 = NaN`.
     #[track_caller]
     pub fn atan2(&self, other: impl IntoOperand) -> Result<Tensor> {
         let (y, x) = self.float_pair("atan2", other)?;
-        let base = y.div(&x)?.atan_float()?;
-        let x_neg = x.lt(0.0)?;
+        let x_zero = x.eq(0.0)?;
+        let y_zero = y.eq(0.0)?;
+        let base = y.div(&x_zero.where_(1.0, &x)?)?.atan_float()?;
+        // The constants in the operands' dtype (two scalars would be f64).
+        let (half_pi, pi) = (y.filled(FRAC_PI_2)?, y.filled(PI)?);
         let y_neg = y.lt(0.0)?;
-        let shift = y_neg.where_(-PI, PI)?;
-        let r = x_neg.where_(&base.add(&shift)?, &base)?;
-        // x = 0: ±π/2 by the sign of y (0 when y = 0 too).
-        let axis = y
-            .gt(0.0)?
-            .where_(FRAC_PI_2, &y_neg.where_(-FRAC_PI_2, 0.0)?)?;
-        x.eq(0.0)?.where_(&axis, &r)
+        let shift = y_neg.where_(&pi.neg()?, &pi)?;
+        let r = x.lt(0.0)?.where_(&base.add(&shift)?, &base)?;
+        let tangent = y_neg
+            .where_(&half_pi.neg()?, &half_pi)?
+            .sub(&x.div(&y_zero.where_(1.0, &y)?)?)?;
+        let axis = y_zero.where_(0.0, &tangent)?;
+        x_zero.where_(&axis, &r)
     }
 
     /// Both operands as one float dtype and shape; errors name `op`.
@@ -142,28 +163,38 @@ impl Tensor {
     }
 
     /// `log(1 + x)`, accurate for small `x`: `log(u) · x / (u - 1)` with
-    /// `u = 1 + x` (exactly `x` where `u` rounds to 1).
+    /// `u = 1 + x` (exactly `x` where `u` rounds to 1). There the quotient
+    /// is not taken and divides by 1 instead of 0, so that the gradient
+    /// of the branch not taken is 0, not `0 · ∞ = NaN` (at `x = 0`, and
+    /// for `log1p(e^-|x|)` in `logsigmoid` and `softplus` at large `|x|`).
     #[track_caller]
     pub fn log1p(&self) -> Result<Tensor> {
         let x = self.to_float()?;
         let u = x.add(1.0)?;
         let d = u.sub(1.0)?;
-        let r = u.log()?.mul(&x.div(&d)?)?;
+        let exact = d.eq(0.0)?;
+        let r = u.log()?.mul(&x.div(&exact.where_(1.0, &d)?)?)?;
         let r = u.isinf()?.where_(&u, &r)?;
-        d.eq(0.0)?.where_(&x, &r)
+        exact.where_(&x, &r)
     }
 
     /// `e^x - 1`, accurate for small `x`: `(u - 1) · x / log(u)` with
     /// `u = e^x` (exactly `x` where `u` rounds to 1, and -1 or ∞ where
-    /// `u - 1` is).
+    /// `u - 1` is). Where the quotient is not taken it is computed from
+    /// the stand-ins `x = 1`, `u = 2`, so that the gradient of that branch
+    /// is 0 there, not `0 · ∞ = NaN` (at `x = 0`, and where `u` is 0).
     #[track_caller]
     pub fn expm1(&self) -> Result<Tensor> {
         let x = self.to_float()?;
         let u = x.exp()?;
         let d = u.sub(1.0)?;
-        let r = d.mul(&x.div(&u.log()?)?)?;
-        let r = d.eq(-1.0)?.logical_or(&u.isinf()?)?.where_(&d, &r)?;
-        d.eq(0.0)?.where_(&x, &r)
+        let exact = d.eq(0.0)?;
+        let direct = d.eq(-1.0)?.logical_or(&u.isinf()?)?;
+        let unused = exact.logical_or(&direct)?;
+        let (xs, us) = (unused.where_(1.0, &x)?, unused.where_(2.0, &u)?);
+        let r = us.sub(1.0)?.mul(&xs.div(&us.log()?)?)?;
+        let r = direct.where_(&d, &r)?;
+        exact.where_(&x, &r)
     }
 
     /// `|self|` with the sign of `other` (a negative zero counts as
