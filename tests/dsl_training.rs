@@ -87,7 +87,7 @@ fn a_model_trains_over_its_named_parameters() {
         let onehot = y
             .try_unsqueeze(1)
             .unwrap()
-            .eq(&Tensor::arange(0, 10, 1).unwrap())
+            .eq(Tensor::arange(0, 10, 1).unwrap())
             .unwrap();
         let loss = onehot
             .where_(&logp, 0.0f32)

@@ -35,7 +35,7 @@ fn batch_norm_uses_batch_statistics_in_training_and_running_ones_in_eval() {
     let want = x
         .sub(&mean)
         .unwrap()
-        .div(&var.add(1e-5f32).unwrap().sqrt().unwrap())
+        .div(var.add(1e-5f32).unwrap().sqrt().unwrap())
         .unwrap();
     close(
         &y.to_vec::<f32>().unwrap(),
@@ -78,11 +78,11 @@ fn batch_norm_uses_batch_statistics_in_training_and_running_ones_in_eval() {
     let want = x
         .sub(&rm)
         .unwrap()
-        .div(&rv.add(1e-5f32).unwrap().sqrt().unwrap())
+        .div(rv.add(1e-5f32).unwrap().sqrt().unwrap())
         .unwrap()
-        .mul(&bn.weight.try_reshape(&[1, 3, 1, 1]).unwrap())
+        .mul(bn.weight.try_reshape(&[1, 3, 1, 1]).unwrap())
         .unwrap()
-        .add(&bn.bias.try_reshape(&[1, 3, 1, 1]).unwrap())
+        .add(bn.bias.try_reshape(&[1, 3, 1, 1]).unwrap())
         .unwrap();
     close(
         &y.to_vec::<f32>().unwrap(),
@@ -116,7 +116,7 @@ fn dropout_drops_at_its_rate_scales_the_rest_and_draws_new_masks_each_step() {
     );
     d.train(true);
     let w = Tensor::ones(&[1], DType::F32).realize().unwrap();
-    let mut opt = Sgd::new(&[w.clone()], SgdOptions::default()).unwrap();
+    let mut opt = Sgd::new(std::slice::from_ref(&w), SgdOptions::default()).unwrap();
     let mut masks = Vec::new();
     for _ in 0..2 {
         // Realized before the step: a lazy `y` read after it would see the

@@ -37,9 +37,9 @@ fn sgd_with_momentum_nesterov_and_weight_decay_follows_its_rule() {
             nesterov,
             weight_decay: 0.1,
         };
-        let mut opt = Sgd::new(&[w.clone()], opts).unwrap();
+        let mut opt = Sgd::new(std::slice::from_ref(&w), opts).unwrap();
         let mut host: Vec<f64> = W0.iter().map(|&v| v as f64).collect();
-        let mut b = vec![0.0; 3];
+        let mut b = [0.0; 3];
         for step in 0..4 {
             let loss = opt.minimize(&loss_of(&w)).unwrap();
             let want_loss: f64 = host.iter().zip(C).map(|(w, c)| c as f64 * w * w).sum();
@@ -70,7 +70,7 @@ fn adam_and_adamw_follow_their_rules() {
             weight_decay: 0.2,
             decoupled,
         };
-        let mut opt = Adam::new(&[w.clone()], opts).unwrap();
+        let mut opt = Adam::new(std::slice::from_ref(&w), opts).unwrap();
         let mut host: Vec<f64> = W0.iter().map(|&v| v as f64).collect();
         let (mut m, mut v) = (vec![0.0; 3], vec![0.0; 3]);
         for t in 1..=5 {
@@ -105,8 +105,8 @@ fn backward_then_step_matches_minimize() {
         lr: 0.1,
         ..SgdOptions::default()
     };
-    let mut opt_a = Sgd::new(&[a.clone()], opts).unwrap();
-    let mut opt_b = Sgd::new(&[b.clone()], opts).unwrap();
+    let mut opt_a = Sgd::new(std::slice::from_ref(&a), opts).unwrap();
+    let mut opt_b = Sgd::new(std::slice::from_ref(&b), opts).unwrap();
     for _ in 0..3 {
         opt_a.minimize(&loss_of(&a)).unwrap();
         opt_b.zero_grad();
@@ -121,7 +121,7 @@ fn backward_then_step_matches_minimize() {
 #[test]
 fn set_lr_changes_the_step() {
     let w = Tensor::from_slice(&[1.0f32]);
-    let mut opt = Sgd::new(&[w.clone()], SgdOptions::default()).unwrap();
+    let mut opt = Sgd::new(std::slice::from_ref(&w), SgdOptions::default()).unwrap();
     opt.set_lr(0.25).unwrap();
     assert_eq!(opt.lr(), 0.25);
     opt.minimize(&w.mul(&w).unwrap().sum(None, false).unwrap())
@@ -150,9 +150,9 @@ fn bad_optimizer_input_is_an_error() {
         momentum: 1.5,
         ..SgdOptions::default()
     };
-    let e = Sgd::new(&[w.clone()], bad).err().unwrap();
+    let e = Sgd::new(std::slice::from_ref(&w), bad).err().unwrap();
     assert!(e.to_string().contains("momentum = 1.5"), "{e}");
-    let mut opt = Sgd::new(&[w.clone()], SgdOptions::default()).unwrap();
+    let mut opt = Sgd::new(std::slice::from_ref(&w), SgdOptions::default()).unwrap();
     let e = opt.step().unwrap_err();
     assert!(e.to_string().contains("has no gradient"), "{e}");
     let e = opt.updates(&[Tensor::from_slice(&[1.0f32])]).unwrap_err();

@@ -11,7 +11,7 @@ fn batch() -> (Tensor, Tensor) {
     let x = Tensor::rand_seeded(&[16, 12], morok::DType::F32, 3)
         .realize()
         .unwrap();
-    let labels: Vec<i32> = (0..16).map(|i| (i * 7 % 5) as i32).collect();
+    let labels: Vec<i32> = (0..16).map(|i| i * 7 % 5).collect();
     (x, Tensor::from_vec(labels, &[16]).unwrap())
 }
 

@@ -243,7 +243,7 @@ fn eq(a: &Arc<UOp>, b: &Arc<UOp>) -> Arc<UOp> {
 /// The derivative rules, one per differentiable primitive (built once).
 ///
 /// Each matches a node whose incoming gradient is `ctx.g()` and returns,
-/// through [`Upstream::each`], the gradient of each operand:
+/// through `Upstream::each`, the gradient of each operand:
 /// the chain rule applied to the primitive's local derivative, written
 /// with the primitive's own operands and result (`n`) so that the
 /// backward graph reuses forward values instead of recomputing them.
@@ -389,7 +389,7 @@ impl Upstream {
     /// REDUCE_AXIS: a sum broadcasts the gradient back; a max or min sends
     /// it to the elements equal to the result, split evenly among ties
     /// (tinygrad's rule); a product sends each factor `g` times the
-    /// product of the other factors (see [`Upstream::product`]).
+    /// product of the other factors (see `Upstream::product`).
     fn reduce(&self, n: &Arc<UOp>, x: &Arc<UOp>) -> Option<Arc<UOp>> {
         let Arg::ReduceAxis(op, axes) = n.arg() else {
             return None;

@@ -25,7 +25,7 @@ impl MultiheadAttention {
     /// multiple of `heads`), PyTorch's initialization, from `seed`.
     #[track_caller]
     pub fn new(embed: usize, heads: usize, seed: u64) -> Result<MultiheadAttention> {
-        if heads == 0 || embed % heads != 0 {
+        if heads == 0 || !embed.is_multiple_of(heads) {
             return Err(Error::argument(
                 "multihead_attention",
                 format!("the width {embed} is not a multiple of {heads} heads"),
