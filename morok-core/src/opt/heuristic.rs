@@ -73,10 +73,14 @@ pub(super) fn stride(idx: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Optio
 
 /// Number of output elements (product of the constant output ranges).
 fn output_size(k: &OptKernel) -> i64 {
+    // Saturating: a kernel of several stores (the border stores of a
+    // padded gradient) lists the ranges of all of them, whose product can
+    // exceed i64 (15 ranges of 8 and 64: it wrapped to a small output in
+    // release builds and overflowed in debug builds).
     k.output_ranges()
         .iter()
         .filter_map(|r| range_size(r))
-        .product()
+        .fold(1, i64::saturating_mul)
 }
 
 /// Applies the heuristics above to `k`.
