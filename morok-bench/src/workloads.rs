@@ -574,6 +574,6 @@ mod tests {
             .map(|w| w.id)
             .collect();
         assert_eq!(ids, ["W2a", "W2b", "W2c", "W7"]);
-        assert!(select(&["W9".into()]).is_err());
+        assert!(select(&["W10".into()]).is_err());
     }
 }
