@@ -223,6 +223,83 @@ fn a_gate_on_a_remainder_bounds_an_index_of_its_dividend() {
     assert!(lo >= 0 && hi <= 17, "{lo}..={hi}");
 }
 
+/// The gated read of the backward of `cumsum` along a leading axis (a
+/// `[3, 5]` input; `a`, `b` its output counters, `k` the window's), as
+/// rangeify builds it: `p = 20·b + 5·k + a + 2` walks the padded,
+/// transposed windows, `q = 18·(p // 20) + p % 20` and
+/// `w = 3·(q // 18) + q % 6` re-view it, and the read is element
+/// `5·(w % 3) + w // 3` under `p % 20 < 18` and `q % 6 < 3`. The ungated
+/// rules split `w % 3` and `(q % 6) // 3` into forms of `a + 2·k + 2`
+/// that the access bounds cannot relate to the gate (refused for reading
+/// 0..=15 of 15 elements); simplified under the gate (`q % 6` in
+/// `[0, 2]`, `p % 20` in `[0, 17]`) the index is `5·(q % 6) + b`, equal
+/// wherever the gate holds and bounded by it.
+#[test]
+fn a_windowed_read_is_simplified_under_its_gate_and_bounded() {
+    use crate::rewrite::graph_rewrite;
+    use crate::symbolic::interp::evaluate;
+    use crate::uop::ConstValue;
+    use std::collections::HashMap;
+    let a = range(3, 0, AxisType::Loop);
+    let b = range(5, 1, AxisType::Loop);
+    let k = range(4, 2, AxisType::Reduce);
+    let c = UOp::index;
+    let p = b.mul(&c(20)).add(&k.mul(&c(5))).add(&a).add(&c(2));
+    let q = p
+        .bin(Op::Idiv, &c(20))
+        .mul(&c(18))
+        .add(&p.bin(Op::Mod, &c(20)));
+    let w = q
+        .bin(Op::Idiv, &c(18))
+        .mul(&c(3))
+        .add(&q.bin(Op::Mod, &c(6)));
+    let idx = w
+        .bin(Op::Mod, &c(3))
+        .mul(&c(5))
+        .add(&w.bin(Op::Idiv, &c(3)));
+    let gate = p
+        .bin(Op::Mod, &c(20))
+        .bin(Op::CmpLt, &c(18))
+        .bin(Op::And, &q.bin(Op::Mod, &c(6)).bin(Op::CmpLt, &c(3)));
+    let read = UOp::define_global(1, DType::F32).index_into(&idx, Some(&gate));
+    let v = read.load().reduce(ReduceOp::Add, std::slice::from_ref(&k));
+    let out = a.mul(&c(5)).add(&b);
+    let ast = UOp::sink(vec![store(0, &out, &v).end(&[a.clone(), b.clone()])]);
+    let ast = graph_rewrite(&crate::schedule::simplify_rules(), &ast, &mut ()).unwrap();
+    let reads: Vec<Arc<UOp>> = ast
+        .toposort()
+        .into_iter()
+        .filter(|n| n.op() == Op::Index && n.s(0).arg() == &crate::uop::Arg::Int(1))
+        .collect();
+    let [new] = reads.as_slice() else {
+        panic!("one read expected: {reads:?}");
+    };
+    let (new_idx, new_gate) = (new.s(1), new.s(2));
+    let mut reached = 0;
+    for (va, vb, vk) in
+        (0..3).flat_map(|x| (0..5).flat_map(move |y| (0..4).map(move |z| (x, y, z))))
+    {
+        let leaves: HashMap<u64, ConstValue> = [(&a, va), (&b, vb), (&k, vk)]
+            .into_iter()
+            .map(|(r, v)| (r.id(), ConstValue::Int(v)))
+            .collect();
+        let at = |n: &Arc<UOp>| evaluate(n, &leaves).unwrap()[0];
+        assert_eq!(at(&gate), at(new_gate), "gate at a={va} b={vb} k={vk}");
+        if at(&gate).truthy() {
+            reached += 1;
+            assert_eq!(at(&idx), at(new_idx), "index at a={va} b={vb} k={vk}");
+        }
+    }
+    // Output row `a` sums rows `a..3` of its column: 3 + 2 + 1 reads.
+    assert_eq!(reached, 5 * 6);
+    for noopt in [true, false] {
+        let mut o = opts();
+        o.noopt = noopt;
+        let (lo, hi) = lower(&ast, &o).unwrap().buffers[1].access.unwrap();
+        assert!(lo >= 0 && hi <= 14, "noopt {noopt}: {lo}..={hi}");
+    }
+}
+
 /// A gate folded to `false` accesses nothing, whatever its index (graph
 /// 1844 of the fuzzer at 2,500 graphs: `(r < 1) & (0 < r)` folds to
 /// false once complementary comparisons are recognized, and the kernel

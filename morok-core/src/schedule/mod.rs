@@ -150,7 +150,7 @@ fn input_view(root: &Arc<UOp>) -> Option<Arc<UOp>> {
 }
 
 /// The index, reduce and shared symbolic rules, as one fixpoint.
-fn simplify_rules() -> PatternMatcher {
+pub(crate) fn simplify_rules() -> PatternMatcher {
     crate::symbolic::symbolic()
         .combined(&rangeify::index_simplify::index_rules(), "simplify")
         .combined(&rangeify::gated_index::gated_index_rules(), "simplify")

@@ -67,27 +67,28 @@ impl Clause {
         }
     }
 
-    /// For a clause comparing a `RANGE` with an integer constant, the
-    /// range and the interval the clause confines it to (one end open:
-    /// `i128::MIN` or `i128::MAX`).
-    pub fn range_bound(&self) -> Option<(&Arc<UOp>, i128, i128)> {
+    /// For a clause comparing an integer node that is not a constant
+    /// with an integer constant, the node and the interval the clause
+    /// confines it to (one end open: `i128::MIN` or `i128::MAX`).
+    pub fn bound(&self) -> Option<(&Arc<UOp>, i128, i128)> {
         let (lo, hi) = self.difference();
-        match (
-            self.lhs.op(),
-            self.rhs.const_int(),
-            self.rhs.op(),
-            self.lhs.const_int(),
-        ) {
-            // r − c ∈ [lo, hi] ⇔ r ∈ [lo + c, hi + c].
-            (Op::Range, Some(c), _, _) => {
+        let int = |n: &UOp| n.dtype().is_int() && !n.dtype().is_vector() && n.const_int().is_none();
+        match (self.rhs.const_int(), self.lhs.const_int()) {
+            // x − c ∈ [lo, hi] ⇔ x ∈ [lo + c, hi + c].
+            (Some(c), _) if int(&self.lhs) => {
                 Some((&self.lhs, lo.saturating_add(c), hi.saturating_add(c)))
             }
-            // c − r ∈ [lo, hi] ⇔ r ∈ [c − hi, c − lo].
-            (_, _, Op::Range, Some(c)) => {
+            // c − x ∈ [lo, hi] ⇔ x ∈ [c − hi, c − lo].
+            (_, Some(c)) if int(&self.rhs) => {
                 Some((&self.rhs, c.saturating_sub(hi), c.saturating_sub(lo)))
             }
             _ => None,
         }
+    }
+
+    /// [`Clause::bound`] where the node is a `RANGE`.
+    pub fn range_bound(&self) -> Option<(&Arc<UOp>, i128, i128)> {
+        self.bound().filter(|(r, _, _)| r.op() == Op::Range)
     }
 }
 
