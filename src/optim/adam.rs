@@ -110,10 +110,7 @@ impl Optimizer for Adam {
         let v_scale = p2.neg()?.add(1.0)?.reciprocal()?;
         let mut out = Vec::with_capacity(self.params.len() * 3 + 2);
         for (i, (p, g)) in self.params.iter().zip(grads).enumerate() {
-            // The gradient in the parameter's own layout: a weight's
-            // gradient is a reduction whose natural order may be the
-            // transpose, and the update kernels would read it strided.
-            let mut g = g.contiguous()?;
+            let mut g = g.clone();
             let mut base = p.clone();
             if self.opts.weight_decay != 0.0 {
                 if self.opts.decoupled {

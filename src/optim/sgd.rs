@@ -78,10 +78,7 @@ impl Optimizer for Sgd {
         super::check_grads("sgd", &self.params, grads)?;
         let mut out = Vec::with_capacity(self.params.len() * 2);
         for (i, (p, g)) in self.params.iter().zip(grads).enumerate() {
-            // The gradient in the parameter's own layout: a weight's
-            // gradient is a reduction whose natural order may be the
-            // transpose, and the update kernels would read it strided.
-            let mut g = g.contiguous()?;
+            let mut g = g.clone();
             if self.opts.weight_decay != 0.0 {
                 g = g.add(&p.mul(self.opts.weight_decay)?)?;
             }
