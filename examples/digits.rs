@@ -8,6 +8,8 @@
 //!
 //! `cargo run --release --example digits [epochs]` (default 30).
 
+#[path = "common/accuracy.rs"]
+mod accuracy;
 #[path = "common/digits.rs"]
 mod digits;
 
@@ -15,7 +17,7 @@ use digits::{load, PIXELS};
 use indicatif::{ProgressBar, ProgressStyle};
 use morok::nn::{Conv2d, Linear};
 use morok::optim::{Adam, AdamOptions, Optimizer};
-use morok::{DType, PoolOptions, Tensor};
+use morok::{PoolOptions, Tensor};
 use std::time::Instant;
 
 const CHANNELS: usize = 32;
@@ -127,12 +129,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             loss_sum += opt.minimize(&loss)?.to_vec::<f32>()?[0];
             bar.inc(1);
         }
-        let predicted = model.forward(&x_test)?.argmax(Some(1))?;
-        accuracy = predicted
-            .eq(&y_test)?
-            .cast(DType::F32)?
-            .mean(None, false)?
-            .to_vec::<f32>()?[0];
+        accuracy = accuracy::accuracy(&model.forward(&x_test)?, &y_test)?;
         // Above the bar on a terminal; plain lines otherwise.
         bar.suspend(|| {
             println!(

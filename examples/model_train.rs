@@ -6,6 +6,8 @@
 //!
 //! `cargo run --release --example model_train [epochs]` (default 20).
 
+#[path = "common/accuracy.rs"]
+mod accuracy;
 #[path = "common/digits.rs"]
 mod digits;
 #[path = "common/mlp.rs"]
@@ -13,7 +15,7 @@ mod shared_mlp;
 
 use digits::{load, PIXELS};
 use morok::optim::{Adam, AdamOptions, Optimizer};
-use morok::{DType, Tensor};
+use morok::Tensor;
 use shared_mlp::DigitsMlp;
 
 const BATCH: usize = 64;
@@ -60,12 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let loss = picked.sum(None, false)?.div(-(BATCH as f32))?;
             loss_sum += opt.minimize(&loss)?.to_vec::<f32>()?[0];
         }
-        let predicted = model.forward(&x_test)?.argmax(Some(1))?;
-        accuracy = predicted
-            .eq(&y_test)?
-            .cast(DType::F32)?
-            .mean(None, false)?
-            .to_vec::<f32>()?[0];
+        accuracy = accuracy::accuracy(&model.forward(&x_test)?, &y_test)?;
         println!(
             "epoch {epoch:>2}: loss {:.4}, test accuracy {accuracy:.4}",
             loss_sum / steps as f32

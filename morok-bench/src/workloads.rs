@@ -242,26 +242,27 @@ impl Workload {
                 let m = vec![d.matmul, d.matmul];
                 vec![scaled(m.clone(), 4, 1.0, 0.0), scaled(m, 5, 1.0, 0.0)]
             }
-            Kind::Mlp(_) => vec![
-                scaled(vec![d.batch, MLP_IN], 10, 1.0, 0.0),
-                scaled(vec![MLP_IN, MLP_HIDDEN], 6, 0.05, 0.0),
-                scaled(vec![MLP_HIDDEN], 7, 0.1, 0.0),
-                scaled(vec![MLP_HIDDEN, MLP_OUT], 8, 0.1, 0.0),
-                scaled(vec![MLP_OUT], 9, 0.1, 0.0),
-            ],
-            Kind::Train(_) => vec![
-                scaled(vec![d.batch, MLP_IN], 16, 1.0, 0.0),
-                scaled(vec![MLP_IN, MLP_HIDDEN], 6, 0.05, 0.0),
-                scaled(vec![MLP_HIDDEN], 7, 0.1, 0.0),
-                scaled(vec![MLP_HIDDEN, MLP_OUT], 8, 0.1, 0.0),
-                scaled(vec![MLP_OUT], 9, 0.1, 0.0),
-                (
-                    vec![d.batch],
-                    (0..d.batch)
-                        .map(|i| ((i * 7 + 3) % MLP_OUT) as f32)
-                        .collect(),
-                ),
-            ],
+            // The batch, then the four parameters (shared by W5 and W8/W9).
+            Kind::Mlp(_) | Kind::Train(_) => {
+                let batch_seed = if matches!(self.kind, Kind::Mlp(_)) {
+                    10
+                } else {
+                    16
+                };
+                let mut v = vec![
+                    scaled(vec![d.batch, MLP_IN], batch_seed, 1.0, 0.0),
+                    scaled(vec![MLP_IN, MLP_HIDDEN], 6, 0.05, 0.0),
+                    scaled(vec![MLP_HIDDEN], 7, 0.1, 0.0),
+                    scaled(vec![MLP_HIDDEN, MLP_OUT], 8, 0.1, 0.0),
+                    scaled(vec![MLP_OUT], 9, 0.1, 0.0),
+                ];
+                if matches!(self.kind, Kind::Train(_)) {
+                    // The labels, as floats (cast once in `session`).
+                    let labels = (0..d.batch).map(|i| ((i * 7 + 3) % MLP_OUT) as f32);
+                    v.push((vec![d.batch], labels.collect()));
+                }
+                v
+            }
             Kind::Conv => {
                 let (b, c, hw) = d.conv;
                 vec![
