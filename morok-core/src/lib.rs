@@ -26,6 +26,7 @@ pub mod dtype;
 pub mod gradient;
 #[cfg(any(test, feature = "testing"))]
 pub mod interp;
+pub mod kernel;
 pub mod lower;
 pub mod opt;
 pub mod pipeline;

@@ -14,9 +14,10 @@
 //! ([`crate::device::Device::compile`]); caching programs is the caller's.
 
 use crate::device::Device;
+use crate::kernel::loop_nest_iterations;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
 use crate::opt::{optimize, OptError, OptLimits, OptMode, OptTarget};
-use crate::program::{estimate_work, kernel_name, parallel_var, variables, Launch, Program};
+use crate::program::{kernel_name, parallel_var, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
 use crate::uop::UOp;
 use std::sync::Arc;
@@ -109,7 +110,7 @@ pub fn render_program(
         parallel: lowered.parallel.as_ref().map(|p| p.size),
         global: [1, 1, 1],
         local: None,
-        work: estimate_work(&lowered),
+        work: loop_nest_iterations(ast),
         parallel_var: parallel_var(&lowered, &vars),
     };
     Ok(Program {

@@ -36,8 +36,10 @@ pub struct Launch {
     pub global: [usize; 3],
     /// Work-group size for devices with local memory; `None` on the CPU.
     pub local: Option<[usize; 3]>,
-    /// Estimated operations one launch executes ([`estimate_work`]): a
-    /// host uses it to keep small kernels on one thread.
+    /// Iterations of the kernel's loop nest
+    /// ([`crate::kernel::loop_nest_iterations`]): a host shares the
+    /// parallel loop among as many threads as it is worth
+    /// ([`crate::kernel::threads_for_work`]).
     pub work: u64,
     /// For a parallel loop bounded by a variable, how a host finds its
     /// trip count at launch (`parallel` is then the count at the
@@ -56,7 +58,7 @@ pub struct ParallelVar {
     /// Iterations of the rest of the loop nest per iteration of the
     /// parallel loop (the product of the other constant range sizes),
     /// for the minimum of work per thread
-    /// (`opt::threads::MIN_WORK_PER_THREAD`).
+    /// (`crate::kernel::MIN_WORK_PER_THREAD`).
     pub inner: u64,
 }
 
@@ -144,28 +146,6 @@ impl Program {
         let slots = crate::lower::bounds::buffer_slots(&ast, &ast)?;
         Ok(slots.into_iter().map(|s| s.access).collect())
     }
-}
-
-/// Estimated number of operations one run of `k` executes: every op
-/// counts once per iteration of the loops around it (loops whose trip
-/// count is not a constant count as one iteration).
-pub fn estimate_work(k: &LoweredKernel) -> u64 {
-    let mut trips: Vec<u64> = vec![1];
-    let mut total: u64 = 0;
-    for op in &k.ops {
-        let cur = *trips.last().unwrap_or(&1);
-        match op.op() {
-            Op::Range => {
-                let n = op.s(0).const_int().unwrap_or(1);
-                trips.push(cur.saturating_mul(u64::try_from(n.max(1)).unwrap_or(u64::MAX)));
-            }
-            Op::End => {
-                trips.pop();
-            }
-            _ => total = total.saturating_add(cur),
-        }
-    }
-    total
 }
 
 /// The scalar variables (`DEFINE_VAR`) of a linear program, each once, in

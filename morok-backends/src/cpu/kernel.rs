@@ -5,17 +5,13 @@ use super::buffer::CpuBuffer;
 use super::codegen::{KernelFn, LoadedKernel};
 use super::pool::WorkerPool;
 use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult};
+use morok_core::kernel::threads_for_work;
 use morok_core::lower::BufferSlot;
-use morok_core::opt::threads::MIN_WORK_PER_THREAD;
 use morok_core::program::{ParallelVar, Program, VarSlot};
 use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
-
-/// Kernels estimated to execute fewer operations than this run on one
-/// thread: below it, waking threads costs more than it saves.
-pub const PARALLEL_THRESHOLD: u64 = 1 << 16;
 
 /// A kernel built by a codegen, ready to launch.
 pub struct CpuKernel {
@@ -30,7 +26,7 @@ pub struct CpuKernel {
     parallel: Option<usize>,
     /// For a parallel loop bounded by a variable: its trip count at launch.
     parallel_var: Option<ParallelVar>,
-    /// Estimated executed operations (`Launch::work`).
+    /// Iterations of the loop nest (`Launch::work`).
     work: u64,
     threads: usize,
     pub(super) pool: Option<Arc<WorkerPool>>,
@@ -93,11 +89,10 @@ impl CpuKernel {
     }
 
     /// The parallel loop's trip count for a launch with `vars`, and how
-    /// many threads share it. A constant loop is split when the kernel's
-    /// work reaches [`PARALLEL_THRESHOLD`]; a loop bounded by a variable
-    /// (its count known only now) when every thread gets at least
-    /// [`MIN_WORK_PER_THREAD`] iterations of the loop nest, the rule the
-    /// optimizer plans `THREAD` axes with.
+    /// many threads share it: as many as every thread gets at least
+    /// `MIN_WORK_PER_THREAD` iterations of the loop nest, the rule the
+    /// optimizer plans `THREAD` axes with ([`threads_for_work`]; a loop
+    /// bounded by a variable has its count only now).
     pub(super) fn split(&self, vars: &[i64]) -> (Option<usize>, usize) {
         let threads = if self.pool.is_some() { self.threads } else { 1 };
         match (self.parallel_var, self.parallel) {
@@ -106,15 +101,9 @@ impl CpuKernel {
                     return (Some(0), 1);
                 };
                 let nest = (trip as u64).saturating_mul(pv.inner);
-                let by_work = nest / MIN_WORK_PER_THREAD as u64;
-                let chunks = threads
-                    .min(trip)
-                    .min(by_work.try_into().unwrap_or(usize::MAX));
-                (Some(trip), chunks.max(1))
+                (Some(trip), threads_for_work(nest, threads.min(trip)))
             }
-            (None, Some(size)) if self.work >= PARALLEL_THRESHOLD => {
-                (Some(size), threads.min(size).max(1))
-            }
+            (None, Some(size)) => (Some(size), threads_for_work(self.work, threads.min(size))),
             (None, size) => (size, 1),
         }
     }

@@ -31,7 +31,8 @@
 //! ordinary.
 
 use morok_core::dtype::ScalarType;
-use morok_core::lower::{indexes_global, LoweredKernel};
+use morok_core::kernel::indexes_global;
+use morok_core::lower::LoweredKernel;
 use morok_core::symbolic::linear::{Expand, Linear};
 use morok_core::uop::{Arg, Op, UOp};
 

@@ -7,7 +7,7 @@ use super::common::*;
 use super::reduce::{matmul_ast, matmul_ref};
 use morok_core::device::Device;
 use morok_core::dtype::DType;
-use morok_core::opt::threads::MIN_WORK_PER_THREAD;
+use morok_core::kernel::MIN_WORK_PER_THREAD;
 use morok_core::pipeline::{compile_program, CompileOptions};
 use morok_core::program::Program;
 use morok_core::uop::{AxisType, Op, UOp};
@@ -96,7 +96,7 @@ fn the_device_thread_count_caps_the_thread_axis_and_results_stay_equal() {
     let (eight, p8) = run_with(8, &ast, n, std::slice::from_ref(&x));
     assert_eq!(
         thread_axes(&p8),
-        vec![(rows * cols / MIN_WORK_PER_THREAD).min(8)]
+        vec![(rows * cols / MIN_WORK_PER_THREAD as i64).min(8)]
     );
     assert_eq!(eight, want);
 }
@@ -104,7 +104,7 @@ fn the_device_thread_count_caps_the_thread_axis_and_results_stay_equal() {
 #[test]
 fn small_kernels_get_no_thread_axis() {
     let (rows, cols) = (16i64, 1024i64);
-    assert!(rows * cols < 2 * MIN_WORK_PER_THREAD);
+    assert!(rows * cols < 2 * MIN_WORK_PER_THREAD as i64);
     let n = (rows * cols) as usize;
     let x = data(n, 3);
     let (got, p) = run_with(4, &scale_2d(rows, cols), n, std::slice::from_ref(&x));

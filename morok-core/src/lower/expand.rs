@@ -29,6 +29,7 @@
 //! contiguous axis are vectors.
 
 use crate::caps::Caps;
+use crate::kernel::{indexes_global, next_axis_id, vector_pieces, VectorPiece};
 use crate::symbolic::linear::{Expand, Linear};
 use crate::uop::{AxisType, Op, Srcs, UOp};
 use std::collections::HashMap;
@@ -41,7 +42,7 @@ use std::sync::Arc;
 pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
     let mut roots: Srcs = Srcs::new();
     let mut changed = false;
-    let mut next_axis = super::next_axis_id(ast);
+    let mut next_axis = next_axis_id(ast);
     for root in ast.src() {
         if root.op() != Op::End {
             roots.push(root.clone());
@@ -111,7 +112,7 @@ fn vector_axis(
     let scalar = store.s(1).dtype().scalar_type();
     let lanes = i64::from(caps.vector_lanes(scalar));
     let index = store.s(0);
-    if lanes < 2 || index.op() != Op::Index || !super::indexes_global(index) {
+    if lanes < 2 || index.op() != Op::Index || !indexes_global(index) {
         return None;
     }
     let pos = upcast.iter().position(|u| unit_stride(index.s(1), u))?;
@@ -120,59 +121,6 @@ fn vector_axis(
     }
     let pieces = vector_pieces(upcast[pos].range_size()?, lanes, scalar.itemsize())?;
     Some((pos, pieces))
-}
-
-/// `count` vectors of `width` lanes (`width` 1: scalar lanes), the first
-/// starting at lane `offset` of the upcast range being cut.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VectorPiece {
-    /// First lane of the piece.
-    pub offset: i64,
-    /// Lanes of each vector (a power of two; 1 for scalar lanes).
-    pub width: i64,
-    /// Vectors (or scalar lanes) in the piece.
-    pub count: i64,
-}
-
-/// Fewest bytes of a vector piece: C compilers handle a 16-byte vector
-/// in one SSE register, but an 8-byte `f32x2` through shuffles in and out
-/// of general registers (GCC 12: 6 instructions around each `f32x2` FMA
-/// of an MLP's 10-wide output, 4 on its loop-carried chain), slower than
-/// its two scalar lanes.
-const MIN_VECTOR_BYTES: usize = 16;
-
-/// The pieces an upcast range of `size` consecutive lanes of
-/// `itemsize`-byte elements is cut into on a target with `lanes`-lane
-/// vectors: greedily the widest power of two up to `lanes` that fits what
-/// is left, as many times as it fits, down to `MIN_VECTOR_BYTES` (16 bytes, at
-/// least 2 lanes); the rest are scalar lanes. A 10-wide `f32` output with
-/// 16-lane vectors: one vector of 8 and 2 scalars, where one width for
-/// all would need five `f32x2`. `None` when no vector fits (`size` below
-/// the narrowest vector, or fewer than 2 lanes).
-pub fn vector_pieces(size: i64, lanes: i64, itemsize: usize) -> Option<Vec<VectorPiece>> {
-    let narrowest = i64::try_from(MIN_VECTOR_BYTES / itemsize.max(1))
-        .unwrap_or(2)
-        .clamp(2, lanes.max(2));
-    if lanes < 2 || size < narrowest {
-        return None;
-    }
-    let mut pieces = Vec::new();
-    let mut offset = 0;
-    while offset < size {
-        let left = size - offset;
-        let mut width = if left < narrowest { 1 } else { narrowest };
-        while width >= narrowest && width * 2 <= lanes && width * 2 <= left {
-            width *= 2;
-        }
-        let count = left / width;
-        pieces.push(VectorPiece {
-            offset,
-            width,
-            count,
-        });
-        offset += count * width;
-    }
-    Some(pieces)
 }
 
 /// Whether some access in `value` has a gate that varies with `r` (a
@@ -230,6 +178,7 @@ pub fn lane_maps(ranges: &[Arc<UOp>]) -> Vec<HashMap<u64, Arc<UOp>>> {
 #[cfg(test)]
 mod tests {
     use crate::caps::Caps;
+    use crate::kernel::indexes_global;
     use crate::lower::{lower, LowerOptions};
     use crate::opt::{apply_opts, Opt, OptLimits, OptOps};
     use crate::uop::{Op, UOp};
@@ -263,15 +212,13 @@ mod tests {
         assert_eq!(count(&k, |n| n.op() == Op::DefineReg), 8);
         assert_eq!(count(&k, |n| n.op() == Op::MulAcc), 0);
         // per k step: 2 rows of A and 4 columns of B, 3 unrolled steps
-        let loads = count(&k, |n| {
-            n.op() == Op::Load && crate::lower::indexes_global(n.s(0))
-        });
+        let loads = count(&k, |n| n.op() == Op::Load && indexes_global(n.s(0)));
         assert_eq!(loads, 3 * (2 + 4));
     }
 
     #[test]
     fn vector_pieces_take_the_widest_vectors_that_fit() {
-        use super::{vector_pieces, VectorPiece};
+        use crate::kernel::{vector_pieces, VectorPiece};
         let piece = |offset, width, count| VectorPiece {
             offset,
             width,

@@ -201,7 +201,7 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     let guarded = program
         .ops
         .iter()
-        .filter(|n| n.op() == Op::Index && indexes_global(n) && bounds::is_data_dependent(n.s(1)))
+        .filter(|n| n.op() == Op::Index && crate::kernel::indexes_global(n) && bounds::is_data_dependent(n.s(1)))
         .map(|n| n.id())
         .collect();
     Ok(LoweredKernel {
@@ -213,29 +213,6 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
         no_overflow,
         guarded,
     })
-}
-
-/// One more than the largest `axis_id` of the `RANGE`s in `g` (0 when
-/// there are none): an id no range of `g` has.
-pub fn next_axis_id(g: &Arc<UOp>) -> usize {
-    g.toposort()
-        .iter()
-        .filter_map(|n| match n.arg() {
-            crate::uop::Arg::Range { axis_id, .. } if n.op() == Op::Range => Some(axis_id + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// Whether an `INDEX` addresses a global buffer (looking through `AFTER`
-/// to the `DEFINE_GLOBAL`), as opposed to a register.
-pub fn indexes_global(index: &Arc<UOp>) -> bool {
-    let mut base = index.s(0);
-    while base.op() == Op::After {
-        base = base.s(0);
-    }
-    base.op() == Op::DefineGlobal
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ mod tests {
         let k = lower(ast, &LowerOptions::new(Caps::all_native())).expect("lowers");
         k.ops
             .iter()
-            .filter(|u| u.op() == Op::Store && super::super::indexes_global(u.s(0)))
+            .filter(|u| u.op() == Op::Store && crate::kernel::indexes_global(u.s(0)))
             .count()
     }
 

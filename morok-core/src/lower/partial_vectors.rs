@@ -43,7 +43,7 @@
 use super::vectorize::Lanewise;
 use crate::caps::{is_vector_element, Caps};
 use crate::dtype::DType;
-use crate::opt::reduce_strategy::{combine_pairwise, reorderable};
+use crate::kernel::{combine_pairwise, next_axis_id, reorderable};
 use crate::symbolic::vector::gep;
 use crate::uop::{Arg, AxisType, Op, ReduceOp, Srcs, UOp};
 use std::collections::{HashMap, HashSet};
@@ -62,7 +62,7 @@ pub fn vectorize_partials(g: &Arc<UOp>, caps: &Caps, reorder: bool) -> Arc<UOp> 
         }
     }
     // The largest trees first (a subtree of a chosen tree is not one).
-    let mut next_axis = super::next_axis_id(g);
+    let mut next_axis = next_axis_id(g);
     let mut taken: HashSet<u64> = HashSet::new();
     let mut chosen: Vec<(&Arc<UOp>, &[Arc<UOp>])> = Vec::new();
     for n in order.iter().rev() {
@@ -308,7 +308,7 @@ mod tests {
         assert_eq!(accumulators(&lowered(&sum, &p4, 64)), vec![4]);
         // the lanes are read with vector loads
         let k = lowered(&sum, &p16, 64);
-        let loads = |n: &Arc<UOp>| n.op() == Op::Load && crate::lower::indexes_global(n.s(0));
+        let loads = |n: &Arc<UOp>| n.op() == Op::Load && crate::kernel::indexes_global(n.s(0));
         assert!(k
             .ops
             .iter()

@@ -232,7 +232,7 @@ fn reg_index(reg: &Arc<UOp>, i: &Arc<UOp>) -> Arc<UOp> {
 pub fn lower_reduces(g: &Arc<UOp>, fma: bool) -> Result<Arc<UOp>, LowerError> {
     let mut pm: PatternMatcher<Ctx> = PatternMatcher::new("lower_reduce");
     pm.rule(&[Op::Reduce], lower_reduce);
-    let next_axis = super::next_axis_id(g);
+    let next_axis = crate::kernel::next_axis_id(g);
     let mut ctx = Ctx {
         next_reg: 0,
         live: HashMap::new(),

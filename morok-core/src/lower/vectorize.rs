@@ -253,7 +253,7 @@ impl Lanewise {
     /// `INDEX` of lane 0, the first of `w` consecutive elements.
     fn consecutive(&self, index: &Arc<UOp>) -> Option<Arc<UOp>> {
         let ok = index.op() == Op::Index
-            && super::indexes_global(index)
+            && crate::kernel::indexes_global(index)
             && unit_stride(index.s(1), &self.lane)
             && !is_data_dependent(index.s(1))
             && index.src()[2..].iter().all(|g| self.of(g).is_same());
@@ -509,10 +509,11 @@ mod tests {
             // 2 rows × 1 vector of `lanes`: vector accumulators
             assert_eq!(count(&k, |n| n.op() == Op::DefineReg && vec(n)), 2);
             // per k step: 1 vector load of B
-            let global = |n: &Arc<UOp>| n.op() == Op::Load && crate::lower::indexes_global(n.s(0));
+            let global = |n: &Arc<UOp>| n.op() == Op::Load && crate::kernel::indexes_global(n.s(0));
             assert_eq!(count(&k, |n| global(n) && vec(n)), 1, "{lanes}");
             assert_eq!(count(&k, |n| n.op() == Op::MulAcc && vec(n)), 2);
-            let stores = |n: &Arc<UOp>| n.op() == Op::Store && crate::lower::indexes_global(n.s(0));
+            let stores =
+                |n: &Arc<UOp>| n.op() == Op::Store && crate::kernel::indexes_global(n.s(0));
             assert_eq!(
                 count(&k, |n| stores(n) && n.s(1).dtype().count() == lanes),
                 2
@@ -521,7 +522,7 @@ mod tests {
         assert_eq!(count(&k, |n| n.op() == Op::DefineReg), 4);
         // 2 scalar loads of A (broadcast)
         let scalar_loads = count(&k, |n| {
-            n.op() == Op::Load && crate::lower::indexes_global(n.s(0)) && n.dtype().count() == 1
+            n.op() == Op::Load && crate::kernel::indexes_global(n.s(0)) && n.dtype().count() == 1
         });
         assert_eq!(scalar_loads, 2);
         // no lane range is left to loop over

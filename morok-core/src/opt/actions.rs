@@ -7,7 +7,8 @@
 //! `arg = 0` means the whole axis. A refused opt leaves the kernel as it
 //! was and returns a message naming the opt and the reason.
 
-use super::kernel::{range_size, replace_range, uses_range, OptKernel};
+use super::kernel::OptKernel;
+use crate::kernel::{range_size, replace_range, uses_range};
 use crate::uop::{AxisType, Op, UOp};
 use std::collections::HashMap;
 use std::fmt;

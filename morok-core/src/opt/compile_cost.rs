@@ -12,7 +12,8 @@
 //! body: fully when the whole axis fits, else by 4 when that fits, else
 //! not at all.
 
-use super::kernel::{range_size, OptKernel};
+use super::kernel::OptKernel;
+use crate::kernel::range_size;
 use crate::uop::{AxisType, UOp};
 use std::sync::Arc;
 

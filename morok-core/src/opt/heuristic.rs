@@ -32,8 +32,9 @@
 //! Without a `THREAD` axis the CPU host still splits the outermost output
 //! loop across its cores (see `Launch::parallel`).
 
-use super::kernel::{axis_id, range_size, uses_range, OptKernel};
+use super::kernel::OptKernel;
 use super::{apply_opt, Opt, OptOps};
+use crate::kernel::{axis_id, loop_nest_iterations, range_size, uses_range, vector_pieces};
 use crate::uop::{AxisType, Op, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -85,7 +86,7 @@ fn output_size(k: &OptKernel) -> i64 {
 
 /// Applies the heuristics above to `k`.
 pub fn hand_coded_optimizations(k: &mut OptKernel) {
-    let iterations = super::threads::loop_nest_iterations(k);
+    let iterations = loop_nest_iterations(&k.ast);
     // 1. tensor cores (refused on targets without them)
     let tc = Opt {
         op: OptOps::Tc,
@@ -236,7 +237,7 @@ const NARROW_MIN_REDUCE: i64 = 32;
 /// the tile's accumulators stay within [`NARROW_MAX_ACCUMULATORS`]: the
 /// tile's lanes times the axis's vectors and scalar lanes where the
 /// stores step through it contiguously (10 `f32` outputs: a vector of 8
-/// and 2 scalars, see `crate::lower::expand::vector_pieces`), times its
+/// and 2 scalars, see `crate::kernel::vector_pieces`), times its
 /// lanes where they all stay scalars. Each output still adds its terms in
 /// the same order, so results are bit-exact (no reassociation).
 fn upcast_narrow_output(k: &mut OptKernel) {
@@ -265,7 +266,7 @@ fn upcast_narrow_output(k: &mut OptKernel) {
             .as_ref()
             .is_some_and(|st| stride(st.s(0).s(1), r, &ranges) == Some(1));
         contiguous
-            .then(|| crate::lower::expand::vector_pieces(size, lanes, itemsize))
+            .then(|| vector_pieces(size, lanes, itemsize))
             .flatten()
             .map_or(size, |pieces| pieces.iter().map(|p| p.count).sum())
     };
@@ -566,7 +567,7 @@ const WHOLE_ROW_REGISTERS: i64 = 4;
 /// registers they take. Two vectors of `vector_width` lanes (one where
 /// two do not divide `size`); but where `full` does not divide `size`,
 /// the whole axis when it takes at most [`WHOLE_ROW_REGISTERS`] registers
-/// (`crate::lower::expand::vector_pieces`: full vectors, then narrower
+/// (`crate::kernel::vector_pieces`: full vectors, then narrower
 /// ones, as lowering cuts it) and so holds more lanes per register. A
 /// 56-wide image row on AVX-512 becomes 3 vectors of 16 and one of 8 (14
 /// lanes a register, 4 FMAs a row) instead of 8-lane vectors (8 lanes a
@@ -582,7 +583,7 @@ fn tile_row(full: i64, size: i64, itemsize: usize, max_upcast: i64) -> (i64, i64
     if size % full == 0 || size > max_upcast {
         return split;
     }
-    let whole = crate::lower::expand::vector_pieces(size, full, itemsize)
+    let whole = vector_pieces(size, full, itemsize)
         .map(|pieces| pieces.iter().map(|p| p.count).sum::<i64>());
     match whole {
         Some(regs) if regs <= WHOLE_ROW_REGISTERS && size > w * regs => (size, regs),

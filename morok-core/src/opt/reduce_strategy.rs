@@ -44,11 +44,11 @@
 
 use super::actions::{amount, check, pick, reduces_over_nest};
 use super::heuristic::{buffer_indices, stride, try_opt};
-use super::kernel::{range_size, uses_range, OptKernel};
+use super::kernel::OptKernel;
 use super::{Opt, OptOps};
 use crate::caps::Caps;
-use crate::dtype::DType;
-use crate::uop::{Arg, AxisType, Op, ReduceOp, UOp};
+use crate::kernel::{combine_pairwise, range_size, reorderable, uses_range};
+use crate::uop::{Arg, AxisType, Op, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -116,17 +116,6 @@ const COLUMN_MORE: [i64; 2] = [4, 2];
 /// as a row sum's streaming read; more lanes gain nothing).
 pub const COLUMN_LANES: i64 = 64;
 
-/// True if the order of a `op` reduction of `dtype` may change (see the
-/// module docs).
-pub fn reorderable(op: ReduceOp, dtype: DType) -> bool {
-    match op {
-        ReduceOp::Max | ReduceOp::Min => true,
-        ReduceOp::Add | ReduceOp::Mul => {
-            !dtype.is_float() || matches!(dtype, DType::F32 | DType::F64)
-        }
-    }
-}
-
 /// `PARTIALS(axis, amt)` on the reduce axis `axis` (of size `s`, `amt`
 /// dividing it): every `REDUCE(v, …, r, …)` over that range becomes
 ///
@@ -189,19 +178,6 @@ pub(super) fn apply_partials(k: &mut OptKernel, opt: &Opt) -> Result<(), String>
     check(!map.is_empty(), "no reduce runs over the axis")?;
     k.ast = k.ast.substitute(&map);
     Ok(())
-}
-
-/// Folds `parts` with `op` as a balanced tree (neighbours first); `None`
-/// for no parts. Also combines the vector accumulators of a tree in
-/// lowering (`crate::lower::partial_vectors`).
-pub(crate) fn combine_pairwise(op: ReduceOp, mut parts: Vec<Arc<UOp>>) -> Option<Arc<UOp>> {
-    while parts.len() > 1 {
-        parts = parts
-            .chunks(2)
-            .map(|c| c[1..].iter().fold(c[0].clone(), |a, b| a.bin(op.alu(), b)))
-            .collect();
-    }
-    parts.pop()
 }
 
 /// How a reduce range is read by the loads that use it.
@@ -302,6 +278,8 @@ pub fn choose_reduce_strategy(k: &mut OptKernel) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+    use crate::uop::ReduceOp;
     use crate::lower::tests::{load, range};
     use crate::opt::apply_opts;
     use crate::opt::tests::{cpu, heuristics, row_reduce, run, softmax, store, typed_row_reduce};

@@ -31,8 +31,9 @@
 //! [`crate::device::Device`]).
 
 use super::heuristic::hand_coded_optimizations;
-use super::kernel::{range_size, OptKernel};
+use super::kernel::OptKernel;
 use super::{apply_opt, Opt, OptLimits, OptOps};
+use crate::kernel::range_size;
 use crate::uop::{AxisType, UOp};
 use std::collections::HashSet;
 use std::io::IsTerminal;

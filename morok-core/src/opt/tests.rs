@@ -136,7 +136,7 @@ fn types(ast: &Arc<UOp>) -> Vec<(AxisType, i64)> {
     OptKernel::new(ast, cpu())
         .ranges()
         .iter()
-        .map(|r| (r.axis_type().unwrap(), kernel::range_size(r).unwrap()))
+        .map(|r| (r.axis_type().unwrap(), crate::kernel::range_size(r).unwrap()))
         .collect()
 }
 
@@ -328,7 +328,7 @@ fn swap_reorders_output_loops() {
     let mm = matmul(4, 3, 5);
     let out = same(&mm, &[20, 12, 15], &[Opt::new(Swap, 0, 1)]);
     let end = out.s(0);
-    assert_eq!(kernel::range_size(end.s(1)), Some(5));
+    assert_eq!(crate::kernel::range_size(end.s(1)), Some(5));
     refused(&mm, &[Opt::new(Swap, 0, 2)], "two GLOBAL or LOOP");
 }
 
@@ -433,7 +433,7 @@ fn upcast_sizes(k: &OptKernel) -> Vec<i64> {
     let mut s: Vec<i64> = k
         .ranges_of(&[AxisType::Upcast])
         .iter()
-        .filter_map(|r| kernel::range_size(r))
+        .filter_map(|r| crate::kernel::range_size(r))
         .collect();
     s.sort_unstable();
     s

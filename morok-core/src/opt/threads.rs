@@ -12,7 +12,7 @@
 //!
 //! - the count: the largest `t ≤ OptLimits::max_threads` (the device's
 //!   cap, `MOROK_THREADS` on the CPU) such that every thread still runs at
-//!   least [`MIN_WORK_PER_THREAD`] iterations of the kernel's loops;
+//!   least [`crate::kernel::MIN_WORK_PER_THREAD`] iterations of the kernel's loops;
 //!   kernels smaller than twice that get no axis (one thread);
 //! - the axis: the first `LOOP` axis (outermost first) that `t` divides.
 //!   Reduce, upcast and unrolled axes are never split (the `THREAD` opt
@@ -20,38 +20,20 @@
 //!   bit-identical for every thread count.
 
 use super::heuristic::try_opt;
-use super::kernel::{range_size, OptKernel};
+use super::kernel::OptKernel;
 use super::{Opt, OptOps};
+use crate::kernel::{range_size, threads_for_work};
 use crate::uop::AxisType;
-
-/// Fewest iterations of the kernel's loop nest (the product of its
-/// constant range sizes) each thread must run for a `THREAD` axis to be
-/// planned: below it, starting the threads costs more than they save.
-pub const MIN_WORK_PER_THREAD: i64 = 1 << 15;
-
-/// Iterations of the kernel's whole loop nest: the product of its
-/// constant range sizes (ranges of unknown size count as one). Range
-/// splits keep it; `PARTIALS` moves iterations into lanes, so the
-/// heuristics take it before any opt.
-pub fn loop_nest_iterations(k: &OptKernel) -> i64 {
-    k.ranges()
-        .iter()
-        .filter_map(|r| range_size(r))
-        .fold(1i64, |a, s| a.saturating_mul(s))
-}
 
 /// Applies one `THREAD` opt as described in the module docs, for a
 /// kernel of `iterations` loop-nest iterations
-/// ([`loop_nest_iterations`] of the unoptimized kernel); returns whether
+/// ([`crate::kernel::loop_nest_iterations`] of the unoptimized kernel); returns whether
 /// one was applied.
-pub fn thread_outer_axis(k: &mut OptKernel, iterations: i64) -> bool {
+pub fn thread_outer_axis(k: &mut OptKernel, iterations: u64) -> bool {
     if k.limits.max_threads < 2 || !k.ranges_of(&[AxisType::Thread]).is_empty() {
         return false;
     }
-    let by_work = iterations / MIN_WORK_PER_THREAD;
-    let cap = i64::try_from(k.limits.max_threads)
-        .unwrap_or(i64::MAX)
-        .min(by_work);
+    let cap = i64::try_from(threads_for_work(iterations, k.limits.max_threads)).unwrap_or(1);
     for t in (2..=cap).rev() {
         let ranges = k.ranges();
         let axis = ranges.iter().position(|r| {

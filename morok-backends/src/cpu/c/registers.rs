@@ -24,7 +24,8 @@
 //! matmul tile (W4a, AVX2 code on a Zen 5 host) issued 72 loads for 48
 //! FMAs and took 12.8 ms; pinned, 9.8 ms.
 
-use morok_core::lower::{indexes_global, LoweredKernel};
+use morok_core::kernel::indexes_global;
+use morok_core::lower::LoweredKernel;
 use morok_core::uop::Op;
 use std::collections::{HashMap, HashSet};
 

@@ -39,7 +39,8 @@
 //! - `bool` buffers are bytes; any non-zero byte reads as true.
 
 use morok_core::dtype::{AddrSpace, DType, ScalarType};
-use morok_core::lower::{indexes_global, LoweredKernel};
+use morok_core::kernel::indexes_global;
+use morok_core::lower::LoweredKernel;
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
 use std::collections::HashMap;

@@ -39,7 +39,8 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 use morok_core::dtype::{AddrSpace, ScalarType};
-use morok_core::lower::{indexes_global, LoweredKernel};
+use morok_core::kernel::indexes_global;
+use morok_core::lower::LoweredKernel;
 use morok_core::render::RenderError;
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
 use std::collections::HashMap;

@@ -15,7 +15,7 @@
 //! and accumulations happen in the same order; requiring the same lists
 //! keeps every reduction's scope unchanged.
 
-use crate::opt::kernel::replace_range;
+use crate::kernel::replace_range;
 use crate::patterns;
 use crate::rewrite::{graph_rewrite, PatternMatcher};
 use crate::uop::{Op, UOp};
@@ -62,7 +62,7 @@ fn merge_one_pair(sink: &Arc<UOp>, simplify: &PatternMatcher) -> Option<Arc<UOp>
                 continue;
             }
             let (m, n) = (a.range_size()?, b.range_size()?);
-            let axis = crate::lower::next_axis_id(sink);
+            let axis = crate::kernel::next_axis_id(sink);
             let f = UOp::range(&UOp::index(m * n), axis, a.axis_type()?);
             let merged = replace_range(
                 sink,

@@ -21,7 +21,7 @@
 //! ([`count_divmod`]).
 
 use super::range_merge::count_divmod;
-use crate::opt::kernel::replace_range;
+use crate::kernel::replace_range;
 use crate::patterns;
 use crate::rewrite::{graph_rewrite, graph_rewrite_bottom_up, PatternMatcher, RewriteError};
 use crate::uop::{ConstValue, Op, UOp};
@@ -65,7 +65,7 @@ fn split_marked(sink: &Arc<UOp>, ctx: &mut SplitCandidates) -> Option<Arc<UOp>> 
         return None;
     }
     let mut ast = sink.clone();
-    let mut next_axis = crate::lower::next_axis_id(sink);
+    let mut next_axis = crate::kernel::next_axis_id(sink);
     for (r, c) in std::mem::take(&mut ctx.marks) {
         let n = r.range_size()?;
         let axis_type = r.axis_type()?;

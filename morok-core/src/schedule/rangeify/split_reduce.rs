@@ -35,7 +35,7 @@
 //!   of the input (small enough to stay in the last-level cache for the
 //!   second stage, a column reduction of `d` rows).
 
-use crate::opt::reduce_strategy::reorderable;
+use crate::kernel::reorderable;
 use crate::patterns;
 use crate::rewrite::{PatternMatcher, RuleError};
 use crate::shape::numel;

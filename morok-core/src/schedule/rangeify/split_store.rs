@@ -26,7 +26,7 @@
 //! a kernel is split into at most [`MAX_STORES`] stores; stores with a
 //! reduction are left alone (its loop would be duplicated per segment).
 
-use crate::opt::kernel::replace_range;
+use crate::kernel::replace_range;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{Op, Srcs, UOp};
@@ -105,7 +105,7 @@ fn split_one_store(sink: &Arc<UOp>) -> Option<Arc<UOp>> {
             bounds.extend(cuts);
             bounds.push(n);
             let mut src: Srcs = ends[..k].iter().cloned().collect();
-            let mut next_axis = crate::lower::next_axis_id(sink);
+            let mut next_axis = crate::kernel::next_axis_id(sink);
             for seg in bounds.windows(2) {
                 src.push(segment(end, pos, seg[0], seg[1], &mut next_axis)?);
             }
