@@ -35,9 +35,9 @@ use crate::dsl::graph::Graph;
 use crate::dsl::rt::Signature;
 use crate::realize::compile_options;
 use crate::{Error, Result, Tensor};
+use morok_backends::compile_program;
 use morok_backends::cpu::c::aot::source_key;
 pub use morok_backends::cpu::c::aot::{object_flags, AotKernel};
-use morok_core::pipeline::compile_program;
 use morok_core::schedule::schedule_cached;
 use std::collections::HashSet;
 
@@ -85,7 +85,7 @@ pub fn render(specs: &[KernelSpec]) -> Result<Vec<AotSource>> {
     let mut out = Vec::new();
     for_each_program(specs, "CPU", |name, program| {
         let arch = std::env::consts::ARCH;
-        let vector_bytes = morok_core::caps::host_vector_bytes();
+        let vector_bytes = morok_backends::host::host_vector_bytes();
         let key = source_key(&program.source, arch, vector_bytes);
         out.push(AotSource {
             function: name.to_string(),
@@ -155,7 +155,7 @@ fn for_each_program(
         let sched = schedule_cached(&[root])
             .map_err(|e| Error::runtime("aot", format!("kernel `{name}`: {e}")))?;
         for item in &sched.items {
-            let program = compile_program(&item.ast, backend.renderer(), Some(backend), &opts)
+            let program = compile_program(&item.ast, backend, &opts)
                 .map_err(|e| Error::runtime("aot", format!("kernel `{name}`: {e}")))?;
             f(name, program)?;
         }

@@ -5,8 +5,9 @@
 //! codegen's on-disk objects), keyed by what they build from.
 
 use crate::device::Device;
+use morok_backends::compile_program;
 use morok_core::device::CompiledKernel;
-use morok_core::pipeline::{compile_program, CompileOptions};
+use morok_core::pipeline::CompileOptions;
 use morok_core::program::VarSlot;
 use morok_core::UOp;
 use std::collections::HashMap;
@@ -87,8 +88,7 @@ pub(crate) fn get_or_compile_with_vars(
     }
     PIPELINE_COMPILES.fetch_add(1, Ordering::Relaxed);
     let backend = device.backend();
-    let program = compile_program(ast, backend.renderer(), Some(backend), &opts)
-        .map_err(|e| e.to_string())?;
+    let program = compile_program(ast, backend, &opts).map_err(|e| e.to_string())?;
     let compiled = Compiled {
         kernel: backend.compile(&program).map_err(|e| e.to_string())?,
         vars: program.vars,

@@ -176,6 +176,7 @@
 
 #![warn(missing_docs)]
 
+pub use morok_backends as backends;
 pub use morok_core as core;
 
 pub mod aot;
@@ -200,12 +201,12 @@ pub mod stats {
     pub use crate::dsl::plan::dsl_warm_calls;
     pub use crate::kernel_cache::kernel_compiles;
     pub use crate::realize::kernel_launches;
+    pub use morok_backends::beam::beam_cache_hits;
+    pub use morok_backends::beam::{
+        candidates_timed as beam_candidates_timed, searches_run as beam_searches,
+    };
     pub use morok_backends::cpu::c::aot::{
         hits as aot_kernel_hits, jit_builds as jit_kernel_builds,
-    };
-    pub use morok_core::opt::beam_cache_hits;
-    pub use morok_core::opt::search::{
-        candidates_timed as beam_candidates_timed, searches_run as beam_searches,
     };
     pub use morok_core::schedule::pipeline_runs;
 }

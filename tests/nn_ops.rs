@@ -797,11 +797,11 @@ fn padded_conv2d_of_rows_the_vector_does_not_divide_matches_the_reference() {
     common::check(&y).unwrap();
     let kernels = y.realize().unwrap().kernels();
     let conv = &kernels[kernels.len() - 1];
-    if conv.backend == "CPU" && morok_core::caps::host_vector_bytes() == 64 {
+    if conv.backend == "CPU" && morok_backends::host::host_vector_bytes() == 64 {
         for part in ["morok_f32x16_load", "morok_f32x8_load"] {
             assert!(conv.code.contains(part), "{part}:\n{}", conv.code);
         }
-        if morok_core::caps::host_has_fma() {
+        if morok_backends::host::host_has_fma() {
             assert!(conv.code.contains("MOROK_IN_REGISTER(v"), "{}", conv.code);
         }
     }

@@ -3,6 +3,11 @@
 
 #![warn(missing_docs)]
 
+pub mod beam;
+pub mod compile;
 pub mod cpu;
+pub mod host;
+
+pub use compile::compile_program;
 
 pub use cpu::{CpuConfig, CpuDevice};

@@ -161,7 +161,7 @@ fn table(
          with an empty kernel cache (graph build, scheduling, lowering, code generation, run). \
          Below 1 means LLVM is faster.\n",
         crate::utc_now(),
-        crate::cpu_model(),
+        morok::backends::host::cpu_model(),
         crate::load_average(),
         opts.runs
     );

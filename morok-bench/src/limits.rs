@@ -240,7 +240,7 @@ fn run_c(dir: &Path, name: &str, source: &str, args: &[usize]) -> Result<String,
     std::fs::write(&src, source).map_err(|e| format!("writing {}: {e}", src.display()))?;
     let out = Command::new(&cc)
         .args(["-O3", "-march=native", "-ffp-contract=fast", "-pthread"])
-        .args(morok::core::caps::capped_x86_extension().map(|e| format!("-mno-{e}")))
+        .args(morok::backends::host::capped_x86_extension().map(|e| format!("-mno-{e}")))
         .arg(&src)
         .arg("-o")
         .arg(&bin)

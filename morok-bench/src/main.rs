@@ -198,7 +198,7 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
     let mut about = vec![format!(
         "{}; {} ({} cores); load average at start {}",
         utc_now(),
-        cpu_model(),
+        morok::backends::host::cpu_model(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         load_average()
     )];
@@ -579,24 +579,6 @@ fn first_call_child(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The CPU model from `/proc/cpuinfo` (Linux), else the architecture.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                Some(
-                    l.strip_prefix("model name")?
-                        .split(':')
-                        .nth(1)?
-                        .trim()
-                        .to_string(),
-                )
-            })
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
 /// The 1-minute load average (Linux), to tell a busy machine.

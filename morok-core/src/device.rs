@@ -11,6 +11,7 @@ use crate::caps::Caps;
 use crate::dtype::DType;
 use crate::program::Program;
 use crate::render::{RenderError, Renderer};
+use crate::target::Target;
 use std::any::Any;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -180,12 +181,10 @@ pub trait Device: Send + Sync {
         self.renderer().caps()
     }
 
-    /// Most threads one kernel launch may run on (1: none). The optimizer
-    /// plans `THREAD` axes for at most this many (`OptLimits::max_threads`);
-    /// a CPU device reads it from `MOROK_THREADS` or its configuration.
-    fn threads(&self) -> usize {
-        1
-    }
+    /// The machine this device runs kernels on, as the optimizer sees it
+    /// (vector width, caches, threads: a CPU device probes its host and
+    /// caps the threads at `MOROK_THREADS` or its configuration).
+    fn target(&self) -> Target;
 
     /// Allocates a buffer of `count` elements. Its contents are
     /// unspecified: callers write every element before reading it.

@@ -35,9 +35,12 @@ pub mod random;
 pub mod reference;
 pub mod render;
 pub mod rewrite;
+#[cfg(any(test, feature = "testing"))]
+pub mod sample_kernels;
 pub mod schedule;
 pub mod shape;
 pub mod symbolic;
+pub mod target;
 pub mod uop;
 
 pub use dtype::{AddrSpace, DType, ScalarType};

@@ -1,8 +1,9 @@
 //! The per-kernel pipeline: one kernel AST becomes a [`Program`] for one
 //! target. [`compile_program`] is the whole path, top to bottom:
 //!
-//! 1. [`crate::opt::optimize`]: range rewrites chosen by heuristics or
-//!    beam search ([`crate::opt::search`]);
+//! 1. [`crate::opt::optimize`]: range rewrites chosen by the heuristics
+//!    for the [`Target`] (a beam search, run by a driver outside core,
+//!    passes its own opts to [`compile_with_opts`]);
 //! 2. [`crate::lower::lower`]: validation, symbolic simplification,
 //!    decompositions for the target's [`Caps`](crate::caps::Caps), bounds,
 //!    reduces, index types, linearization;
@@ -13,12 +14,12 @@
 //! Compiling the program into something runnable is the device's job
 //! ([`crate::device::Device::compile`]); caching programs is the caller's.
 
-use crate::device::Device;
 use crate::kernel::loop_nest_iterations;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
-use crate::opt::{optimize, OptError, OptLimits, OptMode, OptTarget};
+use crate::opt::{apply_opts, optimize, Opt, OptError, OptMode};
 use crate::program::{kernel_name, parallel_var, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
+use crate::target::Target;
 use crate::uop::UOp;
 use std::sync::Arc;
 
@@ -45,37 +46,35 @@ pub enum PipelineError {
 }
 
 /// Runs the per-kernel pipeline (see the module docs) for `renderer`'s
-/// target. `device`, when given, is where the program will run (beam
-/// search times candidates on it).
+/// language on the machine `target` describes: the heuristics' opts
+/// ([`OptMode::Heuristics`]; `OptMode::Beam` too: the search is a driver
+/// outside core that calls [`compile_with_opts`] with the opts it found)
+/// or none ([`OptMode::None`]), then lowering and rendering.
 pub fn compile_program(
     ast: &Arc<UOp>,
     renderer: &dyn Renderer,
-    device: Option<&dyn Device>,
+    target: &Target,
     opts: &CompileOptions,
 ) -> Result<Program, PipelineError> {
-    let caps = renderer.caps();
-    let optimized = optimize(
-        ast,
-        opts.mode,
-        &OptTarget {
-            caps,
-            limits: limits_for(device).with_vector_bytes(caps.vector_bytes),
-            device,
-        },
-    )?;
-    lower_optimized(ast, &optimized, renderer, opts)
+    let chosen = match opts.mode {
+        OptMode::None => Vec::new(),
+        OptMode::Heuristics | OptMode::Beam(_) => optimize(ast, target),
+    };
+    compile_with_opts(ast, &chosen, renderer, target, opts)
 }
 
-/// The optimizer's limits for a kernel that runs on `device`: the host
-/// CPU's, with the threads capped at the device's
-/// ([`Device::threads`], `MOROK_THREADS` on the CPU device). Without a
-/// device, the host's cores.
-fn limits_for(device: Option<&dyn Device>) -> OptLimits {
-    let host = OptLimits::host_cpu();
-    match device {
-        Some(d) => host.with_threads(d.threads()),
-        None => host,
-    }
+/// The per-kernel pipeline with the opts given: `opts` applied to `ast`
+/// for `target` ([`apply_opts`], every validity rule checked), then steps
+/// 2–4.
+pub fn compile_with_opts(
+    ast: &Arc<UOp>,
+    opts: &[Opt],
+    renderer: &dyn Renderer,
+    target: &Target,
+    options: &CompileOptions,
+) -> Result<Program, PipelineError> {
+    let optimized = apply_opts(ast, opts, target)?;
+    lower_optimized(ast, &optimized, renderer, options)
 }
 
 /// Steps 2–4 of [`compile_program`]: lowers `optimized` (the optimizer's

@@ -29,9 +29,9 @@ fn packed_panel_width(a: &[usize], b: &[usize], dtype: ScalarType) -> Option<usi
     if b.len() != 2 || a.len() < 2 || dtype != ScalarType::F32 {
         return None;
     }
-    let lanes = usize::from(morok_core::caps::host_vector_bytes()) / 4;
+    let lanes = usize::from(morok_backends::host::host_vector_bytes()) / 4;
     let (m, k, n) = (a[a.len() - 2], b[0], b[1]);
-    let l2 = match morok_core::opt::host_l2_bytes() {
+    let l2 = match morok_backends::host::l2_bytes() {
         0 => 1 << 20,
         bytes => bytes,
     };

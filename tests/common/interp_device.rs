@@ -12,6 +12,7 @@ use morok::core::lower::LoweredKernel;
 use morok::core::program::{Program, VarSlot};
 use morok::core::render::{RenderError, RenderedKernel, Renderer};
 use morok::core::symbolic::eval::{bits_of, value_of_bits};
+use morok::core::target::Target;
 use morok::core::{ConstValue, ScalarType, UOp};
 use morok::device::Backend;
 use morok::Device;
@@ -190,6 +191,12 @@ impl Backend for InterpDevice {
 
     fn renderer(&self) -> &dyn Renderer {
         &self.renderer
+    }
+
+    /// A one-threaded CPU with the listing's vectors (none) and an L2 of
+    /// unknown size.
+    fn target(&self) -> Target {
+        Target::cpu(self.renderer.caps().vector_bytes, 0, 1)
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {

@@ -31,6 +31,7 @@ use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, Devi
 use morok_core::dtype::DType;
 use morok_core::program::Program;
 use morok_core::render::Renderer;
+use morok_core::target::Target;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -171,8 +172,10 @@ impl Device for CpuDevice {
         self.codegen.renderer()
     }
 
-    fn threads(&self) -> usize {
-        self.config.threads.max(1)
+    fn target(&self) -> Target {
+        crate::host::cpu_target()
+            .with_vector_bytes(self.renderer().caps().vector_bytes)
+            .with_threads(self.config.threads)
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {

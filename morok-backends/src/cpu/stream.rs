@@ -38,26 +38,13 @@ use morok_core::uop::{Arg, Op, UOp};
 
 /// The smallest extent, in bytes, of the elements a kernel writes in a
 /// buffer for its vector stores to stream: half the last-level cache
-/// (Linux `sysfs`; 16 MiB where it cannot be read). From that size on the
+/// ([`crate::host::l3_bytes`]; 16 MiB where it is not reported). From that size on the
 /// output and the inputs it is computed from (as large, for the streaming
 /// kernels this is for) no longer fit in the cache together.
 pub fn stream_threshold() -> u64 {
     static THRESHOLD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *THRESHOLD.get_or_init(|| {
-        let l3 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cache/index3/size")
-            .ok()
-            .and_then(|s| {
-                let s = s.trim();
-                let (digits, unit) = match s.strip_suffix('K') {
-                    Some(d) => (d, 1024),
-                    None => match s.strip_suffix('M') {
-                        Some(d) => (d, 1024 * 1024),
-                        None => (s, 1),
-                    },
-                };
-                digits.parse::<u64>().ok().map(|v| v * unit)
-            })
-            .filter(|&b| b > 0);
+        let l3 = crate::host::l3_bytes().map(|b| b as u64);
         l3.unwrap_or(32 << 20) / 2
     })
 }
@@ -70,7 +57,7 @@ pub fn streams(kernel: &LoweredKernel, store: &UOp) -> bool {
     }
     let (index, value) = (store.s(0), store.s(1).dtype());
     let t = value.scalar_type();
-    let host = morok_core::caps::host_vector_bytes() as usize;
+    let host = crate::host::host_vector_bytes() as usize;
     if !cfg!(target_arch = "x86_64")
         || host < 32
         || !value.is_vector()

@@ -3,11 +3,11 @@
 //! and the search goes on with the others.
 
 use super::reduce::matmul_ast;
+use morok_backends::beam::{beam_search, DeviceMeasure, Measure};
 use morok_backends::{CpuConfig, CpuDevice};
 use morok_core::device::Device;
-use morok_core::opt::measure::DeviceMeasure;
-use morok_core::opt::search::{beam_search, BeamConfig, Measure};
-use morok_core::opt::{OptKernel, OptLimits};
+use morok_core::opt::BeamConfig;
+use morok_core::opt::OptKernel;
 use morok_core::pipeline::{lower_optimized, CompileOptions};
 use morok_core::uop::{AxisType, UOp};
 use std::os::unix::fs::PermissionsExt;
@@ -51,7 +51,7 @@ fn a_compile_past_the_limit_is_stopped_and_the_search_goes_on() {
         DeviceMeasure::new(&dev, &ast, CompileOptions::default()).with_compile_limit(limit);
 
     // One hanging compile: stopped at the limit, not after the minute.
-    let limits = OptLimits::host_cpu().with_threads(1);
+    let limits = super::common::scalar_host().with_threads(1);
     let mut tiled = OptKernel::new(&ast, limits);
     morok_core::opt::heuristic::hand_coded_optimizations(&mut tiled);
     assert!(!tiled.ranges_of(&[AxisType::Upcast]).is_empty());
@@ -76,7 +76,7 @@ fn a_compile_past_the_limit_is_stopped_and_the_search_goes_on() {
     let start = Instant::now();
     let found = beam_search(
         &ast,
-        limits,
+        &limits,
         &config,
         &DeviceMeasure::new(&dev, &ast, CompileOptions::default()).with_compile_limit(limit),
     )

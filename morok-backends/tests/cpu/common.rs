@@ -6,7 +6,7 @@ use morok_backends::{CpuConfig, CpuDevice};
 use morok_core::device::{CompiledKernel, Device};
 use morok_core::dtype::DType;
 use morok_core::lower::LoweredKernel;
-use morok_core::pipeline::{compile_program, render_program, CompileOptions};
+use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::uop::{AxisType, UOp};
 use std::sync::Arc;
 
@@ -93,8 +93,8 @@ impl Arg {
 
 /// Runs the per-kernel pipeline for `ast` and compiles it on `dev`.
 pub fn compile(dev: &CpuDevice, ast: &Arc<UOp>) -> Arc<dyn CompiledKernel> {
-    let program = compile_program(ast, dev.renderer(), Some(dev), &CompileOptions::default())
-        .expect("pipeline");
+    let program =
+        morok_backends::compile_program(ast, dev, &CompileOptions::default()).expect("pipeline");
     dev.compile(&program)
         .unwrap_or_else(|e| panic!("compile failed: {e}"))
 }
@@ -178,4 +178,14 @@ pub fn elementwise(n: i64, inputs: &[DType], f: impl Fn(&[Arc<UOp>]) -> Arc<UOp>
         .collect();
     let v = f(&vals);
     store_kernel(0, &i, &v, std::slice::from_ref(&i))
+}
+
+/// The host CPU as the optimizer sees it, without vectors (tests add the
+/// width they need with `with_vector_bytes`).
+pub fn scalar_host() -> morok_core::target::Target {
+    morok_core::target::Target::cpu(
+        0,
+        morok_backends::host::l2_bytes(),
+        morok_backends::host::available_threads(),
+    )
 }

@@ -6,12 +6,12 @@ use super::common::*;
 use morok_backends::cpu::llvm::{emit_assembly, emit_object, TargetSpec};
 use morok_backends::cpu::LlvmRenderer;
 use morok_backends::cpu::{Codegen, KernelFn, LlvmCodegen};
+use morok_backends::host::host_vector_bytes;
 use morok_backends::CpuDevice;
-use morok_core::caps::host_vector_bytes;
 use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
-use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps};
+use morok_core::opt::{apply_opts, Opt, OptOps};
 use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::render::Renderer;
 use morok_core::uop::{AxisType, Op, UOp};
@@ -101,8 +101,8 @@ fn vector_kernel() -> morok_core::lower::LoweredKernel {
     let ast = elementwise(64, &[DType::F32, DType::F32], |v| {
         v[0].mul(&v[1]).add(&v[0])
     });
-    let limits = OptLimits::host_cpu().with_vector_bytes(64);
-    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], limits).expect("upcast");
+    let limits = super::common::scalar_host().with_vector_bytes(64);
+    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], &limits).expect("upcast");
     let caps = LlvmRenderer.caps().with_vector_bytes(64);
     let opts = LowerOptions::new(caps).with_name("vec16".to_string());
     lower(&ast, &opts).expect("lower")
@@ -133,8 +133,8 @@ fn vector_exp_and_selects_use_vector_registers_and_no_calls() {
         let e = v[0].un(Op::Exp);
         e.bin(Op::CmpLt, &v[0]).where_(&e, &v[0])
     });
-    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
-    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], limits).expect("upcast");
+    let limits = super::common::scalar_host().with_vector_bytes(host_vector_bytes());
+    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], &limits).expect("upcast");
     let opts = LowerOptions::new(LlvmRenderer.caps()).with_name("vexp".to_string());
     let kernel = lower(&ast, &opts).expect("lower");
     let ir = LlvmRenderer.render(&kernel).expect("render").source;
@@ -232,8 +232,7 @@ fn renderer_source_is_ir_text() {
     let dir = tempfile::tempdir().expect("temp dir");
     let dev = llvm_device_in(dir.path(), 1);
     let opts = CompileOptions::default();
-    let p = morok_core::pipeline::compile_program(&ast, dev.renderer(), Some(&dev), &opts)
-        .expect("pipeline");
+    let p = morok_backends::compile_program(&ast, &dev, &opts).expect("pipeline");
     assert!(p.source.contains("define void @E_7(ptr"), "{}", p.source);
     let again = render_program(&ast, (*p.lowered).clone(), &LlvmRenderer).expect("render");
     assert_eq!(again.source, p.source, "rendering is deterministic");
@@ -247,8 +246,8 @@ fn broadcasts_are_splats_and_run() {
     let i = range(64, 0, AxisType::Loop);
     let v = load(1, DType::F32, &i).mul(&load(2, DType::F32, &UOp::index(0)));
     let ast = store_kernel(0, &i, &v, std::slice::from_ref(&i));
-    let limits = OptLimits::host_cpu().with_vector_bytes(64);
-    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], limits).expect("upcast");
+    let limits = super::common::scalar_host().with_vector_bytes(64);
+    let ast = apply_opts(&ast, &[Opt::new(OptOps::Upcast, 0, 16)], &limits).expect("upcast");
     let caps = LlvmRenderer.caps().with_vector_bytes(64);
     let opts = LowerOptions::new(caps).with_name("bcast".to_string());
     let kernel = lower(&ast, &opts).expect("lower");

@@ -7,7 +7,8 @@ use super::reduce::{matmul_ast, matmul_ast_of};
 use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
-use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps::*};
+use morok_core::opt::{apply_opts, Opt, OptOps::*};
+use morok_core::target::Target;
 use morok_core::uop::{AxisType, Op, ReduceOp, UOp};
 use std::sync::Arc;
 
@@ -32,10 +33,10 @@ fn run_as_is(
     args[0].get::<f32>()
 }
 
-fn limits() -> OptLimits {
-    OptLimits {
-        max_threads: 8,
-        ..OptLimits::host_cpu()
+fn limits() -> Target {
+    Target {
+        threads: 8,
+        ..super::common::scalar_host()
     }
 }
 
@@ -44,7 +45,7 @@ fn check(ast: &Arc<UOp>, out: usize, inputs: &[Vec<f32>], lists: &[&[Opt]]) {
     let (dev, _dir) = device(2);
     let want = run_as_is(&dev, ast, out, inputs);
     for opts in lists {
-        let optimized = apply_opts(ast, opts, limits()).unwrap_or_else(|e| panic!("{e}"));
+        let optimized = apply_opts(ast, opts, &limits()).unwrap_or_else(|e| panic!("{e}"));
         let got = run_as_is(&dev, &optimized, out, inputs);
         assert_eq!(got, want, "opts {opts:?}");
     }
@@ -124,8 +125,8 @@ fn heuristic_matmul_is_tiled_and_fused() {
     // host's width: 8×16 lanes with AVX-512, 4×16 with AVX2, 4×8 with
     // 16-byte vectors) updated by vector FMAs where the host has them,
     // by a multiply and an add otherwise, in either codegen.
-    let w = morok_core::caps::host_vector_bytes() / 4;
-    let fma = morok_core::caps::host_has_fma();
+    let w = morok_backends::host::host_vector_bytes() / 4;
+    let fma = morok_backends::host::host_has_fma();
     if src.contains("define void") {
         assert_eq!(
             src.contains(&format!("@llvm.fma.v{w}f32")),
@@ -186,7 +187,7 @@ fn installed_c_compilers() -> Vec<&'static str> {
 fn vector_mulacc_renders_as_one_vector_fma() {
     let (m, k, n) = (3usize, 7usize, 16usize);
     let dir = tempfile::tempdir().expect("temp dir");
-    let reg = morok_core::caps::host_vector_bytes() as usize;
+    let reg = morok_backends::host::host_vector_bytes() as usize;
     for compiler in installed_c_compilers() {
         let dev = morok_backends::CpuDevice::with_config(morok_backends::CpuConfig {
             cache_dir: dir.path().join(compiler),
@@ -230,7 +231,8 @@ fn vector_mulacc_renders_as_one_vector_fma() {
                 .filter(|w| w * size <= reg && w * size >= 16)
             {
                 let opts = [Opt::new(Upcast, 1, w as i64)];
-                let optimized = apply_opts(&ast, &opts, limits()).unwrap_or_else(|e| panic!("{e}"));
+                let optimized =
+                    apply_opts(&ast, &opts, &limits()).unwrap_or_else(|e| panic!("{e}"));
                 let lowered = lower(&optimized, &lower_fused).expect("lower");
                 let kernel = compile_lowered(&dev, &optimized, lowered);
                 let src = kernel.source();

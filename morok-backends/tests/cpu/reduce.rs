@@ -202,9 +202,9 @@ fn matmul_ref_fused(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f
 /// ascending, each step one fused multiply-add ([`matmul_ref_fused`])
 /// where the host has FMA, else a multiply rounded before the add
 /// ([`matmul_ref`]): lowering forms `MULACC` only for a target that
-/// renders it natively (`morok_core::caps::host_has_fma`).
+/// renders it natively (`morok_backends::host::host_has_fma`).
 pub fn optimized_matmul_ref(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
-    if morok_core::caps::host_has_fma() {
+    if morok_backends::host::host_has_fma() {
         matmul_ref_fused(a, b, m, k, n)
     } else {
         matmul_ref(a, b, m, k, n)

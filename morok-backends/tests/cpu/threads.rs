@@ -8,14 +8,14 @@ use super::reduce::{matmul_ast, matmul_ref};
 use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::kernel::MIN_WORK_PER_THREAD;
-use morok_core::pipeline::{compile_program, CompileOptions};
+use morok_core::pipeline::CompileOptions;
 use morok_core::program::Program;
 use morok_core::uop::{AxisType, Op, UOp};
 use std::sync::Arc;
 
 /// The heuristic program for `ast` on `dev`.
 fn program(dev: &morok_backends::CpuDevice, ast: &Arc<UOp>) -> Program {
-    compile_program(ast, dev.renderer(), Some(dev), &CompileOptions::default()).expect("pipeline")
+    morok_backends::compile_program(ast, dev, &CompileOptions::default()).expect("pipeline")
 }
 
 /// The sizes of the `THREAD` ranges of an optimized kernel.

@@ -10,11 +10,12 @@
 //! kernels must store the same bytes.
 
 use super::common::*;
-use morok_core::caps::{host_vector_bytes, Caps};
+use morok_backends::host::host_vector_bytes;
+use morok_core::caps::Caps;
 use morok_core::dtype::DType;
 use morok_core::lower::vectorize::min_decomposed_bytes;
 use morok_core::lower::LowerOptions;
-use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps};
+use morok_core::opt::{apply_opts, Opt, OptOps};
 use morok_core::uop::{AxisType, Op, UOp};
 use std::sync::Arc;
 
@@ -133,7 +134,7 @@ fn same_as_scalar_decomposition(name: &str, dtype: DType, f: &dyn Fn(&Arc<UOp>) 
     let up = apply_opts(
         &ast,
         &[Opt::new(OptOps::Upcast, 0, lanes)],
-        OptLimits::host_cpu().with_vector_bytes(host_vector_bytes()),
+        &super::common::scalar_host().with_vector_bytes(host_vector_bytes()),
     )
     .expect("upcast");
     let (got, src) = run_with(&up, c_caps(), &args);
@@ -229,7 +230,7 @@ fn avx2_vectors_take_the_decomposition_on_one_vector() {
         let up = apply_opts(
             &ast,
             &[Opt::new(OptOps::Upcast, 0, 8)],
-            OptLimits::host_cpu().with_vector_bytes(bytes),
+            &super::common::scalar_host().with_vector_bytes(bytes),
         )
         .expect("upcast");
         let (got, src) = run_with(&up, caps, &args);
@@ -250,7 +251,7 @@ fn sin_keeps_libm_on_vectors() {
     let up = apply_opts(
         &ast,
         &[Opt::new(OptOps::Upcast, 0, 16)],
-        OptLimits::host_cpu().with_vector_bytes(host_vector_bytes()),
+        &super::common::scalar_host().with_vector_bytes(host_vector_bytes()),
     )
     .expect("upcast");
     let args = args(DType::F32, n as usize);

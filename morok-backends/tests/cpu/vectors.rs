@@ -7,11 +7,11 @@
 
 use super::common::*;
 use super::reduce::{matmul_ast, optimized_matmul_ref};
-use morok_core::caps::host_vector_bytes;
+use morok_backends::host::host_vector_bytes;
 use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
-use morok_core::opt::{apply_opts, Opt, OptLimits, OptOps::*};
+use morok_core::opt::{apply_opts, Opt, OptOps::*};
 use morok_core::uop::{AxisType, ConstValue, Op, ReduceOp, UOp};
 use std::sync::Arc;
 
@@ -43,8 +43,8 @@ fn input(dtype: DType, n: usize, seed: u64) -> Arg {
 
 /// `ast` with `opts` applied under the host CPU's limits and vector width.
 fn optimized_for_host(ast: &Arc<UOp>, opts: &[Opt]) -> Arc<UOp> {
-    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
-    apply_opts(ast, opts, limits).unwrap_or_else(|e| panic!("{e}"))
+    let limits = super::common::scalar_host().with_vector_bytes(host_vector_bytes());
+    apply_opts(ast, opts, &limits).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Lowers `ast` for the C device's capabilities (host vectors, no FMA),
@@ -254,7 +254,7 @@ fn matmul_tiles_with_prime_reduce_and_fma() {
     let ast = matmul_ast(m as i64, k as i64, n as i64);
     // The whole row of 24 where upcasts may span it (32-byte vectors and
     // wider); half of it where they stop at 16 lanes (16-byte vectors).
-    let limits = OptLimits::host_cpu().with_vector_bytes(host_vector_bytes());
+    let limits = super::common::scalar_host().with_vector_bytes(host_vector_bytes());
     let whole_row = if limits.max_upcast >= 24 { 24 } else { 12 };
     let args = vec![
         Arg::zeros(DType::F32, m * n),
@@ -282,7 +282,7 @@ fn matmul_tiles_with_prime_reduce_and_fma() {
     let kernel = exec(&dev, &matmul_ast(m as i64, k as i64, n as i64), &mut args);
     let want = optimized_matmul_ref(&args[1].get(), &args[2].get(), m, k, n);
     assert_eq!(args[0].get::<f32>(), want, "{}", kernel.source());
-    let fma = morok_core::caps::host_has_fma();
+    let fma = morok_backends::host::host_has_fma();
     assert_eq!(
         kernel.source().contains("fmaf("),
         fma,
@@ -335,7 +335,7 @@ fn whole_tile_rows_keep_their_shared_loads_in_registers() {
             assert!(src.contains(part), "{part} in a whole-row tile:\n{src}");
         }
     }
-    if morok_core::caps::host_has_fma() {
+    if morok_backends::host::host_has_fma() {
         // Every load of the row feeds one FMA per tile row: all are pinned
         // (2 on AVX-512's whole-row tile, 1 vector of 8 on AVX2).
         let loads: Vec<&str> = src.lines().filter(|l| l.contains("_load(&data2")).collect();

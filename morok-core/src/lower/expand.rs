@@ -180,7 +180,8 @@ mod tests {
     use crate::caps::Caps;
     use crate::kernel::indexes_global;
     use crate::lower::{lower, LowerOptions};
-    use crate::opt::{apply_opts, Opt, OptLimits, OptOps};
+    use crate::opt::{apply_opts, Opt, OptOps};
+    use crate::target::Target;
     use crate::uop::{Op, UOp};
     use std::sync::Arc;
 
@@ -191,7 +192,7 @@ mod tests {
             Opt::new(OptOps::Upcast, 0, 2),
             Opt::new(OptOps::Unroll, 0, 3),
         ];
-        let tiled = apply_opts(&mm, &opts, OptLimits::host_cpu()).unwrap();
+        let tiled = apply_opts(&mm, &opts, &Target::cpu(0, 0, 2)).unwrap();
         let mut caps = Caps::all_native();
         caps.native = caps.native.with(Op::MulAcc);
         let mut o = LowerOptions::new(caps);

@@ -201,7 +201,11 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
     let guarded = program
         .ops
         .iter()
-        .filter(|n| n.op() == Op::Index && crate::kernel::indexes_global(n) && bounds::is_data_dependent(n.s(1)))
+        .filter(|n| {
+            n.op() == Op::Index
+                && crate::kernel::indexes_global(n)
+                && bounds::is_data_dependent(n.s(1))
+        })
         .map(|n| n.id())
         .collect();
     Ok(LoweredKernel {

@@ -279,7 +279,7 @@ mod tests {
 
     /// `ast` with `opts`, lowered for `bytes`-byte vectors (with masks).
     fn lowered(ast: &Arc<UOp>, opts: &[Opt], bytes: u16) -> LoweredKernel {
-        let out = apply_opts(ast, opts, cpu()).unwrap();
+        let out = apply_opts(ast, opts, &cpu()).unwrap();
         let caps = Caps::all_native()
             .with_vector_bytes(bytes)
             .with_vector_masks();
@@ -345,7 +345,7 @@ mod tests {
         let max = row_reduce(ReduceOp::Max, 3, 32 * 5);
         assert_eq!(lane_reads(&lowered(&max, &p32, 64)), (2, 6));
         // without optional optimizations the tree of lanes stays
-        let out = apply_opts(&sum, &p32, cpu()).unwrap();
+        let out = apply_opts(&sum, &p32, &cpu()).unwrap();
         let mut o = LowerOptions::new(Caps::all_native().with_vector_bytes(64));
         o.noopt = true;
         assert_eq!(lane_reads(&lower(&out, &o).unwrap()), (32, 0));

@@ -3,38 +3,12 @@
 use super::*;
 use crate::caps::Caps;
 use crate::dtype::DType;
+use crate::sample_kernels::store;
+pub(crate) use crate::sample_kernels::{load, matmul, range};
 use crate::uop::{AxisType, Op, ReduceOp, UOp};
 
 fn opts() -> LowerOptions {
     LowerOptions::new(Caps::all_native())
-}
-
-pub(crate) fn range(n: i64, id: usize, t: AxisType) -> Arc<UOp> {
-    UOp::range(&UOp::index(n), id, t)
-}
-
-pub(crate) fn load(slot: i64, idx: &Arc<UOp>) -> Arc<UOp> {
-    UOp::define_global(slot, DType::F32)
-        .index_into(idx, None)
-        .load()
-}
-
-fn store(slot: i64, idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
-    UOp::define_global(slot, v.dtype())
-        .index_into(idx, None)
-        .store(v)
-}
-
-/// C[i, j] = sum_k A[i*K + k] * B[k*N + j].
-pub(crate) fn matmul(m: i64, k: i64, n: i64) -> Arc<UOp> {
-    let i = range(m, 0, AxisType::Loop);
-    let j = range(n, 1, AxisType::Loop);
-    let r = range(k, 2, AxisType::Reduce);
-    let a = load(1, &i.mul(&UOp::index(k)).add(&r));
-    let b = load(2, &r.mul(&UOp::index(n)).add(&j));
-    let v = a.mul(&b).reduce(ReduceOp::Add, std::slice::from_ref(&r));
-    let st = store(0, &i.mul(&UOp::index(n)).add(&j), &v);
-    UOp::sink(vec![st.end(&[i, j])])
 }
 
 /// The loop nesting of a program as a string: `(` per RANGE, `)` per END,

@@ -476,7 +476,8 @@ pub fn vectorize(g: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
 mod tests {
     use crate::caps::Caps;
     use crate::lower::{lower, LowerOptions, LoweredKernel};
-    use crate::opt::{apply_opts, Opt, OptLimits, OptOps};
+    use crate::opt::{apply_opts, Opt, OptOps};
+    use crate::target::Target;
     use crate::uop::{AxisType, Op, UOp};
     use std::sync::Arc;
 
@@ -489,7 +490,7 @@ mod tests {
             Opt::new(OptOps::Upcast, 1, 12),
             Opt::new(OptOps::Upcast, 0, 2),
         ];
-        let tiled = apply_opts(&mm, &opts, OptLimits::host_cpu()).unwrap();
+        let tiled = apply_opts(&mm, &opts, &Target::cpu(0, 0, 2)).unwrap();
         let mut caps = Caps::all_native().with_vector_bytes(32);
         caps.native = caps.native.with(Op::MulAcc);
         let mut o = LowerOptions::new(caps);
@@ -540,7 +541,7 @@ mod tests {
         let tiled = apply_opts(
             &mm,
             &[Opt::new(OptOps::Upcast, 1, 4)],
-            OptLimits::host_cpu(),
+            &Target::cpu(0, 0, 2),
         )
         .unwrap();
         let k = lower(&tiled, &LowerOptions::new(Caps::all_native())).unwrap();

@@ -8,145 +8,12 @@
 //! was and returns a message naming the opt and the reason.
 
 use super::kernel::OptKernel;
+use super::opts::{amount, check, pick, reduces_over_nest, Opt, OptArg, OptOps};
+use super::partials::apply_partials;
 use crate::kernel::{range_size, replace_range, uses_range};
 use crate::uop::{AxisType, Op, UOp};
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
-
-/// The kinds of opt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum OptOps {
-    /// Tensor cores (GPUs; refused on targets without them).
-    Tc,
-    /// Split an output axis; the inner part becomes vector lanes.
-    Upcast,
-    /// Split a reduce axis; the inner part is unrolled into the update.
-    Unroll,
-    /// Split an output axis into a workgroup dimension (GPUs).
-    Local,
-    /// Split a reduce axis into a grouped (shared-memory) reduce (GPUs).
-    Group,
-    /// `GROUP` with the group as the outer part of the axis (GPUs).
-    GroupTop,
-    /// Split an output axis across CPU threads (outer part).
-    Thread,
-    /// Forbid `LOCAL` from now on.
-    NoLocals,
-    /// Round an axis up to a multiple of the amount, gating the extra
-    /// iterations.
-    PadTo,
-    /// Exchange the loop order of two output axes.
-    Swap,
-    /// Split a reduce axis into interleaved partial reductions with one
-    /// accumulator each, combined after the loop (changes the order of a
-    /// float sum; see `opt::reduce_strategy`).
-    Partials,
-}
-
-/// The argument of an [`Opt`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum OptArg {
-    /// No argument (`NOLOCALS`).
-    None,
-    /// An amount (`0` = the whole axis) or, for `SWAP`, the other axis.
-    Int(i64),
-    /// `TC`: which tensor core, the TC opt level (0..=2), and use_tc
-    /// (1..=2).
-    Tc(i64, i64, i64),
-}
-
-/// One optimization action.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Opt {
-    /// What to do.
-    pub op: OptOps,
-    /// Which axis (see the module docs); `None` for `NOLOCALS`.
-    pub axis: Option<usize>,
-    /// The amount or other argument.
-    pub arg: OptArg,
-}
-
-impl Opt {
-    /// `op` on `axis` by `amt`.
-    pub fn new(op: OptOps, axis: usize, amt: i64) -> Opt {
-        Opt {
-            op,
-            axis: Some(axis),
-            arg: OptArg::Int(amt),
-        }
-    }
-
-    /// `NOLOCALS`.
-    pub fn no_locals() -> Opt {
-        Opt {
-            op: OptOps::NoLocals,
-            axis: None,
-            arg: OptArg::None,
-        }
-    }
-}
-
-impl fmt::Display for Opt {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.op)?;
-        if let Some(a) = self.axis {
-            write!(f, "(axis {a}")?;
-            match self.arg {
-                OptArg::None => {}
-                OptArg::Int(n) => write!(f, ", {n}")?,
-                OptArg::Tc(s, o, u) => write!(f, ", ({s}, {o}, {u})")?,
-            }
-            write!(f, ")")?;
-        }
-        Ok(())
-    }
-}
-
-pub(super) fn check(cond: bool, what: &str) -> Result<(), String> {
-    if cond {
-        Ok(())
-    } else {
-        Err(what.to_string())
-    }
-}
-
-/// The range an opt's axis names in `list`.
-pub(super) fn pick(list: &[Arc<UOp>], axis: Option<usize>, what: &str) -> Result<Arc<UOp>, String> {
-    let a = axis.ok_or_else(|| format!("{what} needs an axis"))?;
-    list.get(a)
-        .cloned()
-        .ok_or_else(|| format!("axis {a} does not exist ({} {what} axes)", list.len()))
-}
-
-/// The amount of an opt on `rng` (`0` = the whole axis).
-pub(super) fn amount(opt: &Opt, rng: &UOp) -> Result<i64, String> {
-    let OptArg::Int(amt) = opt.arg else {
-        return Err("needs an integer amount".into());
-    };
-    let size = range_size(rng).ok_or("the axis size is not a constant")?;
-    let amt = if amt == 0 { size } else { amt };
-    check(amt > 1, "the amount must be above 1")?;
-    check(
-        size % amt == 0,
-        &format!("{amt} does not divide the axis size {size}"),
-    )?;
-    Ok(amt)
-}
-
-/// True if some `REDUCE` over `rng` has in its value another `REDUCE`
-/// that uses `rng` (unrolled lanes cannot each own a loop of the inner
-/// reduce).
-pub(super) fn reduces_over_nest(k: &OptKernel, rng: &Arc<UOp>) -> bool {
-    k.ast.toposort().iter().any(|n| {
-        n.op() == Op::Reduce
-            && n.src()[1..].iter().any(|r| Arc::ptr_eq(r, rng))
-            && n.s(0)
-                .toposort()
-                .iter()
-                .any(|m| m.op() == Op::Reduce && uses_range(m, rng))
-    })
-}
 
 /// True if `rng` is a reduce range of a `REDUCE` nested in another one.
 fn nested_reduce_axis(k: &OptKernel, rng: &Arc<UOp>) -> bool {
@@ -162,10 +29,13 @@ fn nested_reduce_axis(k: &OptKernel, rng: &Arc<UOp>) -> bool {
 /// Applies one opt to `k` (checking its validity rules first), or says
 /// why it is refused; `k` is unchanged on refusal.
 pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
-    let lim = k.limits;
+    let target = k.target;
     match opt.op {
         OptOps::Tc => {
-            check(lim.tensor_cores, "the target has no tensor cores")?;
+            check(
+                target.gpu.is_some_and(|g| !g.tensor_cores.is_empty()),
+                "the target has no tensor cores",
+            )?;
             check(k.applied.is_empty(), "TC must be the first opt")?;
             let OptArg::Tc(_, tc_opt, use_tc) = opt.arg else {
                 return Err("TC needs (select, opt, use_tc)".into());
@@ -184,7 +54,7 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
                 "UPCAST needs a GLOBAL, LOCAL or LOOP axis",
             )?;
             let amt = amount(opt, &rng)?;
-            check(amt <= lim.max_upcast, "UPCAST amount too large")?;
+            check(amt <= target.max_upcast, "UPCAST amount too large")?;
             k.shift_to(&rng, amt, AxisType::Upcast, false)?;
         }
         OptOps::Unroll => {
@@ -193,13 +63,15 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             let amt = amount(opt, &rng)?;
             check(amt <= 32, "UNROLL amount above 32")?;
             check(
-                !reduces_over_nest(k, &rng),
+                !reduces_over_nest(&k.ast, &rng),
                 "UNROLL of a reduce whose value holds another reduce over the axis",
             )?;
             k.shift_to(&rng, amt, AxisType::Unroll, false)?;
         }
         OptOps::Local => {
-            check(lim.has_local, "the target has no local memory")?;
+            let Some(gpu) = target.gpu else {
+                return Err("the target has no local memory".into());
+            };
             check(!k.dont_use_locals, "NOLOCALS was applied")?;
             let rng = pick(&k.ranges(), opt.axis, "")?;
             check(
@@ -207,10 +79,20 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
                 "LOCAL needs a GLOBAL or LOOP axis",
             )?;
             let amt = amount(opt, &rng)?;
+            let block: i64 = k
+                .ranges_of(&[AxisType::Local])
+                .iter()
+                .filter_map(|r| range_size(r))
+                .product();
+            check(
+                amt.saturating_mul(block)
+                    <= i64::try_from(gpu.threads_per_block).unwrap_or(i64::MAX),
+                "LOCAL exceeds the threads of a block",
+            )?;
             k.shift_to(&rng, amt, AxisType::Local, false)?;
         }
         OptOps::Group | OptOps::GroupTop => {
-            check(lim.has_local, "the target has no local memory")?;
+            check(target.has_local(), "the target has no local memory")?;
             check(
                 !k.applied.iter().any(|o| o.op == OptOps::Tc),
                 "GROUP after TC",
@@ -224,13 +106,13 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
                 .filter_map(|r| range_size(r))
                 .product();
             check(
-                amt * grouped * 4 <= lim.shared_max as i64,
+                amt * grouped * 4 <= target.gpu.map_or(0, |g| g.shared_bytes) as i64,
                 "GROUP exceeds the shared memory",
             )?;
             k.shift_to(&rng, amt, AxisType::GroupReduce, opt.op == OptOps::GroupTop)?;
         }
         OptOps::Thread => {
-            check(lim.max_threads > 1, "the target has no threads")?;
+            check(target.threads > 1, "the target has no threads")?;
             check(
                 k.ranges_of(&[AxisType::Thread]).is_empty(),
                 "only one THREAD axis",
@@ -242,7 +124,7 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             )?;
             let amt = amount(opt, &rng)?;
             check(
-                amt as usize <= lim.max_threads,
+                amt as usize <= target.threads,
                 "THREAD amount above the thread count",
             )?;
             k.shift_to(&rng, amt, AxisType::Thread, true)?;
@@ -256,7 +138,7 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             k.dont_use_locals = true;
         }
         OptOps::PadTo => pad_to(k, opt)?,
-        OptOps::Partials => super::reduce_strategy::apply_partials(k, opt)?,
+        OptOps::Partials => apply_partials(k, opt)?,
         OptOps::Swap => {
             let list = k.ranges();
             let a = pick(&list, opt.axis, "")?;
@@ -391,4 +273,13 @@ fn pad_to(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
     };
     k.ast = replace_range(&k.ast, &rng, &new, std::slice::from_ref(&new), gate_index);
     Ok(())
+}
+
+/// Tries `opt`; on success records it and returns true.
+pub fn try_opt(k: &mut OptKernel, opt: Opt) -> bool {
+    let ok = apply_opt(k, &opt).is_ok();
+    if ok {
+        k.applied.push(opt);
+    }
+    ok
 }

@@ -32,45 +32,13 @@
 //! Without a `THREAD` axis the CPU host still splits the outermost output
 //! loop across its cores (see `Launch::parallel`).
 
+use super::access::{buffer_indices, stride};
+use super::actions::try_opt;
 use super::kernel::OptKernel;
-use super::{apply_opt, Opt, OptOps};
+use super::{Opt, OptOps};
 use crate::kernel::{axis_id, loop_nest_iterations, range_size, uses_range, vector_pieces};
 use crate::uop::{AxisType, Op, UOp};
-use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Tries `opt`; on success records it and returns true.
-pub(super) fn try_opt(k: &mut OptKernel, opt: Opt) -> bool {
-    let ok = apply_opt(k, &opt).is_ok();
-    if ok {
-        k.applied.push(opt);
-    }
-    ok
-}
-
-/// The index expressions of every global buffer access of the kernel.
-pub(super) fn buffer_indices(ast: &Arc<UOp>) -> Vec<Arc<UOp>> {
-    ast.toposort()
-        .into_iter()
-        .filter(|n| n.op() == Op::Index && n.s(0).op() == Op::DefineGlobal)
-        .map(|n| n.s(1).clone())
-        .collect()
-}
-
-/// `idx[r := 1] - idx[r := 0]` with every other range at 0, folded by the
-/// symbolic rules; `None` when it does not fold to a constant (loaded
-/// data in the index).
-pub(super) fn stride(idx: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Option<i64> {
-    let at = |v: i64| -> Option<i64> {
-        let map: HashMap<u64, Arc<UOp>> = ranges
-            .iter()
-            .map(|x| (x.id(), UOp::index(if Arc::ptr_eq(x, r) { v } else { 0 })))
-            .collect();
-        let folded = crate::symbolic::simplify(&idx.substitute(&map)).ok()?;
-        folded.const_value().and_then(|c| c.as_i64())
-    };
-    Some(at(1)? - at(0)?)
-}
 
 /// Number of output elements (product of the constant output ranges).
 fn output_size(k: &OptKernel) -> i64 {
@@ -144,7 +112,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
     // 6. threads (refused without them)
     super::threads::thread_outer_axis(k, iterations);
     // 7. locals (refused without them)
-    if !k.limits.has_local {
+    if !k.target.has_local() {
         return;
     }
     for axis in 0..3 {
@@ -274,7 +242,7 @@ fn upcast_narrow_output(k: &mut OptKernel) {
         r.axis_type() == Some(AxisType::Loop)
             && range_size(r).is_some_and(|s| {
                 s > 1
-                    && s <= NARROW_OUTPUT_LANES.min(k.limits.max_upcast)
+                    && s <= NARROW_OUTPUT_LANES.min(k.target.max_upcast)
                     && (tile == 1 || tile * accumulators(r, s) <= NARROW_MAX_ACCUMULATORS)
             })
             && indices.iter().any(|idx| !uses_range(idx, r))
@@ -293,7 +261,7 @@ fn first_store(ast: &Arc<UOp>) -> Option<Arc<UOp>> {
 
 /// Vector lanes of the kernel's stored type on the target (1: none).
 fn vector_lanes(k: &OptKernel) -> i64 {
-    let caps = crate::caps::Caps::none_native().with_vector_bytes(k.limits.vector_bytes);
+    let caps = crate::caps::Caps::none_native().with_vector_bytes(k.target.vector_bytes);
     first_store(&k.ast).map_or(1, |st| {
         i64::from(caps.vector_lanes(st.s(1).dtype().scalar_type()))
     })
@@ -357,8 +325,8 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     };
     let size_j = range_size(j).unwrap_or(0);
     let itemsize = store.s(1).dtype().scalar_type().itemsize();
-    let (nr, rows) = tile_row(full, size_j, itemsize, k.limits.max_upcast);
-    let registers = if k.limits.vector_bytes >= 64 { 32 } else { 16 };
+    let (nr, rows) = tile_row(full, size_j, itemsize, k.target.max_upcast);
+    let registers = i64::from(k.target.vector_registers);
     let i = loops
         .iter()
         .copied()
@@ -469,7 +437,7 @@ fn reduction_reads_along(ast: &Arc<UOp>, j: &Arc<UOp>) -> bool {
 /// power-of-two row stride also maps a panel's lines onto few cache
 /// sets). With `B`'s loop outside instead, one panel stays in L2 while
 /// the `i` loop streams `A`'s rows past it. So when such a `B` spans
-/// more than [`super::OptLimits::l2_bytes`] (1 MiB where unknown) and
+/// more than [`crate::target::Target::l2_bytes`] (1 MiB where unknown) and
 /// `i`'s outer loop runs outside a loop of `B`, the two are swapped
 /// (`SWAP`: the order in which outputs are computed changes, each
 /// output's reduction does not).
@@ -481,7 +449,7 @@ fn order_tile_loops(k: &mut OptKernel, panels: &[i64], i_id: usize) {
     else {
         return;
     };
-    let l2 = match k.limits.l2_bytes {
+    let l2 = match k.target.l2_bytes {
         0 => 1 << 20,
         b => b as i64,
     };

@@ -2,14 +2,15 @@
 //! (what an [`Opt`]'s `axis` indexes) and the one piece of
 //! range surgery every opt is built from, [`OptKernel::shift_to`].
 
-use super::{Opt, OptLimits};
+use super::opts::Opt;
 use crate::kernel::{axis_id, range_size, replace_range};
+use crate::target::Target;
 use crate::uop::{AxisType, Op, Srcs, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A kernel being optimized: the current AST, the opts applied so far and
-/// the target's limits.
+/// the target.
 #[derive(Clone, Debug)]
 pub struct OptKernel {
     /// The current kernel AST (a valid kernel AST after every opt).
@@ -18,18 +19,18 @@ pub struct OptKernel {
     pub applied: Vec<Opt>,
     /// Set by `NOLOCALS`: no `LOCAL` may be applied afterwards.
     pub dont_use_locals: bool,
-    /// What the target allows.
-    pub limits: OptLimits,
+    /// The machine the kernel is optimized for.
+    pub target: Target,
 }
 
 impl OptKernel {
-    /// Starts optimizing `ast` for a target with `limits`.
-    pub fn new(ast: &Arc<UOp>, limits: OptLimits) -> Self {
+    /// Starts optimizing `ast` for `target`.
+    pub fn new(ast: &Arc<UOp>, target: Target) -> Self {
         OptKernel {
             ast: ast.clone(),
             applied: Vec::new(),
             dont_use_locals: false,
-            limits,
+            target,
         }
     }
 

@@ -42,18 +42,15 @@
 //! the order), never for `f16`/`bf16`, whose per-op rounding would make
 //! the difference visible.
 
-use super::actions::{amount, check, pick, reduces_over_nest};
-use super::heuristic::{buffer_indices, stride, try_opt};
+use super::access::{buffer_indices, stride};
+use super::actions::try_opt;
 use super::kernel::OptKernel;
+use super::partials::MAX_PARTIALS;
 use super::{Opt, OptOps};
 use crate::caps::Caps;
-use crate::kernel::{combine_pairwise, range_size, reorderable, uses_range};
+use crate::kernel::{range_size, uses_range};
 use crate::uop::{Arg, AxisType, Op, UOp};
-use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Largest `PARTIALS` amount.
-pub const MAX_PARTIALS: i64 = 32;
 
 /// Partial accumulators the heuristic asks for on a contiguous reduce
 /// axis (largest first; the first that divides the axis is used), after
@@ -87,7 +84,7 @@ fn partial_amounts(k: &OptKernel, r: &Arc<UOp>) -> Vec<i64> {
         .map_or(0, |n| n.dtype().scalar_type().itemsize() as i64);
     let two_vectors = match itemsize {
         0 => 0,
-        size => 2 * i64::from(k.limits.vector_bytes) / size,
+        size => 2 * i64::from(k.target.vector_bytes) / size,
     };
     let mut amounts = Vec::from(PARTIAL_AMOUNTS);
     if two_vectors > amounts[0] && two_vectors <= MAX_PARTIALS {
@@ -115,70 +112,6 @@ const COLUMN_MORE: [i64; 2] = [4, 2];
 /// measured 36 ms with 16 lanes, 22 ms with 32, 10 ms with 64, the same
 /// as a row sum's streaming read; more lanes gain nothing).
 pub const COLUMN_LANES: i64 = 64;
-
-/// `PARTIALS(axis, amt)` on the reduce axis `axis` (of size `s`, `amt`
-/// dividing it): every `REDUCE(v, …, r, …)` over that range becomes
-///
-/// ```text
-/// ((P₀ ⊕ P₁) ⊕ (P₂ ⊕ P₃)) ⊕ …      Pᵤ = REDUCE(v[r := ro·amt + u], …, ro, …)
-/// ```
-///
-/// with `ro` a reduce range of size `s/amt` (the old range's axis id).
-/// Correct because `⊕` is associative and commutative (for floats up to
-/// rounding, see the module docs): the `Pᵤ` together visit every value of
-/// `r` once. Refused for a reduce whose value holds another reduce over
-/// the same range, and for a reduction whose order must not change.
-/// The `Pᵤ` have the same ranges, so lowering updates them in one shared
-/// loop (`lower/reduce.rs`).
-pub(super) fn apply_partials(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
-    let rng = pick(&k.ranges_of(&[AxisType::Reduce]), opt.axis, "reduce")?;
-    let amt = amount(opt, &rng)?;
-    check(amt <= MAX_PARTIALS, "PARTIALS amount above 32")?;
-    check(
-        !reduces_over_nest(k, &rng),
-        "PARTIALS of a reduce whose value holds another reduce over the axis",
-    )?;
-    let size = range_size(&rng).ok_or("the axis size is not a constant")?;
-    let Arg::Range { axis_id, .. } = *rng.arg() else {
-        return Err("not a range".into());
-    };
-    let outer = UOp::range(&UOp::index(size / amt), axis_id, AxisType::Reduce);
-    let mut map: HashMap<u64, Arc<UOp>> = HashMap::new();
-    for n in k.ast.toposort() {
-        if n.op() != Op::Reduce || !n.src()[1..].iter().any(|r| Arc::ptr_eq(r, &rng)) {
-            continue;
-        }
-        let Arg::Reduce(op) = *n.arg() else {
-            continue;
-        };
-        check(
-            reorderable(op, n.dtype()),
-            &format!("PARTIALS of a {op:?} reduction of {}", n.dtype()),
-        )?;
-        let ranges: Vec<Arc<UOp>> = n.src()[1..]
-            .iter()
-            .map(|r| {
-                if Arc::ptr_eq(r, &rng) {
-                    outer.clone()
-                } else {
-                    r.clone()
-                }
-            })
-            .collect();
-        let lanes: Vec<Arc<UOp>> = (0..amt)
-            .map(|u| {
-                let value = outer.mul(&UOp::index(amt)).add(&UOp::index(u));
-                let lane = HashMap::from([(rng.id(), value)]);
-                n.s(0).substitute(&lane).reduce(op, &ranges)
-            })
-            .collect();
-        let combined = combine_pairwise(op, lanes).ok_or("PARTIALS of no lanes")?;
-        map.insert(n.id(), combined);
-    }
-    check(!map.is_empty(), "no reduce runs over the axis")?;
-    k.ast = k.ast.substitute(&map);
-    Ok(())
-}
 
 /// How a reduce range is read by the loads that use it.
 enum Access {
@@ -279,10 +212,10 @@ pub fn choose_reduce_strategy(k: &mut OptKernel) -> bool {
 mod tests {
     use super::*;
     use crate::dtype::DType;
-    use crate::uop::ReduceOp;
     use crate::lower::tests::{load, range};
     use crate::opt::apply_opts;
     use crate::opt::tests::{cpu, heuristics, row_reduce, run, softmax, store, typed_row_reduce};
+    use crate::uop::ReduceOp;
     use OptOps::*;
 
     /// Asserts `got` equals `want` within `rel` relative error (the
@@ -320,22 +253,22 @@ mod tests {
             let sum = row_reduce(ReduceOp::Add, rows, len);
             let want = run(&sum, &sizes);
             for amt in [2, 8, 16, 32] {
-                let out = apply_opts(&sum, &[Opt::new(Partials, 0, amt)], cpu()).unwrap();
+                let out = apply_opts(&sum, &[Opt::new(Partials, 0, amt)], &cpu()).unwrap();
                 crate::lower::validate::validate(&out).expect("a valid kernel AST");
                 near(&run(&out, &sizes), &want, 1e-4);
             }
             let max = row_reduce(ReduceOp::Max, rows, len);
-            let out = apply_opts(&max, &[Opt::new(Partials, 0, 16)], cpu()).unwrap();
+            let out = apply_opts(&max, &[Opt::new(Partials, 0, 16)], &cpu()).unwrap();
             assert_eq!(run(&out, &sizes), run(&max, &sizes));
         }
         // the whole axis, and an unroll of what is left
         let sum = row_reduce(ReduceOp::Add, 4, 32);
-        let out = apply_opts(&sum, &[Opt::new(Partials, 0, 0)], cpu()).unwrap();
+        let out = apply_opts(&sum, &[Opt::new(Partials, 0, 0)], &cpu()).unwrap();
         near(&run(&out, &[4, 128]), &run(&sum, &[4, 128]), 1e-4);
         let out = apply_opts(
             &sum,
             &[Opt::new(Partials, 0, 8), Opt::new(Unroll, 0, 2)],
-            cpu(),
+            &cpu(),
         )
         .unwrap();
         near(&run(&out, &[4, 128]), &run(&sum, &[4, 128]), 1e-4);
@@ -344,7 +277,7 @@ mod tests {
     #[test]
     fn partials_are_refused_where_the_order_or_the_shape_forbids() {
         let refused = |ast: &Arc<UOp>, opt: Opt, why: &str| {
-            let e = apply_opts(ast, &[opt], cpu())
+            let e = apply_opts(ast, &[opt], &cpu())
                 .expect_err("refused")
                 .to_string();
             assert!(e.contains(why), "{e}");

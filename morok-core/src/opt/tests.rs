@@ -5,9 +5,9 @@
 
 use super::*;
 use crate::dtype::DType;
-use crate::interp::run_kernel;
-pub(crate) use crate::lower::tests::matmul;
-use crate::lower::tests::{load, range};
+use crate::sample_kernels::{load, range};
+pub(crate) use crate::sample_kernels::{matmul, run_seeded as run};
+use crate::target::Target;
 use crate::uop::{AxisType, Op, ReduceOp, UOp};
 
 pub(super) fn store(idx: &Arc<UOp>, v: &Arc<UOp>) -> Arc<UOp> {
@@ -81,52 +81,23 @@ pub(crate) fn layernorm(rows: i64, cols: i64) -> Arc<UOp> {
     ])
 }
 
-/// Runs `ast` on the interpreter with input buffers of `sizes` (slot 0 is
-/// the output, `sizes[0]` elements) filled from a fixed seed.
-pub(crate) fn run(ast: &Arc<UOp>, sizes: &[usize]) -> Vec<f64> {
-    let mut seed = 7u64;
-    let mut next = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 40) as f64 / (1u64 << 24) as f64
-    };
-    let mut bufs: Vec<Vec<f64>> = sizes
-        .iter()
-        .enumerate()
-        .map(|(s, &n)| {
-            (0..n)
-                .map(|_| {
-                    if s == 0 {
-                        -1.0
-                    } else {
-                        (next() * 8.0 - 4.0) as f32 as f64
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    run_kernel(ast, &mut bufs).expect("interpreter run");
-    bufs.swap_remove(0)
-}
-
-pub(crate) fn cpu() -> OptLimits {
-    OptLimits {
-        max_threads: 4,
-        ..OptLimits::host_cpu()
+pub(crate) fn cpu() -> Target {
+    Target {
+        threads: 4,
+        ..Target::cpu(0, 0, 2)
     }
 }
 
 /// Applies `opts` and checks the result stores exactly what `ast` does.
 fn same(ast: &Arc<UOp>, sizes: &[usize], opts: &[Opt]) -> Arc<UOp> {
-    let out = apply_opts(ast, opts, cpu()).unwrap_or_else(|e| panic!("{e}"));
+    let out = apply_opts(ast, opts, &cpu()).unwrap_or_else(|e| panic!("{e}"));
     crate::lower::validate::validate(&out).expect("a valid kernel AST");
     assert_eq!(run(ast, sizes), run(&out, sizes), "opts {opts:?}");
     out
 }
 
 fn refused(ast: &Arc<UOp>, opts: &[Opt], why: &str) {
-    let e = apply_opts(ast, opts, cpu())
+    let e = apply_opts(ast, opts, &cpu())
         .expect_err("refused")
         .to_string();
     assert!(e.contains(why), "{e}");
@@ -136,7 +107,12 @@ fn types(ast: &Arc<UOp>) -> Vec<(AxisType, i64)> {
     OptKernel::new(ast, cpu())
         .ranges()
         .iter()
-        .map(|r| (r.axis_type().unwrap(), crate::kernel::range_size(r).unwrap()))
+        .map(|r| {
+            (
+                r.axis_type().unwrap(),
+                crate::kernel::range_size(r).unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -376,7 +352,12 @@ fn cpu_refuses_gpu_opts_and_bad_arguments() {
     // the sum's value holds the max, which does not use the sum's axis
     same(&softmax(4, 8), &[32, 32], &[Opt::new(Unroll, 1, 2)]);
     // error names the kernel and the opt's position
-    let e = apply_opts(&mm, &[Opt::new(Upcast, 0, 2), Opt::new(Local, 0, 2)], cpu()).unwrap_err();
+    let e = apply_opts(
+        &mm,
+        &[Opt::new(Upcast, 0, 2), Opt::new(Local, 0, 2)],
+        &cpu(),
+    )
+    .unwrap_err();
     assert!(
         e.to_string().contains("r_8_8") && e.to_string().contains("opt 1 Local(axis 0, 2)"),
         "{e}"
@@ -387,26 +368,31 @@ fn cpu_refuses_gpu_opts_and_bad_arguments() {
 
 #[test]
 fn gpu_limits_allow_locals_and_groups() {
-    let gpu = OptLimits {
-        has_local: true,
-        shared_max: 1 << 15,
-        tensor_cores: false,
-        max_threads: 1,
-        max_upcast: 16,
-        vector_bytes: 0,
-        l2_bytes: 0,
+    let gpu = Target {
+        gpu: Some(crate::target::GpuTarget {
+            threads_per_block: 1024,
+            shared_bytes: 1 << 15,
+            warp_size: 32,
+            tensor_cores: &[],
+        }),
+        ..Target::cpu(0, 0, 1)
     };
     let mm = matmul(8, 8, 8);
-    let out = apply_opts(&mm, &[Opt::new(Local, 0, 4), Opt::new(GroupTop, 0, 2)], gpu).unwrap();
+    let out = apply_opts(
+        &mm,
+        &[Opt::new(Local, 0, 4), Opt::new(GroupTop, 0, 2)],
+        &gpu,
+    )
+    .unwrap();
     let ts: Vec<AxisType> = OptKernel::new(&out, gpu)
         .ranges()
         .iter()
         .filter_map(|r| r.axis_type())
         .collect();
     assert!(ts.contains(&AxisType::Local) && ts.contains(&AxisType::GroupReduce));
-    let e = apply_opts(&mm, &[Opt::no_locals(), Opt::new(Local, 0, 4)], gpu).unwrap_err();
+    let e = apply_opts(&mm, &[Opt::no_locals(), Opt::new(Local, 0, 4)], &gpu).unwrap_err();
     assert!(e.to_string().contains("NOLOCALS"));
-    let e = apply_opts(&mm, &[Opt::new(Local, 0, 4), Opt::no_locals()], gpu).unwrap_err();
+    let e = apply_opts(&mm, &[Opt::new(Local, 0, 4), Opt::no_locals()], &gpu).unwrap_err();
     assert!(e.to_string().contains("local axes present"));
 }
 
@@ -417,8 +403,8 @@ fn apply_opts_is_deterministic() {
         Opt::new(Unroll, 0, 2),
         Opt::new(Thread, 0, 2),
     ];
-    let a = apply_opts(&matmul(8, 8, 8), &opts, cpu()).unwrap();
-    let b = apply_opts(&matmul(8, 8, 8), &opts, cpu()).unwrap();
+    let a = apply_opts(&matmul(8, 8, 8), &opts, &cpu()).unwrap();
+    let b = apply_opts(&matmul(8, 8, 8), &opts, &cpu()).unwrap();
     assert!(Arc::ptr_eq(&a, &b), "hash-consed results are the same node");
 }
 
@@ -581,7 +567,7 @@ fn heuristics_give_row_normalizations_partials_and_no_row_tile() {
             "{bytes}-byte vectors"
         );
         let limits = cpu().with_vector_bytes(bytes);
-        let out = apply_opts(&small, &k.applied, limits).unwrap_or_else(|e| panic!("{e}"));
+        let out = apply_opts(&small, &k.applied, &limits).unwrap_or_else(|e| panic!("{e}"));
         for (g, w) in run(&out, &sizes).iter().zip(&want) {
             assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
         }

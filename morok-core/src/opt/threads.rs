@@ -10,7 +10,7 @@
 //! allows: a kernel of shape `[2, 100000]` would use two cores out of
 //! sixteen. The step picks:
 //!
-//! - the count: the largest `t ≤ OptLimits::max_threads` (the device's
+//! - the count: the largest `t ≤ Target::threads` (the device's
 //!   cap, `MOROK_THREADS` on the CPU) such that every thread still runs at
 //!   least [`crate::kernel::MIN_WORK_PER_THREAD`] iterations of the kernel's loops;
 //!   kernels smaller than twice that get no axis (one thread);
@@ -19,7 +19,7 @@
 //!   refuses them), so no reduction changes its order: results are
 //!   bit-identical for every thread count.
 
-use super::heuristic::try_opt;
+use super::actions::try_opt;
 use super::kernel::OptKernel;
 use super::{Opt, OptOps};
 use crate::kernel::{range_size, threads_for_work};
@@ -30,10 +30,10 @@ use crate::uop::AxisType;
 /// ([`crate::kernel::loop_nest_iterations`] of the unoptimized kernel); returns whether
 /// one was applied.
 pub fn thread_outer_axis(k: &mut OptKernel, iterations: u64) -> bool {
-    if k.limits.max_threads < 2 || !k.ranges_of(&[AxisType::Thread]).is_empty() {
+    if k.target.threads < 2 || !k.ranges_of(&[AxisType::Thread]).is_empty() {
         return false;
     }
-    let cap = i64::try_from(threads_for_work(iterations, k.limits.max_threads)).unwrap_or(1);
+    let cap = i64::try_from(threads_for_work(iterations, k.target.threads)).unwrap_or(1);
     for t in (2..=cap).rev() {
         let ranges = k.ranges();
         let axis = ranges.iter().position(|r| {

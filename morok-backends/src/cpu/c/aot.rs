@@ -114,7 +114,7 @@ pub(crate) fn lookup(source: &str) -> Option<AotKernel> {
     let key = source_key(
         source,
         std::env::consts::ARCH,
-        morok_core::caps::host_vector_bytes(),
+        crate::host::host_vector_bytes(),
     );
     lookup_key(&key)
 }

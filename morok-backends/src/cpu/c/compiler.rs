@@ -20,7 +20,7 @@
 //!   max) and reassociate reductions.
 //!
 //! Where `MOROK_CPU_VECTOR_BYTES` caps the vector width below the host's
-//! ([`morok_core::caps::host_vector_bytes`]), [`width_flags`] adds
+//! ([`crate::host::host_vector_bytes`]), [`width_flags`] adds
 //! `-mno-avx512f` (32 bytes) or `-mno-avx` (16) on x86-64, so the compiler
 //! too stays within the width the kernels were rendered for.
 //!
@@ -58,11 +58,11 @@ pub const FLAGS: &[&str] = &[
 ];
 
 /// The flag that keeps the compiler within the rendered vector width on
-/// x86-64 ([`morok_core::caps::capped_x86_extension`]): none at the
+/// x86-64 ([`crate::host::capped_x86_extension`]): none at the
 /// host's own width, `-mno-avx512f` at 32 bytes on an AVX-512 host,
 /// `-mno-avx` (which also turns off AVX2, FMA and AVX-512) at 16 bytes.
 pub fn width_flags() -> &'static [&'static str] {
-    match morok_core::caps::capped_x86_extension() {
+    match crate::host::capped_x86_extension() {
         Some("avx512f") => &["-mno-avx512f"],
         Some(_) => &["-mno-avx"],
         None => &[],
@@ -121,19 +121,6 @@ impl Compiler {
     pub fn path(&self) -> &Path {
         &self.path
     }
-}
-
-/// The host CPU's feature flags (what `-march=native` compiles for), from
-/// `/proc/cpuinfo` where it exists; empty elsewhere.
-fn host_cpu_flags() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("flags") || l.starts_with("Features"))
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
 }
 
 /// Compiled objects on disk, built on demand.
@@ -196,7 +183,7 @@ impl ObjectCache {
             FLAGS.join(" "),
             width_flags().join(" "),
             std::env::consts::ARCH,
-            host_cpu_flags()
+            crate::host::cpu_flags()
         )
     }
 

@@ -474,7 +474,7 @@ const STREAM_FENCE: &str = "#if defined(__x86_64__)\n\
 /// (Clang's `__builtin_nontemporal_store`, GCC's `movntdq` builtin), an
 /// ordinary store otherwise. `p` must be aligned to the vector's size.
 fn stream_prelude(name: &str) -> String {
-    let (feature, bits, gcc) = if morok_core::caps::host_vector_bytes() == 64 {
+    let (feature, bits, gcc) = if crate::host::host_vector_bytes() == 64 {
         ("__AVX512F__", 64, "__builtin_ia32_movntdq512")
     } else {
         ("__AVX__", 32, "__builtin_ia32_movntdq256")
@@ -1251,8 +1251,8 @@ impl Renderer for CRenderer {
     /// (detected at run time; kernels are compiled with `-march=native`
     /// for the host they run on).
     fn caps(&self) -> Caps {
-        let mut caps = Caps::all_native().with_vector_bytes(morok_core::caps::host_vector_bytes());
-        if morok_core::caps::host_has_fma() {
+        let mut caps = Caps::all_native().with_vector_bytes(crate::host::host_vector_bytes());
+        if crate::host::host_has_fma() {
             caps.native = caps.native.with(Op::MulAcc);
         }
         caps.with_vector_masks()

@@ -81,7 +81,7 @@ impl Renderer for LlvmRenderer {
     /// vector instructions (`<w x i1>` masks), so the decompositions'
     /// range reductions run on vectors too.
     fn caps(&self) -> Caps {
-        let native = if morok_core::caps::host_has_fma() {
+        let native = if crate::host::host_has_fma() {
             OpSet::of(&[Op::Sqrt, Op::Rsqrt, Op::MulAcc])
         } else {
             OpSet::of(&[Op::Sqrt, Op::Rsqrt])
@@ -91,7 +91,7 @@ impl Renderer for LlvmRenderer {
             // The host's vector registers (detected at run time), filled
             // with explicit LLVM vector types exactly as the C renderer
             // fills its vector typedefs (see `vector.rs`).
-            vector_bytes: morok_core::caps::host_vector_bytes(),
+            vector_bytes: crate::host::host_vector_bytes(),
             // 64-bit index arithmetic: with `i32` indices LLVM widens
             // every address computation itself (`IndVarSimplify` was a
             // third of the O3 time of W4a's matmul kernel; `i64` cut the

@@ -139,14 +139,14 @@ fn host_spec() -> DeviceResult<&'static TargetSpec> {
 }
 
 /// The host's LLVM feature string `features` within the vector width the
-/// kernels are rendered for ([`morok_core::caps::host_vector_bytes`],
+/// kernels are rendered for ([`crate::host::host_vector_bytes`],
 /// capped by `MOROK_CPU_VECTOR_BYTES`): unchanged at the host's own width;
 /// otherwise with `-avx512f` (32 bytes) or `-avx` (16 bytes) appended on
 /// x86-64. LLVM applies the signs in order and turning a feature off also
 /// turns off every feature that implies it (AVX-512's subsets; AVX2, FMA
 /// and AVX-512 for AVX), so the code stays within that width.
 fn capped_features(features: &str) -> String {
-    match morok_core::caps::capped_x86_extension() {
+    match crate::host::capped_x86_extension() {
         Some(off) if features.is_empty() => format!("-{off}"),
         Some(off) => format!("{features},-{off}"),
         None => features.to_string(),

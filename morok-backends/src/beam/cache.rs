@@ -2,7 +2,7 @@
 //! with the tuned kernel at no search cost.
 //!
 //! An entry is the list of opts the search chose (replayed through
-//! [`super::apply_opts`], which re-checks every validity rule), in a file
+//! [`morok_core::opt::apply_opts`], which re-checks every validity rule), in a file
 //! named by the blake3 hash of: [`VERSION`], a structural dump of the
 //! kernel AST (nodes in topological order with op, argument, dtype and
 //! operand positions: no process-specific ids), the device's identity
@@ -11,9 +11,8 @@
 //! see a half-written entry; an entry that does not parse is ignored (and
 //! overwritten by the next search).
 
-use super::search::BeamConfig;
-use super::{Opt, OptArg, OptOps};
-use crate::uop::UOp;
+use morok_core::opt::{BeamConfig, Opt, OptArg, OptOps};
+use morok_core::uop::UOp;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -168,7 +167,7 @@ impl BeamCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opt::tests::matmul;
+    use morok_core::sample_kernels::matmul;
 
     #[test]
     fn entries_round_trip_and_corrupt_ones_are_ignored() {

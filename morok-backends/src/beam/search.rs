@@ -24,67 +24,31 @@
 //! `1 - `[`CONFIRM_MARGIN`] of its time. Every candidate is the original kernel with a list of opts
 //! applied, so beam search changes results exactly as far as those opts
 //! may (they keep the iteration and accumulation order; see
-//! [`super::actions`]).
+//! [`morok_core::opt::actions`]).
 //!
 //! The search is device-independent: [`Measure`] builds and times
 //! candidates ([`super::measure::DeviceMeasure`] does it on a
-//! [`crate::device::Device`]).
+//! [`Device`](morok_core::device::Device)).
 
-use super::heuristic::hand_coded_optimizations;
-use super::kernel::OptKernel;
-use super::{apply_opt, Opt, OptLimits, OptOps};
-use crate::kernel::range_size;
-use crate::uop::{AxisType, UOp};
+use morok_core::opt::candidates::{actions, neighbours};
+use morok_core::opt::heuristic::hand_coded_optimizations;
+use morok_core::opt::{BeamConfig, Opt, OptKernel};
+use morok_core::target::Target;
+use morok_core::uop::UOp;
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Settings of a beam search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct BeamConfig {
-    /// How many kernels the beam keeps per round (`MOROK_BEAM=N`).
-    pub width: usize,
-    /// Most candidates built and timed in one search (`0`: no limit).
-    /// Candidates past the limit are not built (tests use it to bound the
-    /// cost).
-    pub max_candidates: usize,
-    /// Show a progress bar on stderr even when it is not a terminal (a
-    /// terminal always gets one).
-    pub progress: bool,
-    /// Longest one candidate's compile may run; a candidate whose compile
-    /// is stopped at it is dropped and the search goes on (default
-    /// [`COMPILE_LIMIT`]).
-    pub compile_limit: Duration,
-}
-
-impl BeamConfig {
-    /// A search of `width` with no candidate limit.
-    pub fn new(width: usize) -> BeamConfig {
-        BeamConfig {
-            width: width.max(1),
-            max_candidates: 0,
-            progress: false,
-            compile_limit: COMPILE_LIMIT,
-        }
-    }
-}
-
-/// Most lanes of `UPCAST` × `UNROLL` a candidate may have (its register
-/// budget: larger tiles spill and take long to compile).
-pub const MAX_UPCAST: i64 = 256;
+#[cfg(doc)]
+use morok_core::opt::{apply_opt, candidates::MAX_UPCAST};
 
 /// Only kernels of the beam within this factor of the best time are
 /// expanded: one action rarely makes a kernel twice as fast, and most
 /// of a search's time goes to compiling the neighbours of kernels far
 /// behind (the kernel as scheduled next to the heuristics' tile).
 pub const EXPAND_RATIO: u32 = 2;
-
-/// The default per-candidate compile time limit
-/// ([`BeamConfig::compile_limit`]): the register tiles the search builds
-/// compile in well under a second; one that takes longer would not win.
-pub const COMPILE_LIMIT: Duration = Duration::from_secs(10);
 
 /// A candidate whose first run takes longer than this many times the best
 /// time so far is dropped without further runs (the per-candidate
@@ -142,75 +106,6 @@ pub fn candidates_timed() -> usize {
     TIMED.load(Ordering::Relaxed)
 }
 
-/// Amounts tried for `UPCAST` (`0` = the whole axis; 8 and 16 are AVX2 and
-/// AVX-512 float vectors).
-const UPCAST_AMOUNTS: [i64; 7] = [0, 2, 3, 4, 5, 8, 16];
-/// Amounts tried for `UNROLL`.
-const UNROLL_AMOUNTS: [i64; 5] = [0, 2, 4, 7, 8];
-/// Amounts tried for `THREAD` (the target caps them at its core count).
-const THREAD_AMOUNTS: [i64; 8] = [2, 3, 4, 8, 12, 16, 32, 64];
-/// Amounts tried for `LOCAL` (targets with workgroups).
-const LOCAL_AMOUNTS: [i64; 6] = [2, 3, 4, 8, 16, 32];
-/// Amounts tried for `GROUP`/`GROUPTOP` (targets with shared memory).
-const GROUP_AMOUNTS: [i64; 4] = [0, 4, 8, 16];
-
-/// Every action the search tries, in a fixed order (the target's validity
-/// rules reject the ones that do not apply to a given kernel).
-pub fn actions() -> Vec<Opt> {
-    let mut v = Vec::new();
-    for axis in 0..8 {
-        v.extend(UPCAST_AMOUNTS.map(|a| Opt::new(OptOps::Upcast, axis, a)));
-    }
-    for axis in 0..5 {
-        v.extend(UNROLL_AMOUNTS.map(|a| Opt::new(OptOps::Unroll, axis, a)));
-    }
-    for axis in 0..3 {
-        v.extend(THREAD_AMOUNTS.map(|a| Opt::new(OptOps::Thread, axis, a)));
-    }
-    for axis in 0..6 {
-        v.extend(LOCAL_AMOUNTS.map(|a| Opt::new(OptOps::Local, axis, a)));
-    }
-    for axis in 0..3 {
-        v.extend(GROUP_AMOUNTS.map(|a| Opt::new(OptOps::GroupTop, axis, a)));
-        v.extend(GROUP_AMOUNTS.map(|a| Opt::new(OptOps::Group, axis, a)));
-    }
-    for axis in 0..4 {
-        for other in axis + 1..5 {
-            v.push(Opt::new(OptOps::Swap, axis, other as i64));
-        }
-    }
-    for axis in 0..4 {
-        v.push(Opt::new(OptOps::PadTo, axis, 32));
-    }
-    v
-}
-
-/// Lanes of `UPCAST` × `UNROLL` of `k` (its register tile).
-fn upcast_lanes(k: &OptKernel) -> i64 {
-    k.ranges_of(&[AxisType::Upcast, AxisType::Unroll])
-        .iter()
-        .filter_map(|r| range_size(r))
-        .product()
-}
-
-/// The kernels one action away from `k` that the target accepts and that
-/// stay within [`MAX_UPCAST`] lanes, or add none to `k`'s (the
-/// heuristics' register tile may already be larger; its loop order and
-/// threads are still worth trying).
-pub fn neighbours(k: &OptKernel, actions: &[Opt]) -> Vec<OptKernel> {
-    let lanes = upcast_lanes(k);
-    actions
-        .iter()
-        .filter_map(|opt| {
-            let mut next = k.clone();
-            apply_opt(&mut next, opt).ok()?;
-            next.applied.push(*opt);
-            let more = upcast_lanes(&next);
-            (more <= MAX_UPCAST || more <= lanes).then_some(next)
-        })
-        .collect()
-}
-
 /// A progress bar on stderr when it is a terminal or `progress` asks for
 /// one; hidden otherwise.
 fn progress_bar(name: &str, progress: bool) -> indicatif::ProgressBar {
@@ -235,7 +130,7 @@ struct Entry<B> {
     built: Option<B>,
 }
 
-/// Searches opt lists for `ast` on a target with `limits` (see the module
+/// Searches opt lists for `ast` on `target` (see the module
 /// docs). Fails only when not even the kernel as scheduled could be
 /// built and timed.
 ///
@@ -247,14 +142,14 @@ struct Entry<B> {
 /// doing at that moment. One search builds on every core by itself.
 pub fn beam_search<M: Measure>(
     ast: &Arc<UOp>,
-    limits: OptLimits,
+    target: &Target,
     config: &BeamConfig,
     measure: &M,
 ) -> Result<BeamResult, String> {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     SEARCHES.fetch_add(1, Ordering::Relaxed);
     let actions = actions();
-    let base = OptKernel::new(ast, limits);
+    let base = OptKernel::new(ast, *target);
     let mut heuristic = base.clone();
     hand_coded_optimizations(&mut heuristic);
     let heuristic_id = heuristic.ast.id();
@@ -268,7 +163,7 @@ pub fn beam_search<M: Measure>(
     for k in &start {
         seen.insert(k.ast.id());
     }
-    let bar = progress_bar(&crate::program::kernel_name(ast), config.progress);
+    let bar = progress_bar(&morok_core::program::kernel_name(ast), config.progress);
     let (mut tried, mut timed) = (0usize, 0usize);
     let mut expanded: HashSet<u64> = HashSet::new();
     let mut beam: Vec<Entry<M::Built>> = Vec::new();
@@ -469,8 +364,16 @@ fn time_candidate<M: Measure>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opt::tests::{matmul, run as interpret};
-    use crate::opt::{apply_opts, OptLimits};
+    use morok_core::opt::apply_opts;
+    use morok_core::opt::candidates::{upcast_lanes, MAX_UPCAST};
+    use morok_core::opt::{apply_opt, OptOps};
+    use morok_core::sample_kernels::{matmul, run_seeded as interpret};
+
+    /// The host CPU without vectors (the register tiles the cost models
+    /// below reward are scalar lanes).
+    fn host_cpu() -> Target {
+        Target::cpu(0, crate::host::l2_bytes(), crate::host::available_threads())
+    }
 
     /// "Builds" a candidate by running it on the interpreter and checking
     /// its output against the original kernel's (every mismatch is
@@ -491,7 +394,7 @@ mod tests {
             if interpret(optimized, &self.sizes) != self.want {
                 self.mismatches.lock().unwrap().push(optimized.tree());
             }
-            let k = OptKernel::new(optimized, OptLimits::host_cpu());
+            let k = OptKernel::new(optimized, host_cpu());
             let lanes = upcast_lanes(&k) as u64;
             Ok(Duration::from_micros(
                 10_000 / lanes + optimized.toposort().len() as u64,
@@ -516,11 +419,11 @@ mod tests {
     fn every_candidate_matches_the_original_on_the_interpreter() {
         let ast = matmul(6, 8, 12);
         let m = measure_for(&ast, vec![6 * 12, 6 * 8, 8 * 12]);
-        let limits = OptLimits {
-            max_threads: 4,
-            ..OptLimits::host_cpu()
+        let limits = Target {
+            threads: 4,
+            ..host_cpu()
         };
-        let found = beam_search(&ast, limits, &BeamConfig::new(2), &m).unwrap();
+        let found = beam_search(&ast, &limits, &BeamConfig::new(2), &m).unwrap();
         let mismatches = m.mismatches.lock().unwrap();
         assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
         // Several rounds ran, the winner has a register tile and replays.
@@ -528,7 +431,7 @@ mod tests {
         assert_eq!(found.timed, *m.built.lock().unwrap());
         assert!(found.opts.len() >= 2, "{:?}", found.opts);
         assert!(upcast_lanes(&OptKernel::new(&found.ast, limits)) > 1);
-        let replayed = apply_opts(&ast, &found.opts, limits).unwrap();
+        let replayed = apply_opts(&ast, &found.opts, &limits).unwrap();
         assert!(Arc::ptr_eq(&replayed, &found.ast));
         assert_eq!(interpret(&found.ast, &m.sizes), m.want);
         // Never slower than the heuristics' kernel.
@@ -551,7 +454,7 @@ mod tests {
         type Built = (u64, i64);
 
         fn build(&self, optimized: &Arc<UOp>) -> Result<(u64, i64), String> {
-            let k = OptKernel::new(optimized, OptLimits::host_cpu());
+            let k = OptKernel::new(optimized, host_cpu());
             Ok((optimized.id(), upcast_lanes(&k)))
         }
 
@@ -569,7 +472,7 @@ mod tests {
     #[test]
     fn a_busy_moment_does_not_make_the_search_return_a_slower_kernel() {
         let ast = matmul(16, 16, 16);
-        let limits = OptLimits::host_cpu();
+        let limits = host_cpu();
         let mut h = OptKernel::new(&ast, limits);
         hand_coded_optimizations(&mut h);
         let m = BusyAtFirst {
@@ -577,7 +480,7 @@ mod tests {
             busy_runs: 12,
             runs: AtomicUsize::new(0),
         };
-        let found = beam_search(&ast, limits, &BeamConfig::new(3), &m).unwrap();
+        let found = beam_search(&ast, &limits, &BeamConfig::new(3), &m).unwrap();
         // The search saw the others as faster (1.5 ms against 4 ms) ...
         assert!(found.timed > 3, "{} candidates", found.timed);
         // ... and the paired check kept the heuristics' kernel.
@@ -596,10 +499,7 @@ mod tests {
         type Built = i64;
 
         fn build(&self, optimized: &Arc<UOp>) -> Result<i64, String> {
-            Ok(upcast_lanes(&OptKernel::new(
-                optimized,
-                OptLimits::host_cpu(),
-            )))
+            Ok(upcast_lanes(&OptKernel::new(optimized, host_cpu())))
         }
 
         fn time(&self, lanes: &i64, _runs: usize) -> Result<Duration, String> {
@@ -624,7 +524,7 @@ mod tests {
                 s.spawn(move || {
                     let m = Recording { search, runs };
                     let ast = matmul(8 + 8 * search as i64, 16, 16);
-                    beam_search(&ast, OptLimits::host_cpu(), &config, &m).unwrap();
+                    beam_search(&ast, &host_cpu(), &config, &m).unwrap();
                 });
             }
         });
@@ -647,7 +547,7 @@ mod tests {
             max_candidates: 5,
             ..BeamConfig::new(3)
         };
-        let found = beam_search(&ast, OptLimits::host_cpu(), &config, &m).unwrap();
+        let found = beam_search(&ast, &host_cpu(), &config, &m).unwrap();
         assert_eq!(found.timed, 5);
         assert_eq!(*m.built.lock().unwrap(), 5);
         assert!(m.mismatches.lock().unwrap().is_empty());
@@ -656,7 +556,7 @@ mod tests {
     #[test]
     fn candidates_stay_within_the_register_budget() {
         let ast = matmul(64, 64, 64);
-        let limits = OptLimits::host_cpu();
+        let limits = host_cpu();
         let mut k = OptKernel::new(&ast, limits);
         for opt in [
             Opt::new(OptOps::Upcast, 0, 16),

@@ -11,14 +11,14 @@
 //! largest value. The buffers are allocated once per search and grown
 //! when a candidate touches more.
 
-#[cfg(doc)]
-use super::search::BeamConfig;
 use super::search::Measure;
-use crate::device::{CompiledKernel, Device, DeviceBuffer};
-use crate::dtype::{DType, ScalarType};
-use crate::pipeline::{lower_optimized, CompileOptions};
-use crate::program::Program;
-use crate::uop::UOp;
+use morok_core::device::{CompiledKernel, Device, DeviceBuffer};
+use morok_core::dtype::{DType, ScalarType};
+#[cfg(doc)]
+use morok_core::opt::BeamConfig;
+use morok_core::pipeline::{lower_optimized, CompileOptions};
+use morok_core::program::Program;
+use morok_core::uop::UOp;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,7 +59,7 @@ impl<'a> DeviceMeasure<'a> {
             options,
             buffers: Mutex::new(Vec::new()),
             sources: Mutex::new(HashSet::new()),
-            compile_limit: super::search::COMPILE_LIMIT,
+            compile_limit: morok_core::opt::COMPILE_LIMIT,
         }
     }
 
