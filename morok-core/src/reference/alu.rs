@@ -1,6 +1,6 @@
 //! Elementwise ops of the reference evaluator: ALU ops, CAST and BITCAST.
 
-use super::{int_from_f64, wrap, Arr, EvalError, Vals};
+use super::values::{int_from_f64, wrap, Arr, EvalError, Vals};
 use crate::dtype::{DType, ScalarType};
 use crate::symbolic::eval::{bits_of, cast_with, exec_alu_with, value_of_bits, Undefined};
 use crate::uop::op::round_to_float;

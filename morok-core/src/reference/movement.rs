@@ -2,7 +2,7 @@
 //! builds a [`View`] (an index map onto an evaluated array); the elements
 //! are gathered by index arithmetic only when a consumer needs them.
 
-use super::{Arr, EvalError, Vals};
+use super::values::{Arr, EvalError, Vals};
 use crate::shape::{numel, reduce_shape};
 use crate::uop::{Arg, ConstValue, Op, ReduceOp, UOp};
 use smallvec::{smallvec, SmallVec};
@@ -47,16 +47,16 @@ impl View {
     }
 
     /// The view's elements as a dense array (`node` names errors: more than
-    /// [`super::MAX_ELEMENTS`] elements are refused).
+    /// [`super::values::MAX_ELEMENTS`] elements are refused).
     pub fn materialize(&self, node: &UOp) -> Result<Arr, EvalError> {
         let n = numel(&self.shape);
-        if n > super::MAX_ELEMENTS {
+        if n > super::values::MAX_ELEMENTS {
             return Err(EvalError::new(
                 node,
                 format!(
                     "shape {:?} has more than {} elements",
                     self.shape,
-                    super::MAX_ELEMENTS
+                    super::values::MAX_ELEMENTS
                 ),
             ));
         }
@@ -268,7 +268,7 @@ pub(super) fn reduce(node: &UOp, x: &View, op: ReduceOp, axes: &[usize]) -> Resu
                     ReduceOp::Min => r.min(a),
                 };
             });
-            super::vals_from_f64(dtype, acc)
+            super::values::vals_from_f64(dtype, acc)
         }
         Vals::I(v) => {
             let start = match identity {
@@ -280,8 +280,8 @@ pub(super) fn reduce(node: &UOp, x: &View, op: ReduceOp, axes: &[usize]) -> Resu
                 let a = p.map_or(0, |i| v[i]);
                 let r = &mut acc[slot(idx)];
                 *r = match op {
-                    ReduceOp::Add => super::wrap(r.wrapping_add(a), dtype),
-                    ReduceOp::Mul => super::wrap(r.wrapping_mul(a), dtype),
+                    ReduceOp::Add => super::values::wrap(r.wrapping_add(a), dtype),
+                    ReduceOp::Mul => super::values::wrap(r.wrapping_mul(a), dtype),
                     ReduceOp::Max => (*r).max(a),
                     ReduceOp::Min => (*r).min(a),
                 };

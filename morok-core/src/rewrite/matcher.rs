@@ -9,7 +9,7 @@
 //! tries the wildcard rules. The `patterns!` macro builds matchers; code
 //! can also register closures directly with [`PatternMatcher::rule`].
 
-use super::engine::{RewriteError, RewriteErrorKind};
+use super::error::{RewriteError, RewriteErrorKind};
 use crate::uop::{Op, UOp};
 use std::fmt;
 use std::panic::Location;

@@ -14,7 +14,7 @@
 
 use super::bounds::int_bounds;
 use crate::dtype::DType;
-use crate::uop::{ConstValue, Op, UOp};
+use crate::uop::{CachedTerms, ConstValue, Op, UOp};
 use smallvec::{smallvec, SmallVec};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -64,12 +64,21 @@ impl SumForms {
     pub fn merged(&self) -> &Linear {
         self.merged.as_ref().unwrap_or(&self.written)
     }
+}
 
-    /// Moves every term node out (so a dying node can release them
-    /// iteratively, see `UOp`'s `Drop`).
-    pub fn into_terms(self) -> impl Iterator<Item = Arc<UOp>> {
+impl CachedTerms for SumForms {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn into_terms(self: Box<Self>) -> Vec<Arc<UOp>> {
         let merged = self.merged.into_iter().flat_map(|m| m.terms);
-        self.written.terms.into_iter().chain(merged).map(|(t, _)| t)
+        self.written
+            .terms
+            .into_iter()
+            .chain(merged)
+            .map(|(t, _)| t)
+            .collect()
     }
 }
 
@@ -81,7 +90,7 @@ impl SumForms {
 /// non-integer nodes and sums of more than [`SUM_MAX_TERMS`] terms.
 pub fn sum_forms(n: &Arc<UOp>) -> Option<Cow<'_, SumForms>> {
     if let Some(cached) = n.cache().sum.get() {
-        return cached.as_deref().map(Cow::Borrowed);
+        return cached.as_deref().and_then(stored_forms).map(Cow::Borrowed);
     }
     let forms = SumForms::of(n);
     if let Some(f) = &forms {
@@ -89,13 +98,22 @@ pub fn sum_forms(n: &Arc<UOp>) -> Option<Cow<'_, SumForms>> {
             return forms.map(Cow::Owned);
         }
     }
-    let _ = n.cache().sum.set(forms.map(Box::new));
+    let _ = n
+        .cache()
+        .sum
+        .set(forms.map(|f| Box::new(f) as Box<dyn CachedTerms>));
     n.cache()
         .sum
         .get()
         .expect("just set")
         .as_deref()
+        .and_then(stored_forms)
         .map(Cow::Borrowed)
+}
+
+/// The [`SumForms`] behind a node's cached sum (the only fact stored there).
+fn stored_forms(cached: &dyn CachedTerms) -> Option<&SumForms> {
+    cached.as_any().downcast_ref::<SumForms>()
 }
 
 /// Greatest common divisor of `|a|` and `|b|` (`gcd(0, 0) = 0`).

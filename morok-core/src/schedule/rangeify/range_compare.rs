@@ -16,11 +16,11 @@
 
 use super::depends_on;
 use super::index_simplify::{self as ix};
-use super::reduce_simplify::varying;
 use crate::dtype::DType;
 use crate::symbolic::cast::exact_int_limit;
 use crate::uop::{Op, UOp};
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// A float comparison `a < b` or `a <= b` between an integer-valued float
@@ -227,6 +227,17 @@ pub(super) fn index_value(v: &Arc<UOp>) -> Option<Arc<UOp>> {
         Some(c) => UOp::index(c as i64),
         None => v.cast(DType::INDEX),
     })
+}
+
+/// The ids of the nodes of `v`'s graph that depend on the range `r`.
+pub(super) fn varying(v: &Arc<UOp>, r: &Arc<UOp>) -> HashSet<u64> {
+    let mut varies: HashSet<u64> = HashSet::new();
+    for n in v.toposort() {
+        if Arc::ptr_eq(&n, r) || n.src().iter().any(|s| varies.contains(&s.id())) {
+            varies.insert(n.id());
+        }
+    }
+    varies
 }
 
 #[cfg(test)]

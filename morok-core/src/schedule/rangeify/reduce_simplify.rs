@@ -28,12 +28,13 @@
 
 use super::depends_on;
 use super::index_simplify::{self as ix};
+use super::range_compare::varying;
 use super::range_compare::{as_index, float_comparison};
 use crate::dtype::DType;
 use crate::patterns;
 use crate::rewrite::PatternMatcher;
 use crate::uop::{Arg, Op, ReduceOp, UOp};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The reduce simplification rule set.
@@ -116,17 +117,6 @@ fn sum_closed(v: &Arc<UOp>, r: &Arc<UOp>) -> Option<Arc<UOp>> {
         closed.insert(x.id(), out);
     }
     closed.remove(&v.id()).flatten()
-}
-
-/// The ids of the nodes of `v`'s graph that depend on the range `r`.
-pub(super) fn varying(v: &Arc<UOp>, r: &Arc<UOp>) -> HashSet<u64> {
-    let mut varies: HashSet<u64> = HashSet::new();
-    for n in v.toposort() {
-        if Arc::ptr_eq(&n, r) || n.src().iter().any(|s| varies.contains(&s.id())) {
-            varies.insert(n.id());
-        }
-    }
-    varies
 }
 
 /// The operands of `x` whose sums [`sum_part`] combines (none for a part
