@@ -9,47 +9,17 @@
 //! interval, and it uses a gate's linear comparisons as constraints, so a
 //! gated load is bounded by the elements it can actually read.
 
+use super::constraints::{normalized, propagate, split_nested, Constraint};
 use super::live::live_ranges;
 use super::{BufferSlot, LowerError};
 use crate::symbolic::gate::clauses;
-use crate::symbolic::linear::{gcd, Linear};
+use crate::symbolic::interval::{self, ceil_div, floor_div, scale};
+use crate::symbolic::linear::Linear;
 use crate::uop::{Arg, Op, UOp};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-/// An inclusive interval of integer values.
-pub type Interval = (i128, i128);
-
-/// `k * iv`, an interval.
-fn scale_iv(iv: Interval, k: i128) -> Interval {
-    let (a, b) = (iv.0.saturating_mul(k), iv.1.saturating_mul(k));
-    (a.min(b), a.max(b))
-}
-
-/// A gate constraint `lo <= sum(coeff * atom) <= hi` (no constant term).
-#[derive(Clone, Debug)]
-struct Constraint {
-    terms: BTreeMap<u64, i128>,
-    lo: i128,
-    hi: i128,
-}
-
-impl Constraint {
-    /// The factor `f` if `terms` contains `f` times this constraint's
-    /// terms (each atom with `f` times its coefficient).
-    fn multiple_in(&self, terms: &BTreeMap<u64, i128>) -> Option<i128> {
-        let (a0, l0) = self.terms.iter().next()?;
-        let r0 = terms.get(a0)?;
-        if r0 % l0 != 0 {
-            return None;
-        }
-        let f = r0 / l0;
-        self.terms
-            .iter()
-            .all(|(a, l)| terms.get(a) == Some(&l.saturating_mul(f)))
-            .then_some(f)
-    }
-}
+pub use crate::symbolic::interval::Interval;
 
 /// Memoizing interval evaluator. `overrides` pins the interval of chosen
 /// nodes (used to narrow `RANGE`s under a gate); `constraints` are linear
@@ -89,21 +59,6 @@ fn type_range(n: &UOp) -> Interval {
         // Floats have no integer bounds; callers only ask about integers.
         (i64::MIN as i128, i64::MAX as i128)
     }
-}
-
-/// Truncating division of interval corners; `b` must not contain 0.
-fn div_corners(a: Interval, b: Interval) -> Interval {
-    let c = [a.0 / b.0, a.0 / b.1, a.1 / b.0, a.1 / b.1];
-    (*c.iter().min().unwrap_or(&0), *c.iter().max().unwrap_or(&0))
-}
-
-/// The interval of `a % b` (C remainder: the dividend's sign,
-/// `|a % b| < |b|` and `|a % b| <= |a|`; modulo by zero yields 0).
-fn mod_interval(a: Interval, b: Interval) -> Interval {
-    let m = (b.0.abs().max(b.1.abs()) - 1).max(0);
-    let lo = if a.0 >= 0 { 0 } else { (-m).max(a.0) };
-    let hi = if a.1 <= 0 { 0 } else { m.min(a.1) };
-    (lo, hi)
 }
 
 impl Bounds {
@@ -201,17 +156,17 @@ impl Bounds {
                 continue;
             };
             terms.remove(&x);
-            let quotient = div_corners(x_iv, (m, m));
-            let remainder = mod_interval(x_iv, (m, m));
+            let quotient = interval::idiv(x_iv, (m, m)).unwrap_or((0, 0));
+            let remainder = interval::rem(x_iv, (m, m)).unwrap_or((0, 0));
             let (coeff, other) = if op == Op::Idiv {
-                (k.saturating_mul(m), scale_iv(remainder, k))
+                (k.saturating_mul(m), scale(remainder, k))
             } else {
-                (k, scale_iv(quotient, k.saturating_mul(m)))
+                (k, scale(quotient, k.saturating_mul(m)))
             };
             let part = match self.overrides.get(atom) {
                 Some(&iv) => {
                     pinned = true;
-                    scale_iv(iv, coeff)
+                    scale(iv, coeff)
                 }
                 None => {
                     let c = terms.entry(*atom).or_insert(0);
@@ -244,7 +199,7 @@ impl Bounds {
             let Some(f) = k.multiple_in(&rest) else {
                 continue;
             };
-            let iv = scale_iv((k.lo, k.hi), f);
+            let iv = scale((k.lo, k.hi), f);
             total = (total.0.saturating_add(iv.0), total.1.saturating_add(iv.1));
             for a in k.terms.keys() {
                 rest.remove(a);
@@ -255,7 +210,7 @@ impl Bounds {
             return None;
         }
         for (a, k) in &rest {
-            let iv = scale_iv(*self.memo.get(a)?, *k);
+            let iv = scale(*self.memo.get(a)?, *k);
             total = (total.0.saturating_add(iv.0), total.1.saturating_add(iv.1));
         }
         Some(total)
@@ -350,14 +305,16 @@ impl Bounds {
             Op::Idiv => {
                 let (a, b) = (s(0), s(1));
                 if b.0 > 0 || b.1 < 0 {
-                    div_corners(a, b)
+                    interval::idiv(a, b).unwrap_or((0, 0))
                 } else {
                     // Division by zero yields 0; otherwise |a / b| <= |a|.
                     let m = a.0.abs().max(a.1.abs());
                     (-m, m)
                 }
             }
-            Op::Mod => mod_interval(s(0), s(1)),
+            // Modulo by zero yields 0 (which every remainder interval holds
+            // when the divisor may be 0).
+            Op::Mod => interval::rem(s(0), s(1)).unwrap_or((0, 0)),
             Op::Max => (s(0).0.max(s(1).0), s(0).1.max(s(1).1)),
             Op::Min => (s(0).0.min(s(1).0), s(0).1.min(s(1).1)),
             Op::Where => (s(1).0.min(s(2).0), s(1).1.max(s(2).1)),
@@ -428,7 +385,7 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
         let (key, lo, hi) = normalized(by_id(&d), lo, hi);
         let mut natural = (0i128, 0i128);
         for (atom, k) in &key {
-            let iv = scale_iv(bounds.memo[atom], *k);
+            let iv = scale(bounds.memo[atom], *k);
             natural = (
                 natural.0.saturating_add(iv.0),
                 natural.1.saturating_add(iv.1),
@@ -450,182 +407,6 @@ fn gate_constraints(gate: &Arc<UOp>, bounds: &mut Bounds) -> Option<Vec<Constrai
         })
         .collect();
     propagate(&mut cons, &bounds.memo).then_some(cons)
-}
-
-/// A constraint `lo <= sum(k·a) <= hi` in canonical form: divided by the
-/// coefficients' gcd (the atoms are integers, so the bounds round
-/// inwards), so that `5x + 5y <= 17` and `x + y >= 1` merge, and with a
-/// positive first coefficient, so that `x` and `-x` merge. Bounds near the
-/// ends of i128 stand for "unbounded" and stay so.
-fn normalized(terms: BTreeMap<u64, i128>, lo: i128, hi: i128) -> (Vec<(u64, i128)>, i128, i128) {
-    let g = terms.values().fold(0, |g, &k| gcd(g, k.abs()));
-    let (terms, lo, hi) = if g > 1 {
-        let lo = if lo > i128::MIN / 2 {
-            -(-lo).div_euclid(g)
-        } else {
-            lo
-        };
-        let hi = if hi < i128::MAX / 2 {
-            hi.div_euclid(g)
-        } else {
-            hi
-        };
-        let terms = terms.iter().map(|(&a, &k)| (a, k / g)).collect();
-        (terms, lo, hi)
-    } else {
-        (terms, lo, hi)
-    };
-    if terms.values().next().is_some_and(|v| *v < 0) {
-        let terms = terms.into_iter().map(|(a, k)| (a, -k)).collect();
-        (terms, hi.saturating_neg(), lo.saturating_neg())
-    } else {
-        (terms.into_iter().collect(), lo, hi)
-    }
-}
-
-/// Adds the differences of nested constraints: when constraint `C`'s
-/// terms are `f·D` (another constraint's terms) plus other terms `R`,
-/// then `R = C − f·D` lies in `[C.lo − max(f·D), C.hi − min(f·D)]`. From
-/// `3·(r + s) + t + u <= 5` and `0 <= t + u <= 1` this gives
-/// `r + s <= 1`, which bounds an index `2·(r + s) + t + u` by 3 where the
-/// nested constraints alone leave `r + s` unbounded. One round over the
-/// given constraints (the derived ones are not split again); a derived
-/// constraint is intersected with the interval its atoms allow.
-fn split_nested(merged: &mut BTreeMap<Vec<(u64, i128)>, Interval>, memo: &HashMap<u64, Interval>) {
-    let unbounded = |v: i128| !(i128::MIN / 2..=i128::MAX / 2).contains(&v);
-    let given: Vec<(BTreeMap<u64, i128>, Interval)> = merged
-        .iter()
-        .map(|(k, &iv)| (k.iter().copied().collect(), iv))
-        .collect();
-    for (c, (clo, chi)) in &given {
-        for (d, (dlo, dhi)) in &given {
-            if d.len() >= c.len() {
-                continue;
-            }
-            let Some((a0, l0)) = d.iter().next() else {
-                continue;
-            };
-            let Some(f) = c.get(a0).filter(|r| *r % l0 == 0).map(|r| r / l0) else {
-                continue;
-            };
-            if !d
-                .iter()
-                .all(|(a, l)| c.get(a) == Some(&l.saturating_mul(f)))
-            {
-                continue;
-            }
-            let rest: BTreeMap<u64, i128> = c
-                .iter()
-                .filter(|(a, _)| !d.contains_key(a))
-                .map(|(&a, &k)| (a, k))
-                .collect();
-            let (flo, fhi) = if unbounded(*dlo) || unbounded(*dhi) {
-                (i128::MIN, i128::MAX)
-            } else {
-                scale_iv((*dlo, *dhi), f)
-            };
-            let lo = if unbounded(*clo) || unbounded(fhi) {
-                i128::MIN
-            } else {
-                clo - fhi
-            };
-            let hi = if unbounded(*chi) || unbounded(flo) {
-                i128::MAX
-            } else {
-                chi - flo
-            };
-            let (key, lo, hi) = normalized(rest, lo, hi);
-            let natural = key.iter().try_fold((0i128, 0i128), |acc, (a, k)| {
-                let iv = scale_iv(*memo.get(a)?, *k);
-                Some((acc.0.saturating_add(iv.0), acc.1.saturating_add(iv.1)))
-            });
-            let Some(natural) = natural else {
-                continue;
-            };
-            let e = merged.entry(key).or_insert(natural);
-            *e = (e.0.max(lo), e.1.min(hi));
-        }
-    }
-}
-
-/// `⌊x / f⌋` for `f != 0`.
-fn floor_div(x: i128, f: i128) -> i128 {
-    if f < 0 {
-        x.saturating_neg().div_euclid(f.saturating_neg())
-    } else {
-        x.div_euclid(f)
-    }
-}
-
-/// `⌈x / f⌉` for `f != 0`.
-fn ceil_div(x: i128, f: i128) -> i128 {
-    floor_div(x.saturating_neg(), f).saturating_neg()
-}
-
-/// Tightens the constraints with one another, a few rounds: when the
-/// terms of a constraint `C` split into multiples `f·D` of other
-/// constraints' terms plus atoms, each such `D` is bounded by what `C`
-/// leaves it (`f·D ∈ C − the rest`). From `r + s >= 1`, `3 <= t <= 5` and
-/// `9·(r + s) + t <= 35` this gives `r + s <= 3`. `false` if a constraint
-/// is left no value (the gate is never true).
-fn propagate(cons: &mut [Constraint], memo: &HashMap<u64, Interval>) -> bool {
-    for _ in 0..4 {
-        let mut changed = false;
-        for ci in 0..cons.len() {
-            let mut rest = cons[ci].terms.clone();
-            let mut parts: Vec<(usize, i128)> = Vec::new();
-            for (di, d) in cons.iter().enumerate() {
-                let Some(f) = d.multiple_in(&rest).filter(|_| di != ci) else {
-                    continue;
-                };
-                for a in d.terms.keys() {
-                    rest.remove(a);
-                }
-                parts.push((di, f));
-            }
-            let mut left = (0i128, 0i128);
-            for (a, k) in &rest {
-                let Some(iv) = memo.get(a) else {
-                    parts.clear();
-                    break;
-                };
-                let iv = scale_iv(*iv, *k);
-                left = (left.0.saturating_add(iv.0), left.1.saturating_add(iv.1));
-            }
-            for j in 0..parts.len() {
-                let mut others = left;
-                for (k, &(dk, fk)) in parts.iter().enumerate() {
-                    if k != j {
-                        let iv = scale_iv((cons[dk].lo, cons[dk].hi), fk);
-                        others = (others.0.saturating_add(iv.0), others.1.saturating_add(iv.1));
-                    }
-                }
-                let (dj, f) = parts[j];
-                let (a, b) = (
-                    cons[ci].lo.saturating_sub(others.1),
-                    cons[ci].hi.saturating_sub(others.0),
-                );
-                let (lo, hi) = if f > 0 {
-                    (ceil_div(a, f), floor_div(b, f))
-                } else {
-                    (ceil_div(b, f), floor_div(a, f))
-                };
-                let d = &mut cons[dj];
-                let next = (d.lo.max(lo), d.hi.min(hi));
-                if next != (d.lo, d.hi) {
-                    (d.lo, d.hi) = next;
-                    changed = true;
-                }
-            }
-        }
-        if cons.iter().any(|c| c.lo > c.hi) {
-            return false;
-        }
-        if !changed {
-            break;
-        }
-    }
-    true
 }
 
 /// Narrows `RANGE` intervals under a gate: a conjunction (`AND`) of
@@ -707,7 +488,7 @@ fn narrow_atoms(cons: &[Constraint], ov: &mut HashMap<u64, Interval>, current: &
             .terms
             .values()
             .zip(&cur)
-            .map(|(&c, &iv)| scale_iv(iv, c))
+            .map(|(&c, &iv)| scale(iv, c))
             .collect();
         for (j, (&atom, &coeff)) in k.terms.iter().enumerate() {
             if coeff == 0 {

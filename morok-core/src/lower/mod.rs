@@ -28,6 +28,7 @@
 //!    `IF` … `ENDIF` around gated stores.
 
 pub mod bounds;
+mod constraints;
 pub mod decompose;
 mod double_word;
 pub mod expand;

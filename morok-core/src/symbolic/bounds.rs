@@ -14,6 +14,7 @@
 //! integers; they bound every non-NaN value and say nothing about NaN.
 
 use super::eval::cast_const;
+use super::interval::{self, corners, union};
 use crate::dtype::ScalarType;
 use crate::uop::{Arg, ConstValue, Op, OpGroup, UOp};
 use std::sync::Arc;
@@ -113,21 +114,6 @@ fn compute(n: &Arc<UOp>) -> (ConstValue, ConstValue) {
 /// Cached integer bounds of an operand that is known to be int or bool.
 fn ib(n: &Arc<UOp>) -> Option<(i128, i128)> {
     int_bounds(n)
-}
-
-/// `(min, max)` of `f` over the corners of two intervals; `None` if any
-/// corner is undefined (overflow of the i128 arithmetic).
-fn corners(
-    a: (i128, i128),
-    b: (i128, i128),
-    f: impl Fn(i128, i128) -> Option<i128>,
-) -> Option<(i128, i128)> {
-    let vals = [f(a.0, b.0)?, f(a.0, b.1)?, f(a.1, b.0)?, f(a.1, b.1)?];
-    Some((*vals.iter().min()?, *vals.iter().max()?))
-}
-
-fn union(a: (i128, i128), b: (i128, i128)) -> (i128, i128) {
-    (a.0.min(b.0), a.1.max(b.1))
 }
 
 /// `(0, 2^k - 1)` for the smallest k with `2^k - 1 >= m` (`m >= 0`).
@@ -260,8 +246,8 @@ fn int_interval(n: &Arc<UOp>, t: ScalarType) -> Option<(i128, i128)> {
             let (a, b) = (ib(&src[0])?, ib(&src[1])?);
             (a.0.min(b.0), a.1.min(b.1))
         }
-        Op::Idiv => idiv_interval(ib(&src[0])?, ib(&src[1])?)?,
-        Op::Mod => mod_interval(ib(&src[0])?, ib(&src[1])?)?,
+        Op::Idiv => interval::idiv(ib(&src[0])?, ib(&src[1])?)?,
+        Op::Mod => interval::rem(ib(&src[0])?, ib(&src[1])?)?,
         Op::Shl | Op::Shr => {
             let (a, b) = (ib(&src[0])?, ib(&src[1])?);
             // Shifts by a negative amount or by the width are undefined.
@@ -297,37 +283,6 @@ fn int_interval(n: &Arc<UOp>, t: ScalarType) -> Option<(i128, i128)> {
     };
     // An exact interval outside the type means the operation can wrap.
     (r.0 >= tmin && r.1 <= tmax && r.0 <= r.1).then_some(r)
-}
-
-/// Truncating division over intervals. Division by zero is undefined, so
-/// only the non-zero parts of the divisor count.
-fn idiv_interval(a: (i128, i128), b: (i128, i128)) -> Option<(i128, i128)> {
-    let div = |x: i128, y: i128| Some(x / y);
-    let pos = (b.1 >= 1).then(|| corners(a, (b.0.max(1), b.1), div));
-    let neg = (b.0 <= -1).then(|| corners(a, (b.0, b.1.min(-1)), div));
-    match (pos.flatten(), neg.flatten()) {
-        (Some(p), Some(q)) => Some(union(p, q)),
-        (p, q) => p.or(q),
-    }
-}
-
-/// C remainder over intervals: `|r| < |b|` and `r` has the dividend's sign.
-fn mod_interval(a: (i128, i128), b: (i128, i128)) -> Option<(i128, i128)> {
-    if b == (0, 0) {
-        return None;
-    }
-    let m = b.0.abs().max(b.1.abs()) - 1;
-    if b.0 == b.1 && a.0 >= 0 && a.0 / b.0 == a.1 / b.0 {
-        // One constant divisor and one quotient: the remainder is monotone.
-        return Some((a.0 % b.0, a.1 % b.0));
-    }
-    Some(if a.0 >= 0 {
-        (0, a.1.min(m))
-    } else if a.1 <= 0 {
-        (a.0.max(-m), 0)
-    } else {
-        (a.0.max(-m), a.1.min(m))
-    })
 }
 
 /// Bounds of bool-valued logic (as 0/1).

@@ -29,6 +29,7 @@ pub mod eval;
 pub mod gate;
 #[cfg(any(test, feature = "testing"))]
 pub mod interp;
+pub mod interval;
 pub mod linear;
 
 pub mod boolean;
