@@ -12,7 +12,7 @@
 //!    load of their own address disappear);
 //! 4. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
-//!    approximations per [`Caps`]);
+//!    approximations per [`Caps`](crate::caps::Caps));
 //! 5. [`bounds`]: the element range each buffer slot may touch;
 //! 6. [`vectorize`]: the vector lanes `expand` left become vector loads,
 //!    stores, ALU ops and reduces (or per-lane scalars where they cannot);

@@ -103,6 +103,6 @@ pub(crate) fn int_from_f64(v: f64, t: ScalarType) -> i128 {
     .unwrap_or(0)
 }
 
-/// The most elements a node may have for [`evaluate`] (each is held as an
+/// The most elements a node may have for [`evaluate`](super::evaluate) (each is held as an
 /// f64 or i128).
 pub const MAX_ELEMENTS: usize = 1 << 26;

@@ -3,7 +3,7 @@
 use smallvec::SmallVec;
 use std::fmt;
 
-/// A list of dims (a shape over any [`Dim`]).
+/// A list of dims (a shape over any [`Dim`](super::Dim)).
 pub type Dims<D> = SmallVec<[D; 4]>;
 
 /// A concrete tensor shape.

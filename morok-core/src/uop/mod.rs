@@ -1,6 +1,6 @@
 //! The UOp: one hash-consed node type for every level of the compiler.
 //!
-//! A [`UOp`] is an operation ([`Op`]), a result [`DType`], its operands
+//! A [`UOp`] is an operation ([`Op`]), a result [`DType`](crate::dtype::DType), its operands
 //! (`src`) and an [`Arg`]. Nodes are immutable and interned: building the
 //! same node twice returns the same `Arc`, so pointer equality is
 //! structural equality. Each node remembers the source location of the
