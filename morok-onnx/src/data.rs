@@ -149,7 +149,7 @@ fn op_error(name: &str, source: morok::Error) -> Error {
     Error::Op {
         node: name.to_string(),
         op: "TensorProto".into(),
-        source,
+        source: Box::new(source),
     }
 }
 

@@ -58,7 +58,7 @@ pub enum Error {
         /// Its op type.
         op: String,
         /// The tensor API's error.
-        source: morok::Error,
+        source: Box<morok::Error>,
     },
 }
 

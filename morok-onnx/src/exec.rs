@@ -24,20 +24,9 @@ pub(crate) fn run_graph(graph: &Graph, mut values: Values, opset: i64) -> Result
             op: node.op.clone(),
             message,
         };
-        let domain = node.proto.domain.as_deref().unwrap_or("");
-        if !domain.is_empty() && domain != "ai.onnx" {
-            return Err(Error::Unsupported {
-                node: node.label.clone(),
-                op: node.op.clone(),
-                reason: format!("operator domain {domain:?}"),
-            });
-        }
+        // Graph::prepare checked the domain and that the op exists.
         let Some(op_fn) = lookup(&node.op) else {
-            return Err(Error::Unsupported {
-                node: node.label.clone(),
-                op: node.op.clone(),
-                reason: "no Morok implementation of this op".into(),
-            });
+            return Err(fail("no Morok implementation of this op".into()));
         };
         let mut inputs = Vec::with_capacity(node.proto.input.len());
         for name in &node.proto.input {
@@ -68,7 +57,7 @@ pub(crate) fn run_graph(graph: &Graph, mut values: Values, opset: i64) -> Result
                 reason,
             },
             OpError::Invalid(message) => fail(message),
-            OpError::Nested(inner) => inner,
+            OpError::Nested(inner) => *inner,
         })?;
         for (i, name) in node.proto.output.iter().enumerate() {
             if name.is_empty() {
@@ -84,7 +73,7 @@ pub(crate) fn run_graph(graph: &Graph, mut values: Values, opset: i64) -> Result
                 return Err(Error::Op {
                     node: node.label.clone(),
                     op: node.op.clone(),
-                    source: err.clone(),
+                    source: Box::new(err.clone()),
                 });
             }
             values.insert(name.clone(), t.clone());

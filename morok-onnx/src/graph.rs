@@ -91,6 +91,7 @@ impl Graph {
             let node = &proto.node[index];
             let label = label_of(node, index);
             let op = node.op_type.clone().unwrap_or_default();
+            check_supported(node, &label, &op)?;
             let mut subgraphs = HashMap::new();
             for attr in &node.attribute {
                 let is_graph = attr.r#type == Some(AttributeType::Graph as i32);
@@ -225,4 +226,21 @@ fn subgraph_reads(node: &NodeProto) -> Vec<&str> {
         }
     }
     reads
+}
+
+/// An error unless Morok implements `op` in the node's domain.
+fn check_supported(node: &NodeProto, label: &str, op: &str) -> Result<()> {
+    let domain = node.domain.as_deref().unwrap_or("");
+    let reason = if !domain.is_empty() && domain != "ai.onnx" {
+        format!("operator domain {domain:?}")
+    } else if crate::ops::lookup(op).is_none() {
+        "no Morok implementation of this op".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(Error::Unsupported {
+        node: label.to_string(),
+        op: op.to_string(),
+        reason,
+    })
 }

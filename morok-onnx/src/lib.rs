@@ -14,7 +14,7 @@
 //! let logits = outputs[0].to_vec::<f32>().map_err(|e| morok_onnx::Error::Op {
 //!     node: "output".into(),
 //!     op: "to_vec".into(),
-//!     source: e,
+//!     source: Box::new(e),
 //! })?;
 //! # Ok::<(), morok_onnx::Error>(())
 //! ```

@@ -39,7 +39,7 @@ fn loop_(ctx: &OpCtx<'_>) -> OpResult {
     let n_scan = body.outputs.len().saturating_sub(1 + n_carried);
     let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); n_scan];
     let mut i = 0i64;
-    while cond && trips.map_or(true, |m| i < m) {
+    while cond && trips.is_none_or(|m| i < m) {
         if i >= MAX_ITERATIONS {
             unsupported!("a loop of more than {MAX_ITERATIONS} iterations");
         }

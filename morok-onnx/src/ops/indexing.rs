@@ -120,7 +120,7 @@ fn linear_index(data: &Tensor, index: &Tensor, batch: usize) -> OpResult<Tensor>
     if batch > 0 {
         let batches: usize = data.shape()[..batch].iter().product();
         let mut dims: Vec<isize> = index.shape()[..batch].iter().map(|&d| d as isize).collect();
-        dims.extend(std::iter::repeat(1).take(lead.len() - batch));
+        dims.extend(std::iter::repeat_n(1, lead.len() - batch));
         let ids = Tensor::arange(0i64, batches as i64, 1)?.try_reshape(&dims)?;
         linear = linear.add(&ids.mul(stride as i64)?)?;
     }
@@ -173,7 +173,7 @@ fn scatter_nd(ctx: &OpCtx<'_>) -> OpResult {
     dims.extend(folded.shape()[1..].iter().map(|&d| d as isize));
     let updates = updates.try_reshape(&dims)?;
     let mut index_dims = vec![rows as isize];
-    index_dims.extend(std::iter::repeat(1).take(folded.ndim() - 1));
+    index_dims.extend(std::iter::repeat_n(1, folded.ndim() - 1));
     let index = linear
         .try_reshape(&index_dims)?
         .try_broadcast_to(updates.shape())?;

@@ -12,10 +12,12 @@ mod elementwise;
 mod indexing;
 mod loss;
 mod nn;
+mod norm;
 mod quant;
 mod reduce;
 mod resize;
 mod shape;
+mod signal;
 
 use crate::exec::Values;
 use crate::graph::{Graph, Node};
@@ -26,24 +28,24 @@ use std::sync::Arc;
 /// Why an op could not be built.
 pub(crate) enum OpError {
     /// A tensor op failed.
-    Tensor(morok::Error),
+    Tensor(Box<morok::Error>),
     /// The op, attribute value or dtype is not supported.
     Unsupported(String),
     /// The node is malformed (a missing input, a bad attribute).
     Invalid(String),
     /// An error from a subgraph, passed through unchanged.
-    Nested(crate::Error),
+    Nested(Box<crate::Error>),
 }
 
 impl From<morok::Error> for OpError {
     fn from(e: morok::Error) -> Self {
-        OpError::Tensor(e)
+        OpError::Tensor(Box::new(e))
     }
 }
 
 impl From<crate::Error> for OpError {
     fn from(e: crate::Error) -> Self {
-        OpError::Nested(e)
+        OpError::Nested(Box::new(e))
     }
 }
 
@@ -234,7 +236,9 @@ pub(crate) fn to_shape(sizes: &[i64]) -> OpResult<Vec<usize>> {
 }
 
 /// Every family's table of (op type, function).
-const FAMILIES: [&[(&str, OpFn)]; 9] = [
+const FAMILIES: [&[(&str, OpFn)]; 11] = [
+    norm::TABLE,
+    signal::TABLE,
     attention::TABLE,
     loss::TABLE,
     elementwise::TABLE,

@@ -35,6 +35,8 @@ pub(super) const TABLE: &[(&str, OpFn)] = &[
     ("Trilu", trilu),
     ("DepthToSpace", depth_to_space),
     ("SpaceToDepth", space_to_depth),
+    ("CenterCropPad", center_crop_pad),
+    ("ReverseSequence", reverse_sequence),
 ];
 
 fn isize_dims(shape: &[usize]) -> Vec<isize> {
@@ -382,7 +384,7 @@ pub(crate) fn pad_axes(
 fn constant(ctx: &OpCtx<'_>) -> OpResult {
     if let Some(t) = ctx.tensor_attr("value")? {
         return Ok(vec![
-            tensor_from_proto(t, DataDir(None)).map_err(OpError::Nested)?
+            tensor_from_proto(t, DataDir(None)).map_err(|e| OpError::Nested(Box::new(e)))?
         ]);
     }
     if let Some(a) = ctx.attr("value_float") {
@@ -411,7 +413,7 @@ fn constant(ctx: &OpCtx<'_>) -> OpResult {
 fn constant_of_shape(ctx: &OpCtx<'_>) -> OpResult {
     let shape = to_shape(&host_ints(ctx.input(0)?)?)?;
     let value = match ctx.tensor_attr("value")? {
-        Some(t) => tensor_from_proto(t, DataDir(None)).map_err(OpError::Nested)?,
+        Some(t) => tensor_from_proto(t, DataDir(None)).map_err(|e| OpError::Nested(Box::new(e)))?,
         None => Tensor::full(&[1], 0.0f32),
     };
     if value.numel() != 1 {
@@ -508,4 +510,60 @@ fn space_to_depth(ctx: &OpCtx<'_>) -> OpResult {
         h / b,
         w / b,
     ]))?])
+}
+
+fn center_crop_pad(ctx: &OpCtx<'_>) -> OpResult {
+    let x = ctx.input(0)?;
+    let target = to_shape(&host_ints(ctx.input(1)?)?)?;
+    let axes: Vec<usize> = match ctx.ints("axes")? {
+        Some(a) => a
+            .iter()
+            .map(|&a| ctx.axis(a, x.ndim()))
+            .collect::<OpResult<_>>()?,
+        None => (0..x.ndim()).collect(),
+    };
+    if axes.len() != target.len() {
+        invalid!("{} sizes for {} axes", target.len(), axes.len());
+    }
+    let mut pads = vec![(0isize, 0isize); x.ndim()];
+    for (&a, &want) in axes.iter().zip(&target) {
+        let diff = want as isize - x.shape()[a] as isize;
+        // Growth and crops are split with the odd element at the end.
+        pads[a] = (diff / 2, diff - diff / 2);
+    }
+    Ok(vec![pad_axes(x, &pads, "constant", 0.0)?])
+}
+
+fn reverse_sequence(ctx: &OpCtx<'_>) -> OpResult {
+    let x = ctx.input(0)?;
+    let lens = host_ints(ctx.input(1)?)?;
+    let time = ctx.axis(ctx.int("time_axis", 0)?, x.ndim())?;
+    let batch = ctx.axis(ctx.int("batch_axis", 1)?, x.ndim())?;
+    let (t_len, b_len) = (x.shape()[time], x.shape()[batch]);
+    if lens.len() != b_len || time == batch {
+        invalid!(
+            "{} lengths for a batch of {b_len} (time axis {time}, batch axis {batch})",
+            lens.len()
+        );
+    }
+    let mut index = vec![0i64; t_len * b_len];
+    for (b, &len) in lens.iter().enumerate() {
+        let len = len.clamp(0, t_len as i64);
+        for t in 0..t_len as i64 {
+            let src = if t < len { len - 1 - t } else { t };
+            index[t as usize * b_len + b] = src;
+        }
+    }
+    let mut dims = vec![1isize; x.ndim()];
+    dims[time] = t_len as isize;
+    dims[batch] = b_len as isize;
+    let index = if time < batch {
+        Tensor::from_vec(index, &[t_len, b_len])?.try_reshape(&dims)?
+    } else {
+        Tensor::from_vec(index, &[t_len, b_len])?
+            .try_permute(&[1, 0])?
+            .try_reshape(&dims)?
+    };
+    let index = index.try_broadcast_to(x.shape())?;
+    Ok(vec![x.gather(time as isize, &index)?])
 }
