@@ -243,6 +243,11 @@ fn onnx_node_suite() {
         elapsed.as_secs_f64()
     );
 
+    if let Some(table) = std::env::var_os("MOROK_ONNX_OP_TABLE") {
+        std::fs::write(&table, op_table(&results)).expect("write the op table");
+        println!("wrote {}", Path::new(&table).display());
+    }
+
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(EXPECTED);
     if std::env::var_os("MOROK_ONNX_UPDATE_EXPECTED").is_some() {
         let mut text = String::from(
@@ -284,4 +289,40 @@ fn onnx_node_suite() {
         surprises.len(),
         surprises.join("\n")
     );
+}
+
+/// The per-op results as a Markdown table (for docs/ONNX.md), with the
+/// first reason an op's cases did not pass.
+fn op_table(results: &[(String, String, Outcome)]) -> String {
+    let mut rows: BTreeMap<&str, ([usize; 3], Option<String>)> = BTreeMap::new();
+    for (_, group, outcome) in results {
+        let row = rows.entry(group).or_default();
+        match outcome {
+            Outcome::Pass => row.0[0] += 1,
+            Outcome::Fail(r) | Outcome::Unsupported(r) => {
+                row.0[if matches!(outcome, Outcome::Fail(_)) {
+                    1
+                } else {
+                    2
+                }] += 1;
+                let reason = one_line(r);
+                let short = reason
+                    .rsplit("unsupported: ")
+                    .next()
+                    .unwrap_or(&reason)
+                    .to_string();
+                row.1.get_or_insert(short.replace('|', "/"));
+            }
+        }
+    }
+    let mut out = String::from(
+        "| op | passed | failed | unsupported | first reason |\n|---|---:|---:|---:|---|\n",
+    );
+    for (op, ([p, f, u], reason)) in rows {
+        out += &format!(
+            "| {op} | {p} | {f} | {u} | {} |\n",
+            reason.unwrap_or_default()
+        );
+    }
+    out
 }

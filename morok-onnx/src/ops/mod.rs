@@ -16,6 +16,7 @@ mod norm;
 mod quant;
 mod reduce;
 mod resize;
+mod sampling;
 mod shape;
 mod signal;
 
@@ -236,7 +237,8 @@ pub(crate) fn to_shape(sizes: &[i64]) -> OpResult<Vec<usize>> {
 }
 
 /// Every family's table of (op type, function).
-const FAMILIES: [&[(&str, OpFn)]; 11] = [
+const FAMILIES: [&[(&str, OpFn)]; 12] = [
+    sampling::TABLE,
     norm::TABLE,
     signal::TABLE,
     attention::TABLE,
