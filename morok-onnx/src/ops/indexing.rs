@@ -1,5 +1,5 @@
 //! Indexing ops: `Gather`, `GatherElements`, `GatherND`, `Scatter*`,
-//! `OneHot`, `NonZero`, `Compress`.
+//! `OneHot`, `NonZero`, `Compress`, `TensorScatter`, `Unique`.
 //!
 //! ONNX indices may be negative (counting from the end); they are made
 //! non-negative first. `GatherND` and `ScatterND` fold the indexed leading
@@ -21,6 +21,8 @@ pub(super) const TABLE: &[(&str, OpFn)] = &[
     ("OneHot", one_hot),
     ("NonZero", non_zero),
     ("Compress", compress),
+    ("TensorScatter", tensor_scatter),
+    ("Unique", unique),
 ];
 
 /// `index` with negative entries moved up by `n`, as `i64`.
@@ -232,4 +234,115 @@ fn compress(ctx: &OpCtx<'_>) -> OpResult {
         .collect();
     let len = keep.len();
     Ok(vec![take(&data, axis, &Tensor::from_vec(keep, &[len])?)?])
+}
+
+/// Writes `update` into `past` along `axis` at each batch's write index
+/// (a KV-cache update), wrapping around in `circular` mode.
+fn tensor_scatter(ctx: &OpCtx<'_>) -> OpResult {
+    let (past, update) = (ctx.input(0)?, ctx.input(1)?);
+    let rank = past.ndim();
+    let axis = ctx.axis(ctx.int("axis", -2)?, rank)?;
+    if axis == 0 || update.ndim() != rank {
+        invalid!(
+            "cache {:?}, update {:?}, axis {axis}",
+            past.shape(),
+            update.shape()
+        );
+    }
+    let (batch, max_len, len) = (
+        past.shape()[0],
+        past.shape()[axis] as i64,
+        update.shape()[axis],
+    );
+    let starts = match ctx.opt(2) {
+        Some(w) => host_ints(w)?,
+        None => vec![0; batch],
+    };
+    if starts.len() != batch {
+        invalid!("{} write indices for a batch of {batch}", starts.len());
+    }
+    let circular = match ctx.string("mode", "linear")?.as_str() {
+        "linear" => false,
+        "circular" => true,
+        other => invalid!("mode {other:?}"),
+    };
+    let mut positions = Vec::with_capacity(batch * len);
+    for &start in &starts {
+        for s in 0..len as i64 {
+            let p = start + s;
+            positions.push(if circular {
+                p.rem_euclid(max_len.max(1))
+            } else {
+                p
+            });
+        }
+    }
+    let mut dims = vec![1isize; rank];
+    dims[0] = batch as isize;
+    dims[axis] = len as isize;
+    let index = Tensor::from_vec(positions, &[batch, len])?
+        .try_reshape(&dims)?
+        .try_broadcast_to(update.shape())?;
+    Ok(vec![past.scatter(axis as isize, &index, update)?])
+}
+
+/// The distinct elements (or slices along `axis`) of the input, with the
+/// first index of each, the inverse map and the counts, read on the host
+/// (the output length depends on the data).
+fn unique(ctx: &OpCtx<'_>) -> OpResult {
+    let x = ctx.input(0)?;
+    let (data, axis) = match ctx.attr("axis") {
+        Some(_) => (x.clone(), ctx.axis(ctx.int("axis", 0)?, x.ndim())?),
+        None => (x.try_reshape(&[-1])?, 0),
+    };
+    let n = data.shape()[axis];
+    let moved = data
+        .try_transpose(0, axis as isize)?
+        .try_reshape(&[n as isize, -1])?;
+    let values = host_floats(&moved)?;
+    let width = values.len().checked_div(n).unwrap_or(0);
+    let item = |i: usize| &values[i * width..(i + 1) * width];
+    let order_of = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| x.total_cmp(y))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    // First occurrences, in order of appearance.
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut inverse = vec![0usize; n];
+    let mut sorted_all: Vec<usize> = (0..n).collect();
+    sorted_all.sort_by(|&a, &b| order_of(item(a), item(b)).then(a.cmp(&b)));
+    let mut group_of = vec![0usize; n];
+    for (k, &i) in sorted_all.iter().enumerate() {
+        if k == 0 || order_of(item(sorted_all[k - 1]), item(i)).is_ne() {
+            firsts.push(i);
+        }
+        group_of[i] = firsts.len() - 1;
+    }
+    if ctx.int("sorted", 1)? == 0 {
+        let mut by_position: Vec<usize> = (0..firsts.len()).collect();
+        by_position.sort_by_key(|&g| firsts[g]);
+        let mut rank = vec![0usize; firsts.len()];
+        for (r, &g) in by_position.iter().enumerate() {
+            rank[g] = r;
+        }
+        firsts = by_position.iter().map(|&g| firsts[g]).collect();
+        group_of.iter_mut().for_each(|g| *g = rank[*g]);
+    }
+    let mut counts = vec![0i64; firsts.len()];
+    for (i, &g) in group_of.iter().enumerate() {
+        counts[g] += 1;
+        inverse[i] = g;
+    }
+    let m = firsts.len();
+    let first_idx: Vec<i64> = firsts.iter().map(|&i| i as i64).collect();
+    let y = take(&data, axis, &Tensor::from_vec(first_idx.clone(), &[m])?)?;
+    Ok(vec![
+        y,
+        Tensor::from_vec(first_idx, &[m])?,
+        Tensor::from_vec(inverse.iter().map(|&g| g as i64).collect(), &[n])?,
+        Tensor::from_vec(counts, &[m])?,
+    ])
 }
