@@ -8,13 +8,16 @@
 //! fixed weights) and runs that.
 
 use morok::{DType, Tensor};
+#[path = "common/proto_build.rs"]
+mod proto_build;
+
 use morok_onnx::proto::{
-    attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto::dimension,
-    tensor_shape_proto::Dimension, type_proto, AttributeProto, GraphProto, ModelProto, NodeProto,
-    OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    attribute_proto::AttributeType, tensor_proto::DataType, AttributeProto, GraphProto, ModelProto,
+    NodeProto, OperatorSetIdProto, TensorProto,
 };
 use morok_onnx::{Dim, Model};
 use prost::Message;
+use proto_build::value;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = match std::env::args().nth(1) {
@@ -72,30 +75,6 @@ fn tensor(name: &str, dims: &[i64], values: Vec<f32>) -> TensorProto {
         dims: dims.to_vec(),
         data_type: Some(DataType::Float as i32),
         float_data: values,
-        ..Default::default()
-    }
-}
-
-fn value(name: &str, dims: &[Result<i64, &str>]) -> ValueInfoProto {
-    let dim = dims
-        .iter()
-        .map(|d| Dimension {
-            value: Some(match d {
-                Ok(n) => dimension::Value::DimValue(*n),
-                Err(p) => dimension::Value::DimParam(p.to_string()),
-            }),
-            ..Default::default()
-        })
-        .collect();
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(DataType::Float as i32),
-                shape: Some(TensorShapeProto { dim }),
-            })),
-            ..Default::default()
-        }),
         ..Default::default()
     }
 }

@@ -3,14 +3,17 @@
 //! give an `Err` that names the node and op (or the input), and 10,000
 //! random mutations of a valid model load or fail without a panic.
 
+#[path = "../examples/common/proto_build.rs"]
+mod proto_build;
+
 use morok::{DType, Tensor};
 use morok_onnx::proto::{
-    tensor_proto::DataType, tensor_shape_proto::dimension, tensor_shape_proto::Dimension,
-    type_proto, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
-    TensorShapeProto, TypeProto, ValueInfoProto,
+    tensor_proto::DataType, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+    TensorProto, ValueInfoProto,
 };
 use morok_onnx::{Error, Model};
 use prost::Message;
+use proto_build::value;
 
 fn node(name: &str, op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto {
@@ -18,30 +21,6 @@ fn node(name: &str, op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
         op_type: Some(op.into()),
         input: inputs.iter().map(|s| s.to_string()).collect(),
         output: outputs.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    }
-}
-
-fn value(name: &str, dims: &[Result<i64, &str>]) -> ValueInfoProto {
-    let dim = dims
-        .iter()
-        .map(|d| Dimension {
-            value: Some(match d {
-                Ok(n) => dimension::Value::DimValue(*n),
-                Err(p) => dimension::Value::DimParam(p.to_string()),
-            }),
-            ..Default::default()
-        })
-        .collect();
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(DataType::Float as i32),
-                shape: Some(TensorShapeProto { dim }),
-            })),
-            ..Default::default()
-        }),
         ..Default::default()
     }
 }

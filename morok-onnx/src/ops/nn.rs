@@ -47,6 +47,15 @@ fn usizes(v: &[i64], what: &str) -> OpResult<Vec<usize>> {
         .collect()
 }
 
+/// The non-negative integer-list attribute `name`, or `n` copies of
+/// `default`.
+fn sizes_attr(ctx: &OpCtx<'_>, name: &str, default: usize, n: usize) -> OpResult<Vec<usize>> {
+    match ctx.ints(name)? {
+        Some(v) => usizes(&v, name),
+        None => Ok(vec![default; n]),
+    }
+}
+
 /// Reads kernel, strides, dilations and pads (with `auto_pad`) for input
 /// spatial sizes `input`; `kernel` is the weight's when the node has none.
 fn window(ctx: &OpCtx<'_>, input: &[usize], kernel: Option<&[usize]>) -> OpResult<Window> {
@@ -58,16 +67,8 @@ fn window(ctx: &OpCtx<'_>, input: &[usize], kernel: Option<&[usize]>) -> OpResul
             None => invalid!("no kernel_shape"),
         },
     };
-    let strides = ctx
-        .ints("strides")?
-        .map(|s| usizes(&s, "strides"))
-        .transpose()?
-        .unwrap_or(vec![1; n]);
-    let dilations = ctx
-        .ints("dilations")?
-        .map(|s| usizes(&s, "dilations"))
-        .transpose()?
-        .unwrap_or(vec![1; n]);
+    let strides = sizes_attr(ctx, "strides", 1, n)?;
+    let dilations = sizes_attr(ctx, "dilations", 1, n)?;
     if kernel.len() != n || strides.len() != n || dilations.len() != n {
         invalid!(
             "kernel {kernel:?}, strides {strides:?}, dilations {dilations:?} for {n} spatial axes"
@@ -195,21 +196,9 @@ fn conv_transpose(ctx: &OpCtx<'_>) -> OpResult {
         Some(k) => usizes(&k, "kernel_shape")?,
         None => weight.shape()[2..].to_vec(),
     };
-    let strides = ctx
-        .ints("strides")?
-        .map(|s| usizes(&s, "strides"))
-        .transpose()?
-        .unwrap_or(vec![1; spatial]);
-    let dilations = ctx
-        .ints("dilations")?
-        .map(|s| usizes(&s, "dilations"))
-        .transpose()?
-        .unwrap_or(vec![1; spatial]);
-    let out_pad = ctx
-        .ints("output_padding")?
-        .map(|s| usizes(&s, "output_padding"))
-        .transpose()?
-        .unwrap_or(vec![0; spatial]);
+    let strides = sizes_attr(ctx, "strides", 1, spatial)?;
+    let dilations = sizes_attr(ctx, "dilations", 1, spatial)?;
+    let out_pad = sizes_attr(ctx, "output_padding", 0, spatial)?;
     if kernel.len() != spatial
         || strides.len() != spatial
         || dilations.len() != spatial
