@@ -11,6 +11,7 @@
 pub mod buffer;
 pub mod c;
 pub mod codegen;
+mod guard;
 pub mod kernel;
 #[cfg(feature = "llvm")]
 pub mod llvm;
@@ -130,7 +131,7 @@ impl CpuDevice {
     /// Refuses a program with a buffer the C side cannot store.
     fn check_storable(&self, program: &Program) -> DeviceResult<()> {
         for (i, b) in program.buffers().iter().enumerate() {
-            if !c::render::storable(b.dtype) {
+            if !c::types::storable(b.dtype) {
                 return Err(DeviceError::BadArgs {
                     what: format!("kernel `{}`", program.name),
                     reason: format!("slot {i} has element type {}, not storable", b.dtype),
@@ -179,7 +180,7 @@ impl Device for CpuDevice {
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
-        if !c::render::storable(dtype) {
+        if !c::types::storable(dtype) {
             return Err(DeviceError::Alloc {
                 dtype,
                 count,

@@ -27,6 +27,7 @@
 //! [`LlvmRenderer::caps`](super::LlvmRenderer)). Float `MOD` is `frem`
 //! (libm `fmod`), `MULACC` on floats is `llvm.fma`.
 
+use crate::cpu::guard::{Guards, Place};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -88,8 +89,8 @@ pub(super) struct Gen<'ctx, 'k> {
     /// Builder for allocas, at the end of the entry block.
     allocas: Builder<'ctx>,
     values: HashMap<u64, BasicValueEnum<'ctx>>,
-    /// Run-time bounds conditions of guarded accesses, by INDEX node.
-    guards: HashMap<u64, IntValue<'ctx>>,
+    /// Run-time bounds conditions of guarded accesses.
+    guards: Guards<IntValue<'ctx>>,
     vars: HashMap<String, u64>,
     frames: Vec<Frame<'ctx>>,
     /// Whether stores may be non-temporal (an x86-64 target, see
@@ -151,7 +152,7 @@ pub(super) fn build_module<'ctx>(
         func,
         allocas,
         values: HashMap::new(),
-        guards: HashMap::new(),
+        guards: Guards::new("LLVM"),
         vars: HashMap::new(),
         frames: Vec::new(),
         may_stream: x86_64,
@@ -333,7 +334,9 @@ impl<'ctx> Gen<'ctx, '_> {
 
     fn i64_load(&self, base: PointerValue<'ctx>, slot: u64, name: &str) -> R<IntValue<'ctx>> {
         let i64t = self.cx.i64_type();
-        // SAFETY (of the IR): `sizes`/`vars` hold one entry per slot/variable.
+        // SAFETY: one `i64` constant index into `i64` elements (no
+        // aggregate); at run time `sizes`/`vars` hold one entry per
+        // slot/variable (the kernel ABI).
         let p = unsafe {
             self.b
                 .build_gep(i64t, base, &[i64t.const_int(slot, false)], name)
@@ -356,6 +359,11 @@ impl<'ctx> Gen<'ctx, '_> {
                 let ptr = cx.ptr_type(inkwell::AddressSpace::default());
                 let bufs = self.param(0)?.into_pointer_value();
                 let i64t = cx.i64_type();
+                // SAFETY: inkwell's GEP is unsafe because LLVM misbehaves on
+                // indices that do not fit the indexed type; this one indexes
+                // a pointer array (`ptr`, no aggregate) with one `i64`
+                // constant. At run time `bufs` holds one pointer per slot
+                // (the kernel ABI), so the address is inside it.
                 let p = unsafe {
                     self.b
                         .build_gep(ptr, bufs, &[i64t.const_int(slot as u64, false)], "")
@@ -512,27 +520,22 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     fn index(&mut self, n: &Arc<UOp>) -> R<()> {
-        let mut base = n.s(0);
-        while base.op() == Op::After {
-            base = base.s(0);
-        }
         let buf = self.ptr(n.s(0))?;
-        if base.op() == Op::DefineReg {
-            if !n.s(1).is_zero_const() {
-                return Err(err(n, "registers hold one element"));
-            }
+        let Place::Buffer { guard } = self.guards.place(self.kernel, n)? else {
             self.define(n, buf);
             return Ok(());
-        }
+        };
         let idx = self.int(n.s(1))?;
         let elem = self.storage_type(n, n.dtype().scalar_type())?;
+        // SAFETY: one integer index into a scalar element type (no
+        // aggregate), a GEP LLVM accepts for any index value. The address
+        // is dereferenced only where lowering proved the index inside the
+        // buffer (checked against the buffer sizes before the launch) or
+        // behind the run-time guard built below.
         let p = unsafe { self.b.build_gep(elem, buf, &[idx], "") }.map_err(be)?;
-        if self.kernel.guarded.contains(&n.id()) {
-            let Arg::Int(slot) = *base.arg() else {
-                return Err(err(n, "DEFINE_GLOBAL without a slot"));
-            };
+        if let Some(slot) = guard {
             let sizes = self.param(1)?.into_pointer_value();
-            let size = self.i64_load(sizes, slot as u64, "size")?;
+            let size = self.i64_load(sizes, slot, "size")?;
             let i64t = self.cx.i64_type();
             let wide = self
                 .b
@@ -546,7 +549,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 .build_int_compare(IntPredicate::SLT, wide, size, "")
                 .map_err(be)?;
             let ok = b.build_and(lo, hi, "inbounds").map_err(be)?;
-            self.guards.insert(n.id(), ok);
+            self.guards.insert(n, ok);
         }
         self.define(n, p);
         Ok(())
@@ -558,14 +561,11 @@ impl<'ctx> Gen<'ctx, '_> {
         let st = self.scalar(n)?;
         let global = indexes_global(index);
         let vector = n.dtype().is_vector();
-        if vector && self.guards.contains_key(&index.id()) {
-            return Err(err(n, "vector load through a guarded index"));
-        }
-        let mut conds: Vec<IntValue<'ctx>> = Vec::new();
-        if let Some(gate) = index.src().get(2) {
-            conds.push(self.int(gate)?);
-        }
-        conds.extend(self.guards.get(&index.id()).copied());
+        let gate = match index.src().get(2) {
+            Some(gate) => Some(self.int(gate)?),
+            None => None,
+        };
+        let conds = self.guards.load(n, gate)?;
         let cond = match conds.as_slice() {
             [] => None,
             [c] => Some(*c),
@@ -639,16 +639,11 @@ impl<'ctx> Gen<'ctx, '_> {
 
     fn store(&mut self, n: &Arc<UOp>) -> R<()> {
         let index = n.s(0);
-        if index.src().len() > 2 {
-            return Err(err(n, "gated stores must be lowered to IF"));
-        }
+        let guard = self.guards.store(n)?;
         let place = self.ptr(index)?;
         let v = self.value(n.s(1))?;
         let global = indexes_global(index);
         if n.s(1).dtype().is_vector() {
-            if self.guards.contains_key(&index.id()) {
-                return Err(err(n, "vector store through a guarded index"));
-            }
             let st = self.b.build_store(place, v).map_err(be)?;
             if global {
                 let (_, mut align) = self.vector_access(n, n.s(1).dtype())?;
@@ -677,7 +672,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 .into(),
             _ => v,
         };
-        match self.guards.get(&index.id()).copied() {
+        match guard {
             Some(ok) => {
                 let then = self.cx.append_basic_block(self.func, "store");
                 let merge = self.cx.append_basic_block(self.func, "stored");
