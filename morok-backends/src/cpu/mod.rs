@@ -28,7 +28,9 @@ pub use llvm::{LlvmCodegen, LlvmRenderer};
 pub use pool::WorkerPool;
 pub use prepared::{Frame, FrameSlot, FrameTable, PreparedLaunch};
 
-use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
+use morok_core::device::{
+    CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult, FrameLaunch, PreparedLaunches,
+};
 use morok_core::dtype::DType;
 use morok_core::program::Program;
 use morok_core::render::Renderer;
@@ -204,5 +206,13 @@ impl Device for CpuDevice {
         self.check_storable(program)?;
         let loaded = self.codegen.build_within(program, limit)?;
         Ok(self.kernel(program, loaded))
+    }
+
+    fn prepare_launches(
+        &self,
+        frame: &[FrameSlot],
+        launches: &[FrameLaunch<'_>],
+    ) -> Option<Box<dyn PreparedLaunches>> {
+        prepared::prepare_launches(frame, launches)
     }
 }
