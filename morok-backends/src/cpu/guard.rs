@@ -93,15 +93,26 @@ impl<C: Clone> Guards<C> {
     }
 
     /// The conditions under which the LOAD `n` reads memory (it yields 0
-    /// otherwise), in order: the index's gate `gate` first (it may be what
-    /// keeps the index in range), then the index's bounds guard. A vector
-    /// load cannot be guarded.
-    pub(crate) fn load(&self, n: &Arc<UOp>, gate: Option<C>) -> Result<Vec<C>, RenderError> {
-        let guard = self.by_index.get(&n.s(0).id());
+    /// otherwise), in order: the index's gate (its third operand, as
+    /// `gate` renders it) first, since it may be what keeps the index in
+    /// range, then the index's bounds guard. A vector load cannot be
+    /// guarded.
+    pub(crate) fn load(
+        &self,
+        n: &Arc<UOp>,
+        gate: impl FnOnce(&Arc<UOp>) -> Result<C, RenderError>,
+    ) -> Result<Vec<C>, RenderError> {
+        let index = n.s(0);
+        let guard = self.by_index.get(&index.id());
         if n.dtype().is_vector() && guard.is_some() {
             return Err(self.err(n, "vector load through a guarded index"));
         }
-        Ok(gate.into_iter().chain(guard.cloned()).collect())
+        let mut conds = Vec::with_capacity(2);
+        if let Some(g) = index.src().get(2) {
+            conds.push(gate(g)?);
+        }
+        conds.extend(guard.cloned());
+        Ok(conds)
     }
 
     /// The bounds guard of the STORE `n` (the store happens only where it

@@ -81,11 +81,7 @@ impl Ctx<'_> {
         // the value type (`float` for the halves).
         let global = indexes_global(index);
         let vector = n.dtype().is_vector();
-        let gate = match index.src().get(2) {
-            Some(gate) => Some(self.name(gate)?),
-            None => None,
-        };
-        let conds = self.guards.load(n, gate)?;
+        let conds = self.guards.load(n, |gate| self.name(gate))?;
         let value = match st {
             _ if vector && global => format!("{}_load(&{place})", self.vtype(n)?),
             ScalarType::F16 if global => format!("morok_f16_to_f32({place})"),

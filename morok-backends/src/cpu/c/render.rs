@@ -47,6 +47,7 @@
 //! with.
 
 use super::types::{c_type, literal};
+use crate::cpu::codegen::is_parallel_loop;
 use crate::cpu::guard::Guards;
 use morok_core::lower::LoweredKernel;
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
@@ -229,12 +230,7 @@ impl Ctx<'_> {
     fn open_loop(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
         let ty = self.vtype(n)?;
         let name = self.fresh("ridx");
-        let parallel = self
-            .kernel
-            .parallel
-            .as_ref()
-            .is_some_and(|p| Arc::ptr_eq(&p.range, n));
-        let (start, end) = if parallel {
+        let (start, end) = if is_parallel_loop(self.kernel, n) {
             (format!("({ty})gstart"), format!("({ty})gend"))
         } else {
             ("0".to_string(), self.name(n.s(0))?)

@@ -27,6 +27,7 @@
 //! [`LlvmRenderer::caps`](super::LlvmRenderer)). Float `MOD` is `frem`
 //! (libm `fmod`), `MULACC` on floats is `llvm.fma`.
 
+use crate::cpu::codegen::is_parallel_loop;
 use crate::cpu::guard::{Guards, Place};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -471,12 +472,7 @@ impl<'ctx> Gen<'ctx, '_> {
             BasicTypeEnum::IntType(t) => t,
             _ => return Err(err(n, "RANGE of a non-integer type")),
         };
-        let parallel = self
-            .kernel
-            .parallel
-            .as_ref()
-            .is_some_and(|p| Arc::ptr_eq(&p.range, n));
-        let (start, end) = if parallel {
+        let (start, end) = if is_parallel_loop(self.kernel, n) {
             let gs = self.param(3)?.into_int_value();
             let ge = self.param(4)?.into_int_value();
             (
@@ -561,11 +557,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let st = self.scalar(n)?;
         let global = indexes_global(index);
         let vector = n.dtype().is_vector();
-        let gate = match index.src().get(2) {
-            Some(gate) => Some(self.int(gate)?),
-            None => None,
-        };
-        let conds = self.guards.load(n, gate)?;
+        let conds = self.guards.load(n, |gate| self.int(gate))?;
         let cond = match conds.as_slice() {
             [] => None,
             [c] => Some(*c),
