@@ -8,7 +8,6 @@ use morok_backends::cpu::LlvmRenderer;
 use morok_backends::cpu::{Codegen, KernelFn, LlvmCodegen};
 use morok_backends::host::host_vector_bytes;
 use morok_backends::CpuDevice;
-use morok_core::device::Device;
 use morok_core::dtype::DType;
 use morok_core::lower::{lower, LowerOptions};
 use morok_core::opt::{apply_opts, Opt, OptOps};
