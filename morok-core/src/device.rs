@@ -182,8 +182,14 @@ pub trait PreparedLaunches: Send + Sync {
     /// Runs the launches in order on `buffers` (frame order), each buffer
     /// checked against its [`FrameSlot`] (type, at least its count, bound
     /// once) and locked for the whole run, exclusively where written;
-    /// `done(i)` is called after launch `i` returned.
-    fn run(&self, buffers: &[&dyn DeviceBuffer], done: &mut dyn FnMut(usize)) -> DeviceResult<()>;
+    /// Where `done` is given, `done(i)` is called after launch `i`
+    /// returned (reports that time each launch); a run without one pays
+    /// no call per launch.
+    fn run(
+        &self,
+        buffers: &[&dyn DeviceBuffer],
+        done: Option<&mut dyn FnMut(usize)>,
+    ) -> DeviceResult<()>;
 }
 
 /// A device: allocates buffers, compiles programs into runnable kernels.

@@ -266,11 +266,24 @@ struct PreparedPlan {
 }
 
 impl PreparedLaunches for PreparedPlan {
-    fn run(&self, buffers: &[&dyn DeviceBuffer], done: &mut dyn FnMut(usize)) -> DeviceResult<()> {
+    fn run(
+        &self,
+        buffers: &[&dyn DeviceBuffer],
+        done: Option<&mut dyn FnMut(usize)>,
+    ) -> DeviceResult<()> {
         let frame = Frame::bind(&self.table, buffers)?;
-        for (i, launch) in self.launches.iter().enumerate() {
-            launch.launch(&frame)?;
-            done(i);
+        match done {
+            None => {
+                for launch in &self.launches {
+                    launch.launch(&frame)?;
+                }
+            }
+            Some(done) => {
+                for (i, launch) in self.launches.iter().enumerate() {
+                    launch.launch(&frame)?;
+                    done(i);
+                }
+            }
         }
         Ok(())
     }
