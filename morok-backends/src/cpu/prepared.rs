@@ -13,7 +13,7 @@
 //! kernel, on this thread when the split is one chunk. The device's
 //! [`Device::prepare_launches`](morok_core::device::Device::prepare_launches)
 //! hands a plan's launches out as one [`PreparedLaunches`] built from
-//! these ([`prepare_launches`]).
+//! these (`prepare_launches`).
 
 use super::buffer::CpuBuffer;
 use super::codegen::KernelFn;

@@ -36,15 +36,15 @@
 //!   remainder is 0): nothing traps.
 //! - Shift amounts are masked to the type's width.
 //! - Float → integer casts saturate and map NaN to 0 (Rust `as`).
+//! - `bool` buffers are bytes; any non-zero byte reads as true.
 //!
 //! # Files
 //!
 //! This file holds the kernel's frame and control flow (loops, `IF`,
-//! variables); [`super::alu`] the ALU ops and casts, [`super::memory`]
-//! buffers, loads and stores (with the bounds guards shared with the LLVM
-//! codegen, [`crate::cpu::guard`]), [`super::types`] C types and
-//! literals, [`super::prelude`] the helper definitions a source starts
-//! with.
+//! variables); `alu.rs` the ALU ops and casts, `memory.rs` buffers,
+//! loads and stores (with the bounds guards shared with the LLVM codegen,
+//! `cpu/guard.rs`), `types.rs` C types and literals, `prelude.rs` the
+//! helper definitions a source starts with.
 
 use super::types::{c_type, literal};
 use crate::cpu::codegen::is_parallel_loop;
