@@ -184,6 +184,7 @@ mod config;
 pub mod device;
 pub mod dsl;
 mod error;
+mod executor;
 mod ir_dump;
 mod kernel;
 mod kernel_cache;
@@ -199,8 +200,8 @@ pub use morok_macros::kernel;
 /// Counters that show what the runtime did (for tests and benchmarks).
 pub mod stats {
     pub use crate::dsl::plan::dsl_warm_calls;
+    pub use crate::executor::kernel_launches;
     pub use crate::kernel_cache::kernel_compiles;
-    pub use crate::realize::kernel_launches;
     pub use morok_backends::beam::beam_cache_hits;
     pub use morok_backends::beam::{
         candidates_timed as beam_candidates_timed, searches_run as beam_searches,

@@ -122,10 +122,11 @@ pub trait CompiledKernel: Send + Sync {
     /// of bounds.
     fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()>;
 
-    /// The concrete kernel, for a backend's own launch paths (a cached
-    /// plan whose launches the backend checked once, such as the CPU
-    /// backend's prepared launches); `None` (the default) where the kernel
-    /// runs only through [`CompiledKernel::run`].
+    /// The concrete kernel, for its own device's launch paths (the CPU
+    /// device's [`Device::prepare_launches`] finds its kernels' entry
+    /// points through it); `None` (the default) where the kernel runs only
+    /// through [`CompiledKernel::run`]. Code outside the backend never
+    /// needs it.
     fn as_any(&self) -> Option<&dyn Any> {
         None
     }
@@ -147,6 +148,48 @@ pub trait CompiledKernel: Send + Sync {
         times.sort();
         Ok(times[times.len() / 2])
     }
+}
+
+/// One buffer of a run's frame (the buffers a sequence of launches
+/// touches, by frame index), as every buffer bound to it must match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameSlot {
+    /// Its element type.
+    pub dtype: DType,
+    /// Its element count (a bound buffer may hold more).
+    pub len: usize,
+    /// Whether a launch may write it (a run locks it exclusively).
+    pub written: bool,
+}
+
+/// One launch of a sequence run on a frame: a kernel of the device, the
+/// frame index of each of its buffer slots (`DEFINE_GLOBAL` order) and
+/// its variables' values ([`Program::vars`] order).
+#[derive(Clone, Copy)]
+pub struct FrameLaunch<'a> {
+    /// The kernel, compiled by the device asked to prepare the launch.
+    pub kernel: &'a dyn CompiledKernel,
+    /// The frame index of each of the kernel's buffer slots.
+    pub slots: &'a [usize],
+    /// The values of the kernel's variables.
+    pub vars: &'a [i64],
+}
+
+/// A sequence of launches that its device checked once against a frame
+/// ([`Device::prepare_launches`]): a run checks each buffer once against
+/// its frame slot, not each launch's arguments.
+pub trait PreparedLaunches: Send + Sync {
+    /// Runs the launches in order on `buffers` (frame order), each buffer
+    /// checked against its [`FrameSlot`] (type, at least its count, bound
+    /// once) and locked for the whole run, exclusively where written;
+    /// Where `done` is given, `done(i)` is called after launch `i`
+    /// returned (reports that time each launch); a run without one pays
+    /// no call per launch.
+    fn run(
+        &self,
+        buffers: &[&dyn DeviceBuffer],
+        done: Option<&mut dyn FnMut(usize)>,
+    ) -> DeviceResult<()>;
 }
 
 /// A device: allocates buffers, compiles programs into runnable kernels.
@@ -193,6 +236,23 @@ pub trait Device: Send + Sync {
     /// Compiles a program rendered by [`Device::renderer`] into a kernel
     /// that runs on this device's buffers.
     fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>>;
+
+    /// Checks `launches` of this device's kernels once against `frame`
+    /// (buffer count and types, access ranges at the given variable values
+    /// within the frame's counts, variable bounds, written buffers marked
+    /// written and in no other slot) for a cached plan that runs them many
+    /// times ([`PreparedLaunches::run`]). `None` (the default) where the
+    /// device has no such path or a launch fails a check: the caller then
+    /// runs each launch with [`CompiledKernel::run`], which checks it
+    /// every time and says what is wrong.
+    fn prepare_launches(
+        &self,
+        frame: &[FrameSlot],
+        launches: &[FrameLaunch<'_>],
+    ) -> Option<Box<dyn PreparedLaunches>> {
+        let _ = (frame, launches);
+        None
+    }
 
     /// [`Device::compile`] that gives up once the compile has run for
     /// `limit` (beam search's per-candidate timeout): a device that can

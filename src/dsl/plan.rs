@@ -13,24 +13,27 @@
 //! (`graph.rs`), built into tensors on cold calls only. Kernels take the named dims as variables
 //! (`generic.rs`) wherever that was proven exact, so a new value of `B`
 //! schedules once but compiles nothing. A call with a lazy argument runs
-//! through the `Tensor` API (`realize`).
+//! through the `Tensor` API (`realize`). A plan is the prepared form of
+//! the schedule: an executor [`Run`] (`executor.rs`, the one way a
+//! schedule runs) whose launches the device checked once, and where a
+//! call finds each buffer of its frame.
 
 use super::generic::{self, GenericAst, MAX_NAMES};
 use super::graph::Graph;
 use super::rt::{DimValues, Signature};
 use crate::device::Device;
+use crate::executor::{alloc, Layout, Run, Step};
 use crate::kernel_cache::get_or_compile_with_vars;
-use crate::realize::{alloc, compile_options, count_launch};
+use crate::realize::compile_options;
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelRun, Result, Tensor};
-use morok_backends::cpu::{CpuKernel, Frame, FrameSlot, FrameTable, PreparedLaunch};
-use morok_core::device::{CompiledKernel, DeviceBuffer};
+use morok_core::device::DeviceBuffer;
 use morok_core::program::kernel_name;
 use morok_core::schedule::{schedule_cached, BufferKind, Schedule};
 use morok_core::uop::{Arg, Op, UOp};
 use morok_core::{new_buffer_id, DType};
 use smallvec::SmallVec;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -84,8 +87,8 @@ pub struct CallSite {
     state: OnceLock<Mutex<SiteState>>,
 }
 
-/// A buffer a kernel reads or writes, by where a call finds it.
-enum Slot {
+/// Where a call finds a buffer of the plan's frame.
+enum Source {
     /// The argument at this position.
     Arg(usize),
     /// A registered buffer the graph read that is no argument (the plan
@@ -97,20 +100,13 @@ enum Slot {
     Scratch(usize),
 }
 
-struct Step {
-    kernel: Arc<dyn CompiledKernel>,
-    slots: Vec<Slot>,
-    /// The values of the kernel's variables.
-    vars: Vec<i64>,
-    /// Their names (for `MOROK_DEBUG` reports).
-    var_names: Vec<&'static str>,
-}
-
-/// Everything a warm call needs: kernels with their buffer bindings, the
-/// output's type and shape, and intermediate sizes.
+/// Everything a warm call needs: the prepared run, where its frame's
+/// buffers come from, the output's type and shape, and intermediate sizes.
 pub(crate) struct Plan {
     device: Device,
-    steps: Vec<Step>,
+    run: Run,
+    /// One per frame entry.
+    sources: Vec<Source>,
     out_dtype: DType,
     out_len: usize,
     out_shape: Vec<usize>,
@@ -119,24 +115,8 @@ pub(crate) struct Plan {
     kernels: Arc<[KernelRun]>,
     /// Handles of the `Fixed` buffers, which keep them registered.
     _fixed: Vec<BufferRef>,
-    /// The launches as the backend checked them when the plan was built
-    /// (`None`: the backend has no prepared launches, or one failed its
-    /// checks, and `steps` run through [`CompiledKernel::run`]).
-    checked: Option<Checked>,
     /// Sets of intermediates not in use by a running call.
     pool: Mutex<Vec<Vec<Arc<dyn DeviceBuffer>>>>,
-}
-
-/// A plan's launches checked once by the CPU backend: a call binds its
-/// buffers to `table` (one check and one lock per buffer) and launches.
-struct Checked {
-    table: Arc<FrameTable>,
-    /// The frame's buffers: these arguments (by position), then `fixed`,
-    /// the output and the intermediates.
-    args: Vec<usize>,
-    fixed: Vec<Arc<dyn DeviceBuffer>>,
-    /// One per step.
-    launches: Vec<PreparedLaunch>,
 }
 
 /// The arguments' device buffers, if every argument views a whole
@@ -323,9 +303,8 @@ impl CallSite {
         let generic = self.generic();
         let values: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
         let opts = compile_options();
-        let scratch_of = scratch_slots(&sched);
+        let layout = Layout::of(&sched);
         let mut steps = Vec::with_capacity(sched.items.len());
-        let mut fixed = Vec::new();
         for (i, item) in sched.items.iter().enumerate() {
             let g = generic
                 .as_ref()
@@ -367,108 +346,57 @@ impl CallSite {
                     }
                 }
             }
-            let mut slots = Vec::with_capacity(item.buffers.len());
-            for id in &item.buffers {
-                slots.push(slot(&sched, *id, out, &bound.ids, &scratch_of, &mut fixed)?);
-            }
+            let (slots, elements) = match layout.slots_of(item) {
+                Ok(s) => s,
+                Err(e) => return Err(Error::runtime("realize", e)),
+            };
             steps.push(Step {
                 kernel: compiled.kernel,
                 slots,
                 vars,
                 var_names,
+                elements,
             });
         }
-        let mut scratch = vec![(DType::VOID, 0usize); scratch_of.len()];
-        for b in &sched.buffers {
-            if let Some(&k) = scratch_of.get(&(b.storage, b.dtype)) {
-                scratch[k] = (b.dtype, scratch[k].1.max(b.size));
-            }
+        let mut sources = Vec::with_capacity(layout.entries.len());
+        let mut scratch = Vec::new();
+        let mut fixed = Vec::new();
+        let mut out_spec = None;
+        for e in &layout.entries {
+            sources.push(match e.kind {
+                BufferKind::Output if e.id == out => {
+                    out_spec = Some((e.slot.dtype, e.slot.len));
+                    Source::Output
+                }
+                BufferKind::Intermediate => {
+                    scratch.push((e.slot.dtype, e.slot.len));
+                    Source::Scratch(scratch.len() - 1)
+                }
+                _ => source(e.id, &bound.ids, &mut fixed)?,
+            });
         }
-        let Some(spec) = sched.buffers.iter().find(|b| b.id == out) else {
+        let Some((out_dtype, out_len)) = out_spec else {
             return Ok(Prepared::TensorPath);
         };
         let kernels = steps
             .iter()
             .map(|s| KernelRun::new(s.kernel.clone(), bound.device.clone()))
             .collect();
-        let checked = check_launches(&steps, bound, (spec.dtype, spec.size), &scratch);
+        let mut run = Run::new(bound.device.clone(), steps, sched.groups.clone(), " (plan)");
+        run.prepare(&layout.frame());
         Ok(Prepared::Plan(Arc::new(Plan {
             device: bound.device.clone(),
-            steps,
-            out_dtype: spec.dtype,
-            out_len: spec.size,
+            run,
+            sources,
+            out_dtype,
+            out_len,
             out_shape: result.shape().to_vec(),
             scratch,
             kernels,
             _fixed: fixed,
-            checked,
             pool: Mutex::new(Vec::new()),
         })))
     }
-}
-
-/// The plan's launches checked by the CPU backend against a frame of its
-/// buffers (the arguments that are no alias of an earlier one, the fixed
-/// buffers, the output `out`, the intermediates `scratch`), if every
-/// kernel is a CPU kernel and passes the checks.
-fn check_launches(
-    steps: &[Step],
-    bound: &Bound,
-    out: (DType, usize),
-    scratch: &[(DType, usize)],
-) -> Option<Checked> {
-    let args: Vec<usize> = (0..bound.ids.len())
-        .filter(|&j| bound.alias[j] == j)
-        .collect();
-    let mut fixed: Vec<Arc<dyn DeviceBuffer>> = Vec::new();
-    for step in steps {
-        for s in &step.slots {
-            if let Slot::Fixed(b) = s {
-                if !fixed.iter().any(|f| Arc::ptr_eq(f, b)) {
-                    fixed.push(b.clone());
-                }
-            }
-        }
-    }
-    let read = |b: &dyn DeviceBuffer| FrameSlot {
-        dtype: b.dtype(),
-        len: b.len(),
-        written: false,
-    };
-    let written = |(dtype, len): (DType, usize)| FrameSlot {
-        dtype,
-        len,
-        written: true,
-    };
-    let mut slots: Vec<FrameSlot> = args
-        .iter()
-        .map(|&j| read(bound.buffers[j].as_ref()))
-        .collect();
-    slots.extend(fixed.iter().map(|b| read(b.as_ref())));
-    let out_at = slots.len();
-    slots.push(written(out));
-    slots.extend(scratch.iter().map(|&s| written(s)));
-    let table = FrameTable::new(slots);
-    let mut launches = Vec::with_capacity(steps.len());
-    for step in steps {
-        let kernel = step.kernel.as_any()?.downcast_ref::<CpuKernel>()?;
-        let mut at = Vec::with_capacity(step.slots.len());
-        for s in &step.slots {
-            at.push(match s {
-                Slot::Arg(j) => args.iter().position(|a| a == j)?,
-                Slot::Fixed(b) => args.len() + fixed.iter().position(|f| Arc::ptr_eq(f, b))?,
-                Slot::Output => out_at,
-                Slot::Scratch(k) => out_at + 1 + k,
-            });
-        }
-        launches.push(kernel.prepare(&table, &at, &step.vars).ok()?);
-    }
-    Some(Checked {
-        table,
-        args,
-        fixed,
-        launches,
-    })
 }
 
 /// The id of the schedule's one output buffer, if its root got a kernel
@@ -488,84 +416,27 @@ fn output_spec(sched: &Schedule) -> Option<u64> {
         .then_some(id)
 }
 
-/// Intermediates sharing memory (same storage and dtype) get one scratch
-/// slot, as `realize` allocates them.
-fn scratch_slots(sched: &Schedule) -> HashMap<(u64, DType), usize> {
-    let mut slots = HashMap::new();
-    for b in sched
-        .buffers
-        .iter()
-        .filter(|b| b.kind == BufferKind::Intermediate)
-    {
-        let next = slots.len();
-        slots.entry((b.storage, b.dtype)).or_insert(next);
-    }
-    slots
-}
-
-/// Where a call finds buffer `id` of the schedule.
+/// Where a call finds the buffer `id` the graph reads: the argument
+/// viewing it, or else the registered buffer itself (kept registered by a
+/// handle in `fixed`).
 #[track_caller]
-fn slot(
-    sched: &Schedule,
-    id: u64,
-    out: u64,
-    args: &[u64],
-    scratch: &HashMap<(u64, DType), usize>,
-    fixed: &mut Vec<BufferRef>,
-) -> Result<Slot> {
-    let Some(spec) = sched.buffers.iter().find(|b| b.id == id) else {
-        return Err(Error::runtime(
+fn source(id: u64, args: &[u64], fixed: &mut Vec<BufferRef>) -> Result<Source> {
+    if let Some(j) = args.iter().position(|&a| a == id) {
+        return Ok(Source::Arg(j));
+    }
+    match (storage::device_buffer(id), storage::handle(id)) {
+        (Some(b), Some(h)) => {
+            fixed.push(h);
+            Ok(Source::Fixed(b))
+        }
+        _ => Err(Error::runtime(
             "realize",
-            format!("buffer {id} is not in the schedule"),
-        ));
-    };
-    match spec.kind {
-        BufferKind::Output if id == out => Ok(Slot::Output),
-        BufferKind::Intermediate => match scratch.get(&(spec.storage, spec.dtype)) {
-            Some(&k) => Ok(Slot::Scratch(k)),
-            None => Err(Error::runtime(
-                "realize",
-                format!("buffer {id} has no storage"),
-            )),
-        },
-        _ => match args.iter().position(|&a| a == id) {
-            Some(j) => Ok(Slot::Arg(j)),
-            None => match (storage::device_buffer(id), storage::handle(id)) {
-                (Some(b), Some(h)) => {
-                    fixed.push(h);
-                    Ok(Slot::Fixed(b))
-                }
-                _ => Err(Error::runtime(
-                    "realize",
-                    format!("input buffer {id} was freed"),
-                )),
-            },
-        },
+            format!("input buffer {id} was freed"),
+        )),
     }
 }
 
 impl Plan {
-    /// Prints one launch of a cold call (`MOROK_DEBUG`).
-    fn report(&self, step: &Step, took: std::time::Duration, level: u8) {
-        let vars = if level >= 2 && !step.vars.is_empty() {
-            let values: Vec<String> = step
-                .var_names
-                .iter()
-                .zip(&step.vars)
-                .map(|(n, v)| format!("{n}={v}"))
-                .collect();
-            format!("  vars {}", values.join(" "))
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "*** {:<4} {:<28} {:>10.3} ms (plan){vars}",
-            self.device.name(),
-            step.kernel.name(),
-            took.as_secs_f64() * 1e3
-        );
-    }
-
     /// Runs the kernels on the arguments' buffers; the result views a new
     /// registered buffer. With `report` ≥ 1 (`MOROK_DEBUG`, cold calls)
     /// each launch is printed as the lazy path prints its kernels, at ≥ 2
@@ -584,11 +455,20 @@ impl Plan {
                 s
             }
         };
-        if let Some(checked) = &self.checked {
-            self.launch_checked(checked, args, out.as_ref(), &scratch, report)?;
-        } else {
-            self.launch_each(args, out.as_ref(), &scratch, report)?;
+        let frame: SmallVec<[&dyn DeviceBuffer; 16]> = self
+            .sources
+            .iter()
+            .map(|s| match s {
+                Source::Arg(j) => args[*j].as_ref(),
+                Source::Fixed(b) => b.as_ref(),
+                Source::Output => out.as_ref(),
+                Source::Scratch(k) => scratch[*k].as_ref(),
+            })
+            .collect();
+        if let Err(e) = self.run.launch(&frame, report) {
+            return Err(Error::runtime("realize", e));
         }
+        drop(frame);
         lock(&self.pool).push(scratch);
         let handle = storage::register(new_buffer_id(), self.device.clone(), out, self.out_len);
         Ok(Tensor::from_registered(
@@ -598,69 +478,5 @@ impl Plan {
             &self.out_shape,
         )?
         .with_kernel_list(self.kernels.clone()))
-    }
-
-    /// Runs the prepared launches: binds the call's buffers once (one
-    /// check and one lock per buffer) and launches each kernel.
-    #[track_caller]
-    fn launch_checked(
-        &self,
-        checked: &Checked,
-        args: &[Arc<dyn DeviceBuffer>],
-        out: &dyn DeviceBuffer,
-        scratch: &[Arc<dyn DeviceBuffer>],
-        report: u8,
-    ) -> Result<()> {
-        let mut bufs: SmallVec<[&dyn DeviceBuffer; 16]> = SmallVec::new();
-        bufs.extend(checked.args.iter().map(|&j| args[j].as_ref()));
-        bufs.extend(checked.fixed.iter().map(|b| b.as_ref()));
-        bufs.push(out);
-        bufs.extend(scratch.iter().map(|b| b.as_ref()));
-        let frame = Frame::bind(&checked.table, &bufs)
-            .map_err(|e| Error::runtime("realize", e.to_string()))?;
-        for (step, launch) in self.steps.iter().zip(&checked.launches) {
-            count_launch();
-            let start = (report >= 1).then(std::time::Instant::now);
-            if let Err(e) = launch.launch(&frame) {
-                return Err(Error::runtime("realize", e.to_string()));
-            }
-            if let Some(start) = start {
-                self.report(step, start.elapsed(), report);
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs each step through [`CompiledKernel::run`] (which checks its
-    /// buffers on every launch).
-    #[track_caller]
-    fn launch_each(
-        &self,
-        args: &[Arc<dyn DeviceBuffer>],
-        out: &dyn DeviceBuffer,
-        scratch: &[Arc<dyn DeviceBuffer>],
-        report: u8,
-    ) -> Result<()> {
-        let mut bufs: Vec<&dyn DeviceBuffer> = Vec::new();
-        for step in &self.steps {
-            bufs.clear();
-            for s in &step.slots {
-                bufs.push(match s {
-                    Slot::Arg(j) => args[*j].as_ref(),
-                    Slot::Fixed(b) => b.as_ref(),
-                    Slot::Output => out,
-                    Slot::Scratch(k) => scratch[*k].as_ref(),
-                });
-            }
-            count_launch();
-            let start = (report >= 1).then(std::time::Instant::now);
-            if let Err(e) = step.kernel.run(&bufs, &step.vars) {
-                return Err(Error::runtime("realize", e.to_string()));
-            }
-            if let Some(start) = start {
-                self.report(step, start.elapsed(), report);
-            }
-        }
-        Ok(())
     }
 }

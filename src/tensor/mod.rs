@@ -20,6 +20,7 @@
 mod activations;
 mod attention;
 mod autograd;
+mod concat;
 mod conv;
 mod creation;
 mod data;
@@ -40,6 +41,8 @@ mod placement;
 mod pooling;
 mod random;
 mod reduce;
+mod scatter;
+mod selection;
 mod sorting;
 
 pub use attention::AttentionOptions;
@@ -47,7 +50,7 @@ pub(crate) use autograd::wants_gradient;
 pub use conv::{
     Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions,
 };
-pub use indexing::{Index, MeshIndexing, ScatterReduce};
+pub use indexing::Index;
 pub use init::{FanMode, KaimingOptions, Nonlinearity};
 pub use interpolate::InterpolateMode;
 pub use losses::{ClassLossOptions, Reduction};
@@ -56,6 +59,8 @@ pub use movement::Slice;
 pub use operand::{IntoOperand, Operand};
 pub use padding::PadMode;
 pub use pooling::{Pool3dOptions, PoolOptions};
+pub use scatter::ScatterReduce;
+pub use selection::MeshIndexing;
 
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelInfo, KernelRun};

@@ -7,6 +7,7 @@ use morok_core::device::DeviceResult;
 use morok_core::lower::LoweredKernel;
 use morok_core::program::Program;
 use morok_core::render::{RenderError, Renderer};
+use morok_core::uop::UOp;
 use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -86,4 +87,14 @@ pub(crate) fn check_entry_name(kernel: &LoweredKernel, renderer: &str) -> Result
             what: "kernel name is not a C identifier".to_string(),
         })
     }
+}
+
+/// Whether the `RANGE` node `n` is the kernel's parallel loop, which runs
+/// only the launch's iterations `[gstart, gend)` (the host splits it
+/// across threads).
+pub(crate) fn is_parallel_loop(kernel: &LoweredKernel, n: &Arc<UOp>) -> bool {
+    kernel
+        .parallel
+        .as_ref()
+        .is_some_and(|p| Arc::ptr_eq(&p.range, n))
 }

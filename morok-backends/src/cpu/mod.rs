@@ -11,6 +11,7 @@
 pub mod buffer;
 pub mod c;
 pub mod codegen;
+mod guard;
 pub mod kernel;
 #[cfg(feature = "llvm")]
 pub mod llvm;
@@ -27,7 +28,9 @@ pub use llvm::{LlvmCodegen, LlvmRenderer};
 pub use pool::WorkerPool;
 pub use prepared::{Frame, FrameSlot, FrameTable, PreparedLaunch};
 
-use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
+use morok_core::device::{
+    CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult, FrameLaunch, PreparedLaunches,
+};
 use morok_core::dtype::DType;
 use morok_core::program::Program;
 use morok_core::render::Renderer;
@@ -130,7 +133,7 @@ impl CpuDevice {
     /// Refuses a program with a buffer the C side cannot store.
     fn check_storable(&self, program: &Program) -> DeviceResult<()> {
         for (i, b) in program.buffers().iter().enumerate() {
-            if !c::render::storable(b.dtype) {
+            if !c::types::storable(b.dtype) {
                 return Err(DeviceError::BadArgs {
                     what: format!("kernel `{}`", program.name),
                     reason: format!("slot {i} has element type {}, not storable", b.dtype),
@@ -179,7 +182,7 @@ impl Device for CpuDevice {
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
-        if !c::render::storable(dtype) {
+        if !c::types::storable(dtype) {
             return Err(DeviceError::Alloc {
                 dtype,
                 count,
@@ -203,5 +206,13 @@ impl Device for CpuDevice {
         self.check_storable(program)?;
         let loaded = self.codegen.build_within(program, limit)?;
         Ok(self.kernel(program, loaded))
+    }
+
+    fn prepare_launches(
+        &self,
+        frame: &[FrameSlot],
+        launches: &[FrameLaunch<'_>],
+    ) -> Option<Box<dyn PreparedLaunches>> {
+        prepared::prepare_launches(frame, launches)
     }
 }

@@ -10,14 +10,17 @@
 //! [`Frame::bind`]: one type and size check per buffer (not per kernel),
 //! and each buffer locked once, in address order, for the whole call.
 //! [`PreparedLaunch::launch`] then only gathers pointers and calls the
-//! kernel, on this thread when the split is one chunk.
+//! kernel, on this thread when the split is one chunk. The device's
+//! [`Device::prepare_launches`](morok_core::device::Device::prepare_launches)
+//! hands a plan's launches out as one [`PreparedLaunches`] built from
+//! these (`prepare_launches`).
 
 use super::buffer::CpuBuffer;
 use super::codegen::KernelFn;
 use super::kernel::{dispatch, CpuKernel};
 use super::pool::WorkerPool;
-use morok_core::device::{DeviceBuffer, DeviceError, DeviceResult};
-use morok_core::DType;
+pub use morok_core::device::FrameSlot;
+use morok_core::device::{DeviceBuffer, DeviceError, DeviceResult, FrameLaunch, PreparedLaunches};
 use smallvec::SmallVec;
 use std::any::Any;
 use std::ffi::c_void;
@@ -25,17 +28,6 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 
 /// Buffers a frame or a launch holds without allocating.
 const INLINE: usize = 8;
-
-/// One buffer of a plan, as every call's buffer must match it.
-#[derive(Clone, Copy, Debug)]
-pub struct FrameSlot {
-    /// Its element type.
-    pub dtype: DType,
-    /// Its element count (a call's buffer may hold more).
-    pub len: usize,
-    /// Whether a launch may write it (a call locks it exclusively).
-    pub written: bool,
-}
 
 /// The buffers of a plan, by frame index.
 #[derive(Debug)]
@@ -264,4 +256,54 @@ impl PreparedLaunch {
         };
         Ok(())
     }
+}
+
+/// A plan's launches prepared against one table: what
+/// [`prepare_launches`] returns.
+struct PreparedPlan {
+    table: Arc<FrameTable>,
+    launches: Vec<PreparedLaunch>,
+}
+
+impl PreparedLaunches for PreparedPlan {
+    fn run(
+        &self,
+        buffers: &[&dyn DeviceBuffer],
+        done: Option<&mut dyn FnMut(usize)>,
+    ) -> DeviceResult<()> {
+        let frame = Frame::bind(&self.table, buffers)?;
+        match done {
+            None => {
+                for launch in &self.launches {
+                    launch.launch(&frame)?;
+                }
+            }
+            Some(done) => {
+                for (i, launch) in self.launches.iter().enumerate() {
+                    launch.launch(&frame)?;
+                    done(i);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `launches` of CPU kernels checked against a table of `frame`
+/// ([`CpuKernel::prepare`]), or `None` when a kernel is no CPU kernel or a
+/// launch fails its checks.
+pub(super) fn prepare_launches(
+    frame: &[FrameSlot],
+    launches: &[FrameLaunch<'_>],
+) -> Option<Box<dyn PreparedLaunches>> {
+    let table = FrameTable::new(frame.to_vec());
+    let mut prepared = Vec::with_capacity(launches.len());
+    for l in launches {
+        let kernel = l.kernel.as_any()?.downcast_ref::<CpuKernel>()?;
+        prepared.push(kernel.prepare(&table, l.slots, l.vars).ok()?);
+    }
+    Some(Box::new(PreparedPlan {
+        table,
+        launches: prepared,
+    }))
 }

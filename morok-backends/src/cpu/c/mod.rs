@@ -3,10 +3,14 @@
 //! disk), loaded with `libloading`; or taken from the kernels compiled at
 //! build time and linked into the program ([`aot`]).
 
+mod alu;
 pub mod aot;
 pub mod compiler;
+mod memory;
+mod prelude;
 mod registers;
 pub mod render;
+pub(crate) mod types;
 
 pub use compiler::{Compiler, ObjectCache};
 pub use render::CRenderer;

@@ -19,7 +19,8 @@
 //! the loaded value and 0; accumulators (`DEFINE_REG`, scalar or vector)
 //! are allocas in the entry block, which the O3 pipeline promotes to phis.
 //! Vector values (lowering's vectorized lanes) are LLVM vector types, see
-//! [`super::vector`].
+//! [`super::vector`]; ALU ops and casts are in [`super::alu`], buffer
+//! accesses (`INDEX`, `LOAD`, `STORE`) in [`super::memory`].
 //!
 //! Transcendentals: `SQRT` is `llvm.sqrt` and `RSQRT` is `1 / llvm.sqrt`
 //! (both correctly rounded, bit-identical to C's libm `sqrt`); every other
@@ -27,6 +28,8 @@
 //! [`LlvmRenderer::caps`](super::LlvmRenderer)). Float `MOD` is `frem`
 //! (libm `fmod`), `MULACC` on floats is `llvm.fma`.
 
+use crate::cpu::codegen::is_parallel_loop;
+use crate::cpu::guard::Guards;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -39,7 +42,6 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 use morok_core::dtype::{AddrSpace, ScalarType};
-use morok_core::kernel::indexes_global;
 use morok_core::lower::LoweredKernel;
 use morok_core::render::RenderError;
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
@@ -83,21 +85,21 @@ pub(super) struct Gen<'ctx, 'k> {
     pub(super) cx: &'ctx Context,
     pub(super) b: Builder<'ctx>,
     module: Module<'ctx>,
-    kernel: &'k LoweredKernel,
-    func: FunctionValue<'ctx>,
+    pub(super) kernel: &'k LoweredKernel,
+    pub(super) func: FunctionValue<'ctx>,
     /// Builder for allocas, at the end of the entry block.
     allocas: Builder<'ctx>,
     values: HashMap<u64, BasicValueEnum<'ctx>>,
-    /// Run-time bounds conditions of guarded accesses, by INDEX node.
-    guards: HashMap<u64, IntValue<'ctx>>,
+    /// Run-time bounds conditions of guarded accesses.
+    pub(super) guards: Guards<IntValue<'ctx>>,
     vars: HashMap<String, u64>,
     frames: Vec<Frame<'ctx>>,
     /// Whether stores may be non-temporal (an x86-64 target, see
     /// [`crate::cpu::stream`]).
-    may_stream: bool,
+    pub(super) may_stream: bool,
     /// Whether a store was made non-temporal: the kernel then ends with
     /// an `sfence`.
-    streamed: bool,
+    pub(super) streamed: bool,
 }
 
 /// Builds the module of `kernel`: one function named after it with the
@@ -151,7 +153,7 @@ pub(super) fn build_module<'ctx>(
         func,
         allocas,
         values: HashMap::new(),
-        guards: HashMap::new(),
+        guards: Guards::new("LLVM"),
         vars: HashMap::new(),
         frames: Vec::new(),
         may_stream: x86_64,
@@ -183,7 +185,7 @@ pub(super) fn build_module<'ctx>(
 }
 
 impl<'ctx> Gen<'ctx, '_> {
-    fn param(&self, i: u32) -> R<BasicValueEnum<'ctx>> {
+    pub(super) fn param(&self, i: u32) -> R<BasicValueEnum<'ctx>> {
         self.func.get_nth_param(i).ok_or_else(|| RenderError {
             renderer: "LLVM".to_string(),
             node: self.kernel.name.clone(),
@@ -265,14 +267,14 @@ impl<'ctx> Gen<'ctx, '_> {
             .ok_or_else(|| err(n, "operand used before it is defined"))
     }
 
-    fn int(&self, n: &Arc<UOp>) -> R<IntValue<'ctx>> {
+    pub(super) fn int(&self, n: &Arc<UOp>) -> R<IntValue<'ctx>> {
         match self.value(n)? {
             BasicValueEnum::IntValue(v) => Ok(v),
             _ => Err(err(n, "expected an integer value")),
         }
     }
 
-    fn ptr(&self, n: &Arc<UOp>) -> R<PointerValue<'ctx>> {
+    pub(super) fn ptr(&self, n: &Arc<UOp>) -> R<PointerValue<'ctx>> {
         match self.value(n)? {
             BasicValueEnum::PointerValue(v) => Ok(v),
             _ => Err(err(n, "expected a pointer")),
@@ -327,13 +329,20 @@ impl<'ctx> Gen<'ctx, '_> {
         self.kernel.no_overflow.contains(&n.id())
     }
 
-    fn define(&mut self, n: &UOp, v: impl BasicValue<'ctx>) {
+    pub(super) fn define(&mut self, n: &UOp, v: impl BasicValue<'ctx>) {
         self.values.insert(n.id(), v.as_basic_value_enum());
     }
 
-    fn i64_load(&self, base: PointerValue<'ctx>, slot: u64, name: &str) -> R<IntValue<'ctx>> {
+    pub(super) fn i64_load(
+        &self,
+        base: PointerValue<'ctx>,
+        slot: u64,
+        name: &str,
+    ) -> R<IntValue<'ctx>> {
         let i64t = self.cx.i64_type();
-        // SAFETY (of the IR): `sizes`/`vars` hold one entry per slot/variable.
+        // SAFETY: one `i64` constant index into `i64` elements (no
+        // aggregate); at run time `sizes`/`vars` hold one entry per
+        // slot/variable (the kernel ABI).
         let p = unsafe {
             self.b
                 .build_gep(i64t, base, &[i64t.const_int(slot, false)], name)
@@ -356,6 +365,11 @@ impl<'ctx> Gen<'ctx, '_> {
                 let ptr = cx.ptr_type(inkwell::AddressSpace::default());
                 let bufs = self.param(0)?.into_pointer_value();
                 let i64t = cx.i64_type();
+                // SAFETY: inkwell's GEP is unsafe because LLVM misbehaves on
+                // indices that do not fit the indexed type; this one indexes
+                // a pointer array (`ptr`, no aggregate) with one `i64`
+                // constant. At run time `bufs` holds one pointer per slot
+                // (the kernel ABI), so the address is inside it.
                 let p = unsafe {
                     self.b
                         .build_gep(ptr, bufs, &[i64t.const_int(slot as u64, false)], "")
@@ -463,12 +477,7 @@ impl<'ctx> Gen<'ctx, '_> {
             BasicTypeEnum::IntType(t) => t,
             _ => return Err(err(n, "RANGE of a non-integer type")),
         };
-        let parallel = self
-            .kernel
-            .parallel
-            .as_ref()
-            .is_some_and(|p| Arc::ptr_eq(&p.range, n));
-        let (start, end) = if parallel {
+        let (start, end) = if is_parallel_loop(self.kernel, n) {
             let gs = self.param(3)?.into_int_value();
             let ge = self.param(4)?.into_int_value();
             (
@@ -510,198 +519,4 @@ impl<'ctx> Gen<'ctx, '_> {
         });
         Ok(())
     }
-
-    fn index(&mut self, n: &Arc<UOp>) -> R<()> {
-        let mut base = n.s(0);
-        while base.op() == Op::After {
-            base = base.s(0);
-        }
-        let buf = self.ptr(n.s(0))?;
-        if base.op() == Op::DefineReg {
-            if !n.s(1).is_zero_const() {
-                return Err(err(n, "registers hold one element"));
-            }
-            self.define(n, buf);
-            return Ok(());
-        }
-        let idx = self.int(n.s(1))?;
-        let elem = self.storage_type(n, n.dtype().scalar_type())?;
-        let p = unsafe { self.b.build_gep(elem, buf, &[idx], "") }.map_err(be)?;
-        if self.kernel.guarded.contains(&n.id()) {
-            let Arg::Int(slot) = *base.arg() else {
-                return Err(err(n, "DEFINE_GLOBAL without a slot"));
-            };
-            let sizes = self.param(1)?.into_pointer_value();
-            let size = self.i64_load(sizes, slot as u64, "size")?;
-            let i64t = self.cx.i64_type();
-            let wide = self
-                .b
-                .build_int_s_extend_or_bit_cast(idx, i64t, "")
-                .map_err(be)?;
-            let b = &self.b;
-            let lo = b
-                .build_int_compare(IntPredicate::SGE, wide, i64t.const_zero(), "")
-                .map_err(be)?;
-            let hi = b
-                .build_int_compare(IntPredicate::SLT, wide, size, "")
-                .map_err(be)?;
-            let ok = b.build_and(lo, hi, "inbounds").map_err(be)?;
-            self.guards.insert(n.id(), ok);
-        }
-        self.define(n, p);
-        Ok(())
-    }
-
-    fn load(&mut self, n: &Arc<UOp>) -> R<()> {
-        let index = n.s(0);
-        let place = self.ptr(index)?;
-        let st = self.scalar(n)?;
-        let global = indexes_global(index);
-        let vector = n.dtype().is_vector();
-        if vector && self.guards.contains_key(&index.id()) {
-            return Err(err(n, "vector load through a guarded index"));
-        }
-        let mut conds: Vec<IntValue<'ctx>> = Vec::new();
-        if let Some(gate) = index.src().get(2) {
-            conds.push(self.int(gate)?);
-        }
-        conds.extend(self.guards.get(&index.id()).copied());
-        let cond = match conds.as_slice() {
-            [] => None,
-            [c] => Some(*c),
-            [a, b, ..] => Some(self.b.build_and(*a, *b, "").map_err(be)?),
-        };
-        let (then, merge, from) = match cond {
-            None => (None, None, None),
-            Some(c) => {
-                let from = self
-                    .b
-                    .get_insert_block()
-                    .ok_or_else(|| err(n, "no block"))?;
-                let then = self.cx.append_basic_block(self.func, "load");
-                let merge = self.cx.append_basic_block(self.func, "loaded");
-                self.b
-                    .build_conditional_branch(c, then, merge)
-                    .map_err(be)?;
-                self.b.position_at_end(then);
-                (Some(then), Some(merge), Some(from))
-            }
-        };
-        let (ty, align) = if vector && global {
-            let (ty, align) = self.vector_access(n, n.dtype())?;
-            (ty, Some(align))
-        } else if vector {
-            (self.dtype_type(n, n.dtype())?, None)
-        } else if global {
-            (self.storage_type(n, st)?, None)
-        } else {
-            (self.value_type(n, st)?, None)
-        };
-        let raw = self.b.build_load(ty, place, "").map_err(be)?;
-        if let Some(align) = align {
-            set_alignment(n, raw, align)?;
-        }
-        let v: BasicValueEnum<'ctx> = match st {
-            _ if vector => raw,
-            ScalarType::F16 if global => self.f16_to_f32(raw.into_int_value())?.into(),
-            ScalarType::BF16 if global => self.bf16_to_f32(raw.into_int_value())?.into(),
-            ScalarType::Bool if global => {
-                let r = raw.into_int_value();
-                self.b
-                    .build_int_compare(IntPredicate::NE, r, r.get_type().const_zero(), "")
-                    .map_err(be)?
-                    .into()
-            }
-            _ => raw,
-        };
-        let v = match (then, merge, from) {
-            (Some(_), Some(merge), Some(from)) => {
-                let end = self
-                    .b
-                    .get_insert_block()
-                    .ok_or_else(|| err(n, "no block"))?;
-                self.b.build_unconditional_branch(merge).map_err(be)?;
-                self.b.position_at_end(merge);
-                let zero = if vector {
-                    self.vector_constant(n, ConstValue::zero(st))?
-                } else {
-                    self.constant(n, ConstValue::zero(st), st)?
-                };
-                let phi = self.b.build_phi(v.get_type(), "").map_err(be)?;
-                phi.add_incoming(&[(&v, end), (&zero, from)]);
-                phi.as_basic_value()
-            }
-            _ => v,
-        };
-        self.define(n, v);
-        Ok(())
-    }
-
-    fn store(&mut self, n: &Arc<UOp>) -> R<()> {
-        let index = n.s(0);
-        if index.src().len() > 2 {
-            return Err(err(n, "gated stores must be lowered to IF"));
-        }
-        let place = self.ptr(index)?;
-        let v = self.value(n.s(1))?;
-        let global = indexes_global(index);
-        if n.s(1).dtype().is_vector() {
-            if self.guards.contains_key(&index.id()) {
-                return Err(err(n, "vector store through a guarded index"));
-            }
-            let st = self.b.build_store(place, v).map_err(be)?;
-            if global {
-                let (_, mut align) = self.vector_access(n, n.s(1).dtype())?;
-                if self.may_stream && crate::cpu::stream::streams(self.kernel, n) {
-                    // Proven aligned to the whole vector (the instruction
-                    // faults otherwise); `!nontemporal !{i32 1}`.
-                    align = n.s(1).dtype().itemsize() as u32;
-                    let one = self.cx.i32_type().const_int(1, false);
-                    let node = self.cx.metadata_node(&[one.into()]);
-                    st.set_metadata(node, self.cx.get_kind_id("nontemporal"))
-                        .map_err(|e| err(n, format!("nontemporal store: {e}")))?;
-                    self.streamed = true;
-                }
-                st.set_alignment(align)
-                    .map_err(|e| err(n, format!("store alignment: {e}")))?;
-            }
-            return Ok(());
-        }
-        let v: BasicValueEnum<'ctx> = match self.scalar(n.s(1))? {
-            ScalarType::F16 if global => self.f32_to_f16(v.into_float_value())?.into(),
-            ScalarType::BF16 if global => self.f32_to_bf16(v.into_float_value())?.into(),
-            ScalarType::Bool if global => self
-                .b
-                .build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "")
-                .map_err(be)?
-                .into(),
-            _ => v,
-        };
-        match self.guards.get(&index.id()).copied() {
-            Some(ok) => {
-                let then = self.cx.append_basic_block(self.func, "store");
-                let merge = self.cx.append_basic_block(self.func, "stored");
-                self.b
-                    .build_conditional_branch(ok, then, merge)
-                    .map_err(be)?;
-                self.b.position_at_end(then);
-                self.b.build_store(place, v).map_err(be)?;
-                self.b.build_unconditional_branch(merge).map_err(be)?;
-                self.b.position_at_end(merge);
-            }
-            None => {
-                self.b.build_store(place, v).map_err(be)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Sets the alignment of the load `v` (vector accesses assume only the
-/// element's alignment).
-fn set_alignment(n: &UOp, v: BasicValueEnum<'_>, align: u32) -> R<()> {
-    v.as_instruction_value()
-        .ok_or_else(|| err(n, "a load that is not an instruction"))?
-        .set_alignment(align)
-        .map_err(|e| err(n, format!("load alignment: {e}")))
 }

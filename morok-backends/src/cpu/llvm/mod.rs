@@ -32,6 +32,7 @@ mod alu;
 mod half;
 mod ir;
 mod jit;
+mod memory;
 mod target;
 mod vector;
 
