@@ -333,6 +333,15 @@ fn pool(
     };
     let (xp, pad) = symmetric_pads(x, w, fill)?;
     let explicit = pad.iter().all(|&p| p == 0) && w.pads.iter().any(|&(b, a)| b + a > 0);
+    // Average pooling of `xp` by `avg`; with explicit pads that must not
+    // count, the window sums over the counts of real elements.
+    let average = |avg: &dyn Fn(&Tensor) -> morok::Result<Tensor>| -> OpResult<Tensor> {
+        if explicit && !include_pad {
+            let ones = pad_spatial(&x.ones_like()?, &w.pads, 0.0)?;
+            return Ok(avg(&xp)?.div(&avg(&ones)?)?.cast(x.dtype())?);
+        }
+        Ok(avg(&xp)?)
+    };
     match spatial {
         2 => {
             let opts = PoolOptions {
@@ -348,13 +357,7 @@ fn pool(
                 let (v, i) = xp.max_pool2d_with_indices(opts)?;
                 return Ok((v, Some(i)));
             }
-            if explicit && !include_pad {
-                let ones = pad_spatial(&x.ones_like()?, &w.pads, 0.0)?;
-                let sums = xp.avg_pool2d(opts)?;
-                let counts = ones.avg_pool2d(opts)?;
-                return Ok((sums.div(&counts)?.cast(x.dtype())?, None));
-            }
-            Ok((xp.avg_pool2d(opts)?, None))
+            Ok((average(&|t: &Tensor| t.avg_pool2d(opts))?, None))
         }
         3 => {
             let t = |v: &[usize]| (v[0], v[1], v[2]);
@@ -370,13 +373,7 @@ fn pool(
             if max {
                 return Ok((xp.max_pool3d(opts)?, None));
             }
-            if explicit && !include_pad {
-                let ones = pad_spatial(&x.ones_like()?, &w.pads, 0.0)?;
-                let sums = xp.avg_pool3d(opts)?;
-                let counts = ones.avg_pool3d(opts)?;
-                return Ok((sums.div(&counts)?.cast(x.dtype())?, None));
-            }
-            Ok((xp.avg_pool3d(opts)?, None))
+            Ok((average(&|t: &Tensor| t.avg_pool3d(opts))?, None))
         }
         n => unsupported!("{n}-D pooling"),
     }

@@ -70,11 +70,18 @@ fn instance_normalization(ctx: &OpCtx<'_>) -> OpResult {
     Ok(vec![out.cast(x.dtype())?])
 }
 
-fn layer_normalization(ctx: &OpCtx<'_>) -> OpResult {
-    let x = ctx.input(0)?;
+/// The axes from the `axis` attribute (default -1) to the last, and the
+/// `epsilon` attribute (default 1e-5): what layer and RMS normalization
+/// normalize over.
+fn trailing_axes_and_eps(ctx: &OpCtx<'_>, x: &Tensor) -> OpResult<(Vec<isize>, f64)> {
     let axis = ctx.axis(ctx.int("axis", -1)?, x.ndim())?;
     let eps = ctx.float("epsilon", 1e-5)? as f64;
-    let axes: Vec<isize> = (axis as isize..x.ndim() as isize).collect();
+    Ok(((axis as isize..x.ndim() as isize).collect(), eps))
+}
+
+fn layer_normalization(ctx: &OpCtx<'_>) -> OpResult {
+    let x = ctx.input(0)?;
+    let (axes, eps) = trailing_axes_and_eps(ctx, x)?;
     let (norm, mean, inv) = standardize(x, &axes, eps)?;
     let mut out = norm.mul(ctx.input(1)?)?;
     if let Some(b) = ctx.opt(2) {
@@ -115,9 +122,7 @@ fn group_normalization(ctx: &OpCtx<'_>) -> OpResult {
 
 fn rms_normalization(ctx: &OpCtx<'_>) -> OpResult {
     let x = ctx.input(0)?;
-    let axis = ctx.axis(ctx.int("axis", -1)?, x.ndim())?;
-    let eps = ctx.float("epsilon", 1e-5)? as f64;
-    let axes: Vec<isize> = (axis as isize..x.ndim() as isize).collect();
+    let (axes, eps) = trailing_axes_and_eps(ctx, x)?;
     let xf = if x.dtype() == DType::F64 {
         x.clone()
     } else {

@@ -85,22 +85,20 @@ fn reduce_mean(ctx: &OpCtx<'_>) -> OpResult {
     let x = ctx.input(0)?;
     finish(ctx, reduce_with(ctx, 18, x, |t, a, k| t.mean(a, k))?)
 }
-fn reduce_max(ctx: &OpCtx<'_>) -> OpResult {
-    let x = ctx.input(0)?;
-    let xs = if x.dtype().is_bool() {
+/// `x`, with bools as `u8` (max and min of bools reduce as 0/1).
+fn bools_as_u8(x: &Tensor) -> OpResult<Tensor> {
+    Ok(if x.dtype().is_bool() {
         x.cast(DType::U8)?
     } else {
         x.clone()
-    };
+    })
+}
+fn reduce_max(ctx: &OpCtx<'_>) -> OpResult {
+    let xs = bools_as_u8(ctx.input(0)?)?;
     finish(ctx, reduce_with(ctx, 18, &xs, |t, a, k| t.max(a, k))?)
 }
 fn reduce_min(ctx: &OpCtx<'_>) -> OpResult {
-    let x = ctx.input(0)?;
-    let xs = if x.dtype().is_bool() {
-        x.cast(DType::U8)?
-    } else {
-        x.clone()
-    };
+    let xs = bools_as_u8(ctx.input(0)?)?;
     finish(ctx, reduce_with(ctx, 18, &xs, |t, a, k| t.min(a, k))?)
 }
 fn reduce_prod(ctx: &OpCtx<'_>) -> OpResult {
