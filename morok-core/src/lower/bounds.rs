@@ -11,6 +11,7 @@
 
 use super::constraints::{normalized, propagate, split_nested, Constraint};
 use super::live::live_ranges;
+use super::var_access::{access_form, AccessForm};
 use super::{BufferSlot, LowerError};
 use crate::symbolic::gate::clauses;
 use crate::symbolic::interval::{self, ceil_div, floor_div, scale};
@@ -72,6 +73,21 @@ impl Bounds {
             constraints: Vec::new(),
             divisions: HashMap::new(),
         }
+    }
+
+    /// The linear form of an evaluated node (atoms: see [`Bounds::lin`]).
+    pub(super) fn linear(&self, n: &Arc<UOp>) -> Option<&Linear> {
+        self.lin.get(&n.id())
+    }
+
+    /// The interval of an evaluated node, by id.
+    pub(super) fn interval(&self, id: u64) -> Option<Interval> {
+        self.memo.get(&id).copied()
+    }
+
+    /// The interval a gate pinned a node to, by id.
+    pub(super) fn override_of(&self, id: u64) -> Option<Interval> {
+        self.overrides.get(&id).copied()
     }
 
     /// The linear form of an evaluated node, from its operands' forms.
@@ -425,13 +441,13 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
     out
 }
 
-/// The interval of index `idx` accessed under `gate`, or `None` when the
-/// gate is never true. A constraint on one atom (`lo <= k·a <= hi`)
+/// The interval of index `idx` accessed under `gate` and the evaluator
+/// that bounded it, or `None` when the gate is never true. A constraint on one atom (`lo <= k·a <= hi`)
 /// narrows that atom's interval, and the constraints are derived again
 /// with the narrowed atoms (an atom pinned to one value becomes a
 /// constant), a few rounds: `1 < 5·r` pins `r = 1` (for `r` in
 /// `[0, 1]`), which then shows `15·r + s < 12` unsatisfiable for `s >= 0`.
-fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<Interval> {
+fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<(Interval, Bounds)> {
     // A gate folded to false (complementary comparisons, say) never opens.
     if gate.const_value().is_some_and(|c| !c.truthy()) {
         return None;
@@ -458,7 +474,8 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
     gated.constraints = cons;
     // The gate's divisions, which the index may not contain itself.
     gated.divisions = divisions;
-    Some(gated.of(idx))
+    let range = gated.of(idx);
+    Some((range, gated))
 }
 
 /// Narrows the intervals in `ov` with the constraints, starting from the
@@ -594,6 +611,10 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
     let nodes = ast.toposort();
     let mut live = HashMap::new();
     let dead = dead_ranges(&nodes, &mut live);
+    // Kernels with variables also get their ranges as expressions of the
+    // variables (`BufferSlot::access_form`), by slot.
+    let with_vars = nodes.iter().any(|n| n.op() == Op::DefineVar);
+    let mut forms: HashMap<i64, Option<AccessForm>> = HashMap::new();
     // A store runs inside every range its END closes.
     let dead_stores: HashSet<u64> = nodes
         .iter()
@@ -614,6 +635,7 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
                 written: false,
                 read: false,
                 access: None,
+                access_form: None,
             });
         }
     }
@@ -629,13 +651,33 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
             || live_ranges(n, &mut live)
                 .iter()
                 .any(|r| dead.contains(&r.id()));
-        let range = match index.src().get(2) {
-            _ if never_runs => None,
+        let gate = index.src().get(2);
+        let (range, form) = match gate {
+            _ if never_runs => (None, None),
             // Checked per access at run time instead (see `is_data_dependent`).
-            _ if is_data_dependent(index.s(1)) => None,
-            None => Some(plain.of(index.s(1))),
-            Some(gate) => gated_access(gate, index.s(1), &mut plain),
+            _ if is_data_dependent(index.s(1)) => (None, None),
+            None => {
+                let range = plain.of(index.s(1));
+                let form = with_vars.then(|| access_form(index.s(1), None, &plain, range));
+                (Some(range), form)
+            }
+            Some(g) => match gated_access(g, index.s(1), &mut plain) {
+                Some((range, gated)) => {
+                    let form = with_vars.then(|| access_form(index.s(1), gate, &gated, range));
+                    (Some(range), form)
+                }
+                None => (None, None),
+            },
         };
+        // A slot has a form when every access that happens has one.
+        if let Some(form) = form {
+            let merged = match (forms.get(&slot), form) {
+                (None, f) => f,
+                (Some(Some(a)), Some(b)) => Some(a.union(&b)),
+                (Some(_), _) => None,
+            };
+            forms.insert(slot, merged);
+        }
         let Some(entry) = slots.get_mut(slot as usize).and_then(|s| s.as_mut()) else {
             return Err(LowerError::malformed("INDEX of an unknown slot", index));
         };
@@ -659,7 +701,11 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
-            s.ok_or_else(|| LowerError::Malformed {
+            s.map(|mut s| {
+                s.access_form = forms.remove(&(i as i64)).flatten();
+                s
+            })
+            .ok_or_else(|| LowerError::Malformed {
                 what: format!("buffer slot {i} is never used (slots must be 0..n)"),
                 node: format!("{:?}", ast),
             })

@@ -13,7 +13,9 @@
 //! 4. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`](crate::caps::Caps));
-//! 5. [`bounds`]: the element range each buffer slot may touch;
+//! 5. [`bounds`]: the element range each buffer slot may touch (and, for
+//!    kernels with variables, that range as expressions of them, built by
+//!    `var_access`);
 //! 6. [`vectorize`]: the vector lanes `expand` left become vector loads,
 //!    stores, ALU ops and reduces (or per-lane scalars where they cannot);
 //!    Then [`partial_vectors`]: the scalar partial accumulators of a
@@ -42,6 +44,7 @@ pub mod reduce;
 pub mod transcendental;
 mod trig_reduction;
 pub mod validate;
+mod var_access;
 pub mod vectorize;
 
 use crate::rewrite::graph_rewrite;
@@ -50,6 +53,7 @@ use std::sync::Arc;
 
 pub use crate::random::threefry2x32;
 pub use lowered::{BufferSlot, LowerError, LowerOptions, LoweredKernel, ParallelLoop};
+pub use var_access::AccessForm;
 
 /// Lowers a kernel AST to a linear program (the stages in the module docs).
 pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, LowerError> {

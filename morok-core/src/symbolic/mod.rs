@@ -27,7 +27,6 @@
 pub mod bounds;
 pub mod eval;
 pub mod gate;
-#[cfg(any(test, feature = "testing"))]
 pub mod interp;
 pub mod interval;
 pub mod linear;
