@@ -8,7 +8,7 @@
 //! `MOROK_CACHE_DIR`, `MOROK_THREADS` and `MOROK_CC` itself. Code can
 //! override the optimizer with [`crate::set_opt_mode`].
 
-use morok_core::opt::{BeamConfig, OptMode};
+use morok_core::{BeamConfig, OptMode};
 use std::sync::{OnceLock, RwLock};
 
 /// The settings the runtime uses.

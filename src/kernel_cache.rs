@@ -7,8 +7,8 @@
 use crate::device::Device;
 use morok_backends::compile_program;
 use morok_core::device::CompiledKernel;
-use morok_core::pipeline::CompileOptions;
 use morok_core::program::VarSlot;
+use morok_core::CompileOptions;
 use morok_core::UOp;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

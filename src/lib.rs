@@ -209,10 +209,10 @@ pub mod stats {
     pub use morok_backends::cpu::c::aot::{
         hits as aot_kernel_hits, jit_builds as jit_kernel_builds,
     };
-    pub use morok_core::schedule::pipeline_runs;
+    pub use morok_core::pipeline_runs;
 }
 
-pub use morok_core::opt::{BeamConfig, OptMode};
+pub use morok_core::{BeamConfig, OptMode};
 
 /// Chooses how kernels compiled from now on in this process are
 /// optimized, overriding `MOROK_NOOPT` / `MOROK_BEAM`; `None` goes back to

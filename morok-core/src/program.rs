@@ -35,10 +35,9 @@ pub struct Launch {
     pub global: [usize; 3],
     /// Work-group size for devices with local memory; `None` on the CPU.
     pub local: Option<[usize; 3]>,
-    /// Iterations of the kernel's loop nest
-    /// ([`crate::kernel::loop_nest_iterations`]): a host shares the
-    /// parallel loop among as many threads as it is worth
-    /// ([`crate::kernel::threads_for_work`]).
+    /// Iterations of the kernel's loop nest (`loop_nest_iterations` in
+    /// `kernel/work.rs`): a host shares the parallel loop among as many
+    /// threads as it is worth ([`crate::threads_for_work`]).
     pub work: u64,
     /// For a parallel loop bounded by a variable, how a host finds its
     /// trip count at launch (`parallel` is then the count at the

@@ -13,9 +13,9 @@
 //! 4. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`](crate::caps::Caps));
-//! 5. [`bounds`]: the element range each buffer slot may touch (and, for
-//!    kernels with variables, that range as expressions of them, built by
-//!    `var_access`);
+//! 5. [`slots`]: the element range each buffer slot may touch (interval
+//!    arithmetic of [`bounds`]; for kernels with variables, also that range
+//!    as expressions of them, built by `var_access`);
 //! 6. [`vectorize`]: the vector lanes `expand` left become vector loads,
 //!    stores, ALU ops and reduces (or per-lane scalars where they cannot);
 //!    Then [`partial_vectors`]: the scalar partial accumulators of a
@@ -41,6 +41,7 @@ mod lowered;
 pub mod no_op_store;
 pub mod partial_vectors;
 pub mod reduce;
+pub mod slots;
 pub mod transcendental;
 mod trig_reduction;
 pub mod validate;
@@ -51,7 +52,6 @@ use crate::rewrite::graph_rewrite;
 use crate::uop::{Op, UOp};
 use std::sync::Arc;
 
-pub use crate::random::threefry2x32;
 pub use lowered::{BufferSlot, LowerError, LowerOptions, LoweredKernel, ParallelLoop};
 pub use var_access::AccessForm;
 
@@ -65,7 +65,7 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
         g = graph_rewrite(&pm, &g, &mut ())?;
     }
     g = decompose::decompose(&g, &opts.caps)?;
-    let buffers = bounds::buffer_slots(&g, ast)?;
+    let buffers = slots::buffer_slots(&g, ast)?;
     let g = vectorize::vectorize(&g, &opts.caps);
     let g = partial_vectors::vectorize_partials(&g, &opts.caps, !opts.noopt);
     let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);

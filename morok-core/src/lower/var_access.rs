@@ -318,7 +318,7 @@ pub(super) fn access_form(
 
 #[cfg(test)]
 mod tests {
-    use super::super::bounds::buffer_slots;
+    use super::super::slots::buffer_slots;
     use super::super::BufferSlot;
     use crate::symbolic::interp::evaluate;
     use crate::uop::{AxisType, ConstValue, UOp};

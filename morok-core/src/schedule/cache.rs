@@ -14,20 +14,7 @@ use crate::uop::fast_hash::FastBuild;
 use crate::uop::{new_buffer_id, Arg, IdMap, Op, UOp};
 use smallvec::SmallVec;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-static PIPELINE_RUNS: AtomicUsize = AtomicUsize::new(0);
-
-/// How many times the uncached pipeline ([`schedule()`]) has run in this
-/// process.
-pub fn pipeline_runs() -> usize {
-    PIPELINE_RUNS.load(Ordering::Relaxed)
-}
-
-pub(super) fn count_pipeline_run() {
-    PIPELINE_RUNS.fetch_add(1, Ordering::Relaxed);
-}
 
 /// One node of a structural key: op, dtype, arg (buffer ids renamed to
 /// positions) and operand positions in the key's node list.

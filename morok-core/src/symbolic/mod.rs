@@ -76,7 +76,7 @@ pub fn categories() -> Vec<PatternMatcher> {
 }
 
 /// The general-purpose simplification rules, usable at every level: all
-/// [`categories`] combined.
+/// rule categories of this module combined.
 pub fn symbolic() -> PatternMatcher {
     let mut pm = PatternMatcher::new("symbolic");
     for c in categories() {
