@@ -60,8 +60,9 @@ pub use uop::{new_buffer_id, Arg, AxisType, ConstValue, Op, ReduceOp, Shape, UOp
 
 /// Scheduling: tensor graphs become kernels in order.
 pub use schedule::{
-    instantiate::instantiate, pipeline_runs, row_fusion::MAX_FUSED_ROW, schedule, schedule_cached,
-    BufferKind, BufferSpec, Schedule, ScheduleError, ScheduleItem,
+    instantiate::instantiate, pipeline_runs, row_fusion::MAX_FUSED_ROW, schedule,
+    schedule_cache_len, schedule_cache_limit, schedule_cached, set_schedule_cache_limit,
+    BufferKind, BufferSpec, Schedule, ScheduleError, ScheduleItem, DEFAULT_SCHEDULE_CACHE_LIMIT,
 };
 
 /// The per-kernel pipeline: kernel AST to [`program::Program`].

@@ -35,7 +35,10 @@ pub mod ordering;
 pub mod rangeify;
 pub mod row_fusion;
 
-pub use cache::schedule_cached;
+pub use cache::{
+    schedule_cache_len, schedule_cache_limit, schedule_cached, set_schedule_cache_limit,
+    DEFAULT_SCHEDULE_CACHE_LIMIT,
+};
 pub(crate) use driver::simplify_rules;
 pub use driver::{pipeline_runs, schedule};
 pub use items::{BufferKind, BufferSpec, Schedule, ScheduleError, ScheduleItem};
