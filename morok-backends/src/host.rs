@@ -196,3 +196,28 @@ mod tests {
         assert_eq!(parse_cache_size(""), None);
     }
 }
+
+/// True when `MOROK_SANITIZE` asks for sanitized kernels (set, not empty,
+/// not `0`): the C device then builds every kernel with AddressSanitizer
+/// and UndefinedBehaviorSanitizer, so an out-of-bounds access or undefined
+/// arithmetic in generated code aborts with a report. Read once.
+pub fn sanitize_requested() -> bool {
+    static SANITIZE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SANITIZE.get_or_init(|| {
+        std::env::var("MOROK_SANITIZE").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0")
+    })
+}
+
+/// True when the AddressSanitizer runtime is mapped into this process.
+/// Sanitized kernels are shared objects loaded late, and the runtime must
+/// come first (`LD_PRELOAD=$(cc -print-file-name=libasan.so)`), so the C
+/// device checks this before it builds one.
+pub fn asan_runtime_loaded() -> bool {
+    std::fs::read_to_string("/proc/self/maps").is_ok_and(|maps| {
+        maps.lines().any(|l| {
+            l.rsplit('/')
+                .next()
+                .is_some_and(|f| f.starts_with("libasan"))
+        })
+    })
+}

@@ -24,6 +24,10 @@
 //! `-mno-avx512f` (32 bytes) or `-mno-avx` (16) on x86-64, so the compiler
 //! too stays within the width the kernels were rendered for.
 //!
+//! `MOROK_SANITIZE=1` adds [`sanitize_flags`] (AddressSanitizer and
+//! UndefinedBehaviorSanitizer); the process must have the ASan runtime
+//! preloaded, which the C device checks before its first build.
+//!
 //! # Cache layout
 //!
 //! `<dir>/<key>.so` is the object and `<dir>/<key>.so.blake3` its blake3
@@ -66,6 +70,24 @@ pub fn width_flags() -> &'static [&'static str] {
         Some("avx512f") => &["-mno-avx512f"],
         Some(_) => &["-mno-avx"],
         None => &[],
+    }
+}
+
+/// The sanitizer flags of `MOROK_SANITIZE=1`
+/// ([`crate::host::sanitize_requested`]): AddressSanitizer and
+/// UndefinedBehaviorSanitizer, aborting on the first report (no recovery),
+/// with frame pointers and line tables so a report names the kernel's
+/// line. None otherwise.
+pub fn sanitize_flags() -> &'static [&'static str] {
+    if crate::host::sanitize_requested() {
+        &[
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer",
+            "-g",
+        ]
+    } else {
+        &[]
     }
 }
 
@@ -178,10 +200,11 @@ impl ObjectCache {
     /// source: compiler identity, flags, host architecture and CPU flags.
     pub fn identity(&self) -> String {
         format!(
-            "{}\0{} {}\0{}\0{}",
+            "{}\0{} {} {}\0{}\0{}",
             self.compiler.identity,
             FLAGS.join(" "),
             width_flags().join(" "),
+            sanitize_flags().join(" "),
             std::env::consts::ARCH,
             crate::host::cpu_flags()
         )
@@ -264,6 +287,7 @@ impl ObjectCache {
         let mut child = Command::new(&self.compiler.path)
             .args(FLAGS)
             .args(width_flags())
+            .args(sanitize_flags())
             .arg("-x")
             .arg("c")
             .arg(src.path())

@@ -59,6 +59,14 @@ impl CCodegen {
 
     fn objects(&self) -> DeviceResult<&ObjectCache> {
         let o = self.objects.get_or_init(|| {
+            if crate::host::sanitize_requested() && !crate::host::asan_runtime_loaded() {
+                return Err(
+                    "MOROK_SANITIZE=1 builds kernels with AddressSanitizer, whose runtime must \
+                     be loaded first: run with LD_PRELOAD=$(cc -print-file-name=libasan.so) \
+                     (and ASAN_OPTIONS=detect_leaks=0)"
+                        .to_string(),
+                );
+            }
             Compiler::find(self.compiler.as_deref())
                 .map(|c| ObjectCache::new(self.cache_dir.clone(), c))
                 .map_err(|e| e.to_string())

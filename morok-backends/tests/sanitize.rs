@@ -1,0 +1,111 @@
+//! Sanitizer mode (`MOROK_SANITIZE=1`): C kernels are built with
+//! AddressSanitizer and UndefinedBehaviorSanitizer.
+//!
+//! - Without the ASan runtime preloaded, the C device refuses to build
+//!   and says how to run (always checked, in a child process).
+//! - With it (`LD_PRELOAD=$(cc -print-file-name=libasan.so)
+//!   ASAN_OPTIONS=detect_leaks=0 MOROK_SANITIZE=1`, as `.ci/run` runs this
+//!   binary), a kernel that writes past its buffer aborts with ASan's
+//!   report (in a child process), so the mode cannot be silently off.
+
+use morok_backends::cpu::{Compiler, ObjectCache};
+use morok_backends::host::{asan_runtime_loaded, sanitize_requested};
+use std::process::Command;
+
+/// The variable that makes this binary's child run the faulty kernel.
+const CHILD: &str = "MOROK_SANITIZE_TEST_CHILD";
+
+/// A kernel writing 3 elements past the `n` it is given.
+const OUT_OF_BOUNDS: &str = "#include <stdint.h>\n\
+    void oob(float *p, int64_t n) { p[n + 3] = 1.0f; }\n";
+
+/// Re-runs this binary on the test `name` with `env` set.
+fn child(name: &str, env: &[(&str, &str)], keep_preload: bool) -> std::process::Output {
+    let exe = std::env::current_exe().expect("current exe");
+    let mut cmd = Command::new(exe);
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]);
+    if !keep_preload {
+        cmd.env_remove("LD_PRELOAD");
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("spawn the test binary")
+}
+
+#[test]
+fn sanitize_without_the_asan_runtime_is_a_clear_error() {
+    if std::env::var(CHILD).is_ok_and(|v| v == "no-runtime") {
+        use morok_backends::cpu::{CCodegen, Codegen};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let codegen = CCodegen::new(dir.path().to_path_buf(), None);
+        let ast = morok_core::sample_kernels::matmul(2, 2, 2);
+        let lowered = morok_core::lower(
+            &ast,
+            &morok_core::LowerOptions::new(codegen.renderer().caps()),
+        )
+        .expect("lower");
+        let program =
+            morok_core::render_program(&ast, lowered, codegen.renderer()).expect("render");
+        match codegen.build(&program) {
+            Ok(_) => panic!("a sanitized build without the ASan runtime succeeded"),
+            Err(e) => eprintln!("BUILD ERROR: {e}"),
+        }
+        return;
+    }
+    let out = child(
+        "sanitize_without_the_asan_runtime_is_a_clear_error",
+        &[(CHILD, "no-runtime"), ("MOROK_SANITIZE", "1")],
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed: {stderr}");
+    assert!(
+        stderr.contains("BUILD ERROR") && stderr.contains("LD_PRELOAD"),
+        "the error should say how to preload the runtime: {stderr}"
+    );
+}
+
+#[test]
+fn a_sanitized_kernel_aborts_on_an_out_of_bounds_write() {
+    if !sanitize_requested() {
+        eprintln!("skipped: MOROK_SANITIZE is not set (see the module docs)");
+        return;
+    }
+    assert!(
+        asan_runtime_loaded(),
+        "MOROK_SANITIZE=1 without the ASan runtime preloaded"
+    );
+    if std::env::var(CHILD).is_ok_and(|v| v == "oob") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cache = ObjectCache::new(
+            dir.path().to_path_buf(),
+            Compiler::find(None).expect("a C compiler"),
+        );
+        let lib = cache
+            .load_or_build(OUT_OF_BOUNDS, "oob", None)
+            .expect("build");
+        let mut data = vec![0.0f32; 4];
+        // SAFETY: deliberately unsafe: the kernel writes past `data`, which
+        // ASan must catch before anything else happens.
+        unsafe {
+            let f = lib
+                .get::<unsafe extern "C" fn(*mut f32, i64)>(b"oob")
+                .expect("symbol");
+            f(data.as_mut_ptr(), data.len() as i64);
+        }
+        eprintln!("NO REPORT: {:?}", data);
+        return;
+    }
+    let out = child(
+        "a_sanitized_kernel_aborts_on_an_out_of_bounds_write",
+        &[(CHILD, "oob")],
+        true,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the child survived: {stderr}");
+    assert!(
+        stderr.contains("AddressSanitizer: heap-buffer-overflow"),
+        "expected ASan's report: {stderr}"
+    );
+}
