@@ -172,31 +172,6 @@ pub fn capped_vector_bytes(detected: u16, cap: Option<&str>) -> u16 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{capped_vector_bytes, parse_cache_size};
-
-    #[test]
-    fn a_cap_only_lowers_the_detected_width() {
-        assert_eq!(capped_vector_bytes(64, Some("32")), 32);
-        assert_eq!(capped_vector_bytes(64, Some(" 16 ")), 16);
-        assert_eq!(capped_vector_bytes(32, Some("64")), 32);
-        assert_eq!(capped_vector_bytes(64, None), 64);
-        assert_eq!(capped_vector_bytes(64, Some("24")), 64);
-        assert_eq!(capped_vector_bytes(64, Some("avx2")), 64);
-        assert_eq!(capped_vector_bytes(16, Some("32")), 16);
-    }
-
-    #[test]
-    fn cache_sizes_parse_with_their_units() {
-        assert_eq!(parse_cache_size("1024K"), Some(1 << 20));
-        assert_eq!(parse_cache_size("32M"), Some(32 << 20));
-        assert_eq!(parse_cache_size("512"), Some(512));
-        assert_eq!(parse_cache_size("1G"), None);
-        assert_eq!(parse_cache_size(""), None);
-    }
-}
-
 /// True when `MOROK_SANITIZE` asks for sanitized kernels (set, not empty,
 /// not `0`): the C device then builds every kernel with AddressSanitizer
 /// and UndefinedBehaviorSanitizer, so an out-of-bounds access or undefined
@@ -220,4 +195,29 @@ pub fn asan_runtime_loaded() -> bool {
                 .is_some_and(|f| f.starts_with("libasan"))
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{capped_vector_bytes, parse_cache_size};
+
+    #[test]
+    fn a_cap_only_lowers_the_detected_width() {
+        assert_eq!(capped_vector_bytes(64, Some("32")), 32);
+        assert_eq!(capped_vector_bytes(64, Some(" 16 ")), 16);
+        assert_eq!(capped_vector_bytes(32, Some("64")), 32);
+        assert_eq!(capped_vector_bytes(64, None), 64);
+        assert_eq!(capped_vector_bytes(64, Some("24")), 64);
+        assert_eq!(capped_vector_bytes(64, Some("avx2")), 64);
+        assert_eq!(capped_vector_bytes(16, Some("32")), 16);
+    }
+
+    #[test]
+    fn cache_sizes_parse_with_their_units() {
+        assert_eq!(parse_cache_size("1024K"), Some(1 << 20));
+        assert_eq!(parse_cache_size("32M"), Some(32 << 20));
+        assert_eq!(parse_cache_size("512"), Some(512));
+        assert_eq!(parse_cache_size("1G"), None);
+        assert_eq!(parse_cache_size(""), None);
+    }
 }
