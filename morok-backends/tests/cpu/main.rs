@@ -3,6 +3,7 @@
 //! compared with values computed in Rust.
 
 mod beam;
+mod cache_dir;
 mod common;
 mod elementwise;
 #[cfg(feature = "llvm")]

@@ -42,12 +42,18 @@
 //! last of them leaves may pair one build's object with another's
 //! checksum, which the next load rebuilds). `<dir>` is created readable
 //! only by the user (0700): loading an object runs its code.
+//!
+//! A directory that cannot be used (read-only, full, not a directory, a
+//! corrupt entry that cannot be replaced) never fails the user's
+//! computation: objects are then built in a private temporary directory,
+//! and one warning per process says so.
 
 use morok_core::device::{DeviceError, DeviceResult};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The compiler flags (see the module docs for the reasons).
@@ -150,6 +156,23 @@ pub struct ObjectCache {
     dir: PathBuf,
     compiler: Compiler,
     invocations: AtomicUsize,
+    /// Where objects are built when `dir` cannot be written (read-only,
+    /// full, not a directory): a private temporary directory that lives
+    /// as long as the cache, made on first need.
+    fallback: OnceLock<Result<tempfile::TempDir, String>>,
+}
+
+/// Says once per process that a cache directory cannot be used and
+/// kernels are compiled without it: the user's computation goes on.
+pub(crate) fn warn_cache_unusable(dir: &Path, error: &DeviceError) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "morok: warning: the kernel cache {} cannot be used ({error}); \
+             kernels are compiled without it in this process",
+            dir.display()
+        );
+    }
 }
 
 pub(crate) fn io(what: String) -> impl FnOnce(std::io::Error) -> DeviceError {
@@ -176,6 +199,7 @@ impl ObjectCache {
             dir,
             compiler,
             invocations: AtomicUsize::new(0),
+            fallback: OnceLock::new(),
         }
     }
 
@@ -235,7 +259,31 @@ impl ObjectCache {
         if let Some(lib) = self.load_checked(&obj, &sum) {
             return Ok(lib);
         }
-        self.build(source, kernel, &obj, &sum, limit)
+        match self.build(&self.dir, source, kernel, &obj, &sum, limit) {
+            Err(e @ DeviceError::Io { .. }) => {
+                // The directory cannot be written: build in a private
+                // temporary one instead, and say so once.
+                warn_cache_unusable(&self.dir, &e);
+                let dir = self
+                    .fallback
+                    .get_or_init(|| {
+                        tempfile::Builder::new()
+                            .prefix("morok-kernels-")
+                            .tempdir()
+                            .map_err(|e| e.to_string())
+                    })
+                    .as_ref()
+                    .map_err(|reason| DeviceError::NoCompiler(format!(
+                        "no writable directory for kernel objects: {} ({e}), the temporary directory ({reason})",
+                        self.dir.display()
+                    )))?
+                    .path();
+                let obj = dir.join(format!("{key}.so"));
+                let sum = dir.join(format!("{key}.so.blake3"));
+                self.build(dir, source, kernel, &obj, &sum, limit)
+            }
+            built => built,
+        }
     }
 
     /// Loads `obj` if its checksum matches `sum` and it opens.
@@ -258,21 +306,22 @@ impl ObjectCache {
     /// different builds; the next load detects that and rebuilds.
     fn build(
         &self,
+        dir: &Path,
         source: &str,
         kernel: &str,
         obj: &Path,
         sum: &Path,
         limit: Option<Duration>,
     ) -> DeviceResult<libloading::Library> {
-        create_private_dir(&self.dir)?;
+        create_private_dir(dir)?;
         let tmp = |suffix: &str| {
             tempfile::Builder::new()
                 .prefix(".build-")
                 .suffix(suffix)
-                .tempfile_in(&self.dir)
+                .tempfile_in(dir)
                 .map_err(io(format!(
                     "creating a temporary file in {}",
-                    self.dir.display()
+                    dir.display()
                 )))
         };
         let mut src = tmp(".c")?;
@@ -342,14 +391,22 @@ impl ObjectCache {
                 path: out.path().display().to_string(),
                 reason: e.to_string(),
             })?;
-        // The mapping stays valid when the file is renamed into place.
-        out.persist(obj)
-            .map_err(|e| io(format!("storing {}", obj.display()))(e.error))?;
-        let mut s = tmp(".blake3")?;
-        s.write_all(blake3::hash(&bytes).to_hex().as_bytes())
-            .map_err(io(format!("writing {}", s.path().display())))?;
-        s.persist(sum)
-            .map_err(|e| io(format!("storing {}", sum.display()))(e.error))?;
+        // The mapping stays valid when the file is renamed into place, or
+        // removed if storing fails (a full disk): the kernel runs anyway.
+        let stored = out
+            .persist(obj)
+            .map_err(|e| io(format!("storing {}", obj.display()))(e.error))
+            .and_then(|_| {
+                let mut s = tmp(".blake3")?;
+                s.write_all(blake3::hash(&bytes).to_hex().as_bytes())
+                    .map_err(io(format!("writing {}", s.path().display())))?;
+                s.persist(sum)
+                    .map_err(|e| io(format!("storing {}", sum.display()))(e.error))
+                    .map(|_| ())
+            });
+        if let Err(e) = stored {
+            warn_cache_unusable(dir, &e);
+        }
         Ok(lib)
     }
 }

@@ -40,7 +40,7 @@ pub use jit::{Jit, Linked};
 pub use target::{emit_assembly, emit_object, llvm_version, TargetSpec};
 
 use super::c::aot;
-use super::c::compiler::{create_private_dir, io};
+use super::c::compiler::{create_private_dir, io, warn_cache_unusable};
 use super::codegen::{Codegen, KernelFn, LoadedKernel};
 use inkwell::context::Context;
 use morok_core::device::{DeviceError, DeviceResult};
@@ -184,7 +184,11 @@ impl LlvmCodegen {
         }
         self.builds.fetch_add(1, Ordering::Relaxed);
         let bytes = compile_object(program, spec, symbol)?;
-        store(&self.cache_dir, &obj, &sum, &bytes)?;
+        // The JIT links from memory: a directory that cannot store the
+        // object (read-only, full) costs only the cache entry.
+        if let Err(e) = store(&self.cache_dir, &obj, &sum, &bytes) {
+            warn_cache_unusable(&self.cache_dir, &e);
+        }
         Ok(bytes)
     }
 }
