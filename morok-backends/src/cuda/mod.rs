@@ -8,6 +8,12 @@
 //! needs exists ([`libs`]) before `cudarc` would panic on its absence.
 
 pub mod libs;
+pub mod nvrtc;
+pub mod render;
+pub mod target;
+
+pub use render::CudaRenderer;
+pub use target::cuda_target;
 
 /// Opens the CUDA device `ordinal` for the device registry (`CUDA`): an
 /// error naming what is missing where the driver or NVRTC is not found.
