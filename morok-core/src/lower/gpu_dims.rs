@@ -270,6 +270,62 @@ fn gate_stores() -> PatternMatcher<Arc<UOp>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::uop::ConstValue;
+
+    /// `out[i·w + j] = 2·in[i·w + j]` over an `h × w` output whose inner
+    /// range has axis type `inner`.
+    fn doubling_kernel(h: i64, w: i64, inner: AxisType) -> Arc<UOp> {
+        let r0 = UOp::range(&UOp::index(h), 0, AxisType::Loop);
+        let r1 = UOp::range(&UOp::index(w), 1, inner);
+        let idx = r0.mul(&UOp::index(w)).add(&r1);
+        let v = UOp::define_global(1, DType::F32)
+            .index_into(&idx, None)
+            .load();
+        let store = UOp::define_global(0, DType::F32)
+            .index_into(&idx, None)
+            .store(&v.add(&v));
+        UOp::sink(vec![store.end(&[r0, r1])])
+    }
+
+    /// Runs the mapped kernel thread by thread (the interpreter fails on a
+    /// store two threads make and on an access outside a buffer) and
+    /// checks every element; returns the launch.
+    fn run_mapped(ast: &Arc<UOp>, n: usize, limits: LaunchLimits) -> GpuLaunch {
+        let (g, launch) = map_gpu_dims(ast, &limits).expect("mapped");
+        assert!(
+            g.toposort().iter().all(|n| n.op() != Op::Range),
+            "no loop left"
+        );
+        let input: Vec<ConstValue> = (0..n).map(|i| ConstValue::Float(i as f64)).collect();
+        let mut bufs = vec![vec![ConstValue::Float(-1.0); n], input];
+        crate::interp::run_launch_exact(&g, &mut bufs, &launch).expect("runs");
+        for (i, v) in bufs[0].iter().enumerate() {
+            assert_eq!(*v, ConstValue::Float(2.0 * i as f64), "element {i}");
+        }
+        launch
+    }
+
+    #[test]
+    fn mapped_launches_store_every_element_once_padded_or_not() {
+        let wide = LaunchLimits {
+            grid: LIMITS,
+            block: [1024, 1024, 64],
+        };
+        let launch = run_mapped(&doubling_kernel(5, 7, AxisType::Loop), 35, wide);
+        assert_eq!(launch.grid, [7, 5, 1]);
+        let narrow = LaunchLimits {
+            grid: [4, 3, 8],
+            block: [2, 2, 2],
+        };
+        // 17 × 3 blocks over a grid of at most 4 × 3 × 8: one linear index
+        // with padding (the padded blocks' stores are gated off).
+        let launch = run_mapped(&doubling_kernel(17, 3, AxisType::Loop), 51, narrow);
+        assert!(launch.grid.iter().product::<usize>() > 51, "{launch:?}");
+        // A LOCAL axis of 7 threads in blocks of at most 2 × 2 × 2.
+        let launch = run_mapped(&doubling_kernel(3, 7, AxisType::Local), 21, narrow);
+        assert_eq!(launch.grid, [3, 1, 1]);
+        assert_eq!(launch.block.iter().product::<usize>(), 8, "{launch:?}");
+    }
 
     const LIMITS: [i64; 3] = [2147483647, 65535, 65535];
 
