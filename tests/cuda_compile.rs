@@ -12,6 +12,8 @@
 //! `MOROK_REQUIRE_NVRTC=1` (CI), which makes its absence a failure.
 #![cfg(feature = "cuda")]
 
+mod common;
+
 use morok::backends::cuda::{self, nvrtc, CudaRenderer};
 use morok::core::device::DeviceError;
 use morok::core::pipeline::{compile_program, CompileOptions};
@@ -93,22 +95,7 @@ fn cases() -> morok::Result<Vec<(String, Tensor)>> {
             t.unwrap_or_else(|e| panic!("{name}: {e}")),
         ));
     };
-    let all = [
-        DType::F32,
-        DType::F64,
-        DType::F16,
-        DType::BF16,
-        DType::I8,
-        DType::I16,
-        DType::I32,
-        DType::I64,
-        DType::U8,
-        DType::U16,
-        DType::U32,
-        DType::U64,
-        DType::BOOL,
-    ];
-    for dt in all {
+    for dt in common::DTYPES {
         let (a, b) = (input(&[33, 17], dt), input(&[33, 17], dt));
         add(&format!("add {dt:?}"), a.add(&b));
         add(&format!("mul {dt:?}"), a.mul(&b));
@@ -281,7 +268,7 @@ fn snapshot_cases() -> morok::Result<Vec<(&'static str, Tensor)>> {
     ])
 }
 
-/// The CUDA C of a few fixed kernels equals the files in
+/// The CUDA C of a few fixed kernels (from `extern "C"` on) equals the files in
 /// `tests/cuda_snapshots/` (`MOROK_BLESS=1` rewrites them), so a change
 /// of the generated code shows in review. Needs no NVRTC.
 #[test]
@@ -294,9 +281,14 @@ fn cuda_source_snapshots() {
             .expect("programs")
             .iter()
             .map(|p| {
+                // From the kernel on: the prelude is the same in every one.
+                let kernel = p
+                    .source
+                    .find("extern \"C\"")
+                    .map_or("", |at| &p.source[at..]);
                 format!(
-                    "// {}: grid {:?}, block {:?}\n{}",
-                    p.name, p.launch.global, p.launch.local, p.source
+                    "// {}: grid {:?}, block {:?}\n{kernel}",
+                    p.name, p.launch.global, p.launch.local
                 )
             })
             .collect();
