@@ -3,8 +3,9 @@
 //! casts, transcendentals, reductions on every axis, matmuls, pads,
 //! gathers, convolutions, normalizations, random numbers), optimized with
 //! the GPU heuristics and lowered to a GPU launch, is rendered as CUDA C,
-//! compiled by NVRTC and assembled by `ptxas` for sm_80 and sm_90 with no
-//! error; a broken kernel fails with NVRTC's log.
+//! compiled by NVRTC and assembled by `ptxas` for sm_80 and sm_90 (and
+//! `MOROK_CUDA_ARCH`, when set to another) with no error; a broken kernel
+//! fails with NVRTC's log.
 //!
 //! Needs NVRTC (`MOROK_NVRTC_PATH` or `LD_LIBRARY_PATH`, see
 //! `docs/CUDA.md`) and, for the assembly, `ptxas` (`MOROK_PTXAS` or
@@ -62,11 +63,21 @@ fn programs(t: &Tensor) -> Result<Vec<Program>, String> {
         .collect()
 }
 
-/// Compiles `p` for every arch of [`ARCHES`] and assembles each PTX when
+/// [`ARCHES`], and `MOROK_CUDA_ARCH` when it names another.
+fn arches() -> Vec<String> {
+    let mut arches: Vec<String> = ARCHES.iter().map(|a| a.to_string()).collect();
+    let default = nvrtc::default_arch();
+    if !arches.contains(&default) {
+        arches.push(default);
+    }
+    arches
+}
+
+/// Compiles `p` for every arch of [`arches`] and assembles each PTX when
 /// `ptxas` is given; the number of NVRTC compiles and ptxas runs.
 fn build(p: &Program, ptxas: Option<&std::path::Path>) -> Result<(usize, usize), DeviceError> {
     let (mut compiled, mut assembled) = (0, 0);
-    for arch in ARCHES {
+    for arch in &arches() {
         let ptx = nvrtc::compile_ptx(&p.source, &p.name, arch)?;
         compiled += 1;
         if let Some(ptxas) = ptxas {
