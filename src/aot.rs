@@ -38,7 +38,7 @@ use crate::{Error, Result, Tensor};
 use morok_backends::compile_program;
 use morok_backends::cpu::c::aot::source_key;
 pub use morok_backends::cpu::c::aot::{object_flags, AotKernel};
-use morok_core::schedule::schedule_cached;
+use morok_core::schedule_cached;
 use std::collections::HashSet;
 
 pub use morok_macros::aot_kernels as kernels;

@@ -4,11 +4,13 @@
 //! `3` also the generated code, `ir` the IR after every compiler stage.
 //! `MOROK_NOOPT=1` disables optional optimizations; `MOROK_BEAM=N` picks
 //! kernels' opts by a beam search of width `N` (`MOROK_BEAM_CANDIDATES=M`
-//! caps the candidates one search times). The CPU device reads
+//! caps the candidates one search times). `MOROK_KERNEL_CACHE=N` bounds
+//! the in-process kernel and schedule caches to `N` entries each (least
+//! recently used evicted; default 4096). The CPU device reads
 //! `MOROK_CACHE_DIR`, `MOROK_THREADS` and `MOROK_CC` itself. Code can
 //! override the optimizer with [`crate::set_opt_mode`].
 
-use morok_core::opt::{BeamConfig, OptMode};
+use morok_core::{BeamConfig, OptMode};
 use std::sync::{OnceLock, RwLock};
 
 /// The settings the runtime uses.
@@ -18,6 +20,8 @@ pub(crate) struct Config {
     pub debug: u8,
     /// How kernels are optimized (`MOROK_NOOPT`, `MOROK_BEAM`).
     pub mode: OptMode,
+    /// Kernels the in-process caches hold (`MOROK_KERNEL_CACHE`).
+    pub kernel_cache: Option<usize>,
 }
 
 /// A positive integer from the environment variable `name`.
@@ -52,7 +56,11 @@ pub(crate) fn get() -> Config {
         if dump_ir {
             crate::ir_dump::install();
         }
-        Config { debug: level, mode }
+        Config {
+            debug: level,
+            mode,
+            kernel_cache: env_count("MOROK_KERNEL_CACHE"),
+        }
     })
 }
 

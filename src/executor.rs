@@ -17,8 +17,8 @@
 use crate::device::Device;
 use crate::Error;
 use morok_core::device::{CompiledKernel, DeviceBuffer, FrameLaunch, FrameSlot, PreparedLaunches};
-use morok_core::schedule::{BufferKind, Schedule, ScheduleItem};
 use morok_core::DType;
+use morok_core::{BufferKind, Schedule, ScheduleItem};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

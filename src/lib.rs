@@ -201,7 +201,7 @@ pub use morok_macros::kernel;
 pub mod stats {
     pub use crate::dsl::plan::dsl_warm_calls;
     pub use crate::executor::kernel_launches;
-    pub use crate::kernel_cache::kernel_compiles;
+    pub use crate::kernel_cache::{kernel_cache_len, kernel_compiles};
     pub use morok_backends::beam::beam_cache_hits;
     pub use morok_backends::beam::{
         candidates_timed as beam_candidates_timed, searches_run as beam_searches,
@@ -209,10 +209,12 @@ pub mod stats {
     pub use morok_backends::cpu::c::aot::{
         hits as aot_kernel_hits, jit_builds as jit_kernel_builds,
     };
-    pub use morok_core::schedule::pipeline_runs;
+    pub use morok_core::pipeline_runs;
+    pub use morok_core::schedule_cache_len;
 }
 
-pub use morok_core::opt::{BeamConfig, OptMode};
+pub use kernel_cache::{kernel_cache_limit, set_kernel_cache_limit, DEFAULT_KERNEL_CACHE_LIMIT};
+pub use morok_core::{BeamConfig, OptMode};
 
 /// Chooses how kernels compiled from now on in this process are
 /// optimized, overriding `MOROK_NOOPT` / `MOROK_BEAM`; `None` goes back to

@@ -17,10 +17,9 @@ mod common;
 
 use morok::backends::cuda::{self, nvrtc, CudaRenderer};
 use morok::core::device::DeviceError;
-use morok::core::pipeline::{compile_program, CompileOptions};
 use morok::core::program::Program;
-use morok::core::schedule::schedule;
 use morok::core::shape::ConvGeometry;
+use morok::core::{compile_program, schedule, CompileOptions};
 use morok::{DType, Tensor};
 
 /// The architectures every kernel is compiled for.

@@ -90,7 +90,7 @@ fn row_normalizations_of_cached_rows_are_one_kernel() {
 #[test]
 fn row_normalizations_of_long_rows_fall_back_to_three_kernels() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let cols = morok_core::schedule::row_fusion::MAX_FUSED_ROW + 3;
+    let cols = morok_core::MAX_FUSED_ROW + 3;
     for name in ["softmax", "log_softmax", "layernorm"] {
         let t = row_op(name, &matrix(2, cols, 0.4));
         assert_eq!(checked_kernels(&t, 1e-5), 3, "{name} of 2×{cols}");

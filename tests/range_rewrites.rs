@@ -1,4 +1,4 @@
-//! The kernel-level loop rewrites (`morok_core::schedule::rangeify`:
+//! The kernel-level loop rewrites (`morok_core::rangeify`:
 //! range splitting, cost-checked range merging, split store): each one
 //! fires on a small graph (seen in the generated C) and the results equal
 //! the reference evaluator's on random data.

@@ -1,4 +1,4 @@
-//! The optimizer's reduction strategies (`morok_core::opt::reduce_strategy`)
+//! The optimizer's reduction strategies (`morok_core::reduce_strategy`)
 //! end to end on the CPU: row, column and full reductions, softmax and
 //! layernorm on random data of even, odd and prime sizes, compared with
 //! the reference evaluator. Under the default heuristics the contiguous

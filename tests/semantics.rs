@@ -197,7 +197,7 @@ fn random_numbers() {
     assert_eq!(v, vals(&Tensor::rand_seeded(&[400], DType::F32, 42)));
     assert_ne!(v, vals(&Tensor::rand_seeded(&[400], DType::F32, 43)));
     // The first element is the top 23 bits of threefry(0, key).
-    let bits = morok::core::random::threefry2x32(0, 42);
+    let bits = morok::core::threefry2x32(0, 42);
     let expect = f32::from_bits(((bits >> 41) as u32) | 0x3f80_0000) - 1.0;
     assert_eq!(v[0], expect as f64);
     let n = vals(&Tensor::randn_seeded(&[500], DType::F64, 1));

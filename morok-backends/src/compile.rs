@@ -1,20 +1,20 @@
 //! The per-kernel pipeline on a device: core's pipeline
-//! ([`morok_core::pipeline`]) for the device's renderer and [`Target`],
+//! (`morok-core/src/pipeline.rs`) for the device's renderer and [`Target`],
 //! with the opts the mode asks for. The one place that runs a beam search
 //! ([`crate::beam`]), since timing candidates needs the device.
 
 use morok_core::device::Device;
-use morok_core::opt::OptMode;
-use morok_core::pipeline::{compile_with_opts, CompileOptions, PipelineError};
 use morok_core::program::Program;
 #[cfg(doc)]
 use morok_core::target::Target;
 use morok_core::uop::UOp;
+use morok_core::OptMode;
+use morok_core::{compile_with_opts, CompileOptions, PipelineError};
 use std::sync::Arc;
 
 /// One kernel AST as a [`Program`] for `device`: under `OptMode::Beam`
 /// the opts of a beam search ([`crate::beam::beam_opts`]), else core's
-/// [`morok_core::pipeline::compile_program`] (heuristics, or none).
+/// [`morok_core::compile_program`] (heuristics, or none).
 pub fn compile_program(
     ast: &Arc<UOp>,
     device: &dyn Device,
@@ -27,7 +27,7 @@ pub fn compile_program(
             compile_with_opts(ast, &opts, device.renderer(), &target, options)
         }
         OptMode::None | OptMode::Heuristics => {
-            morok_core::pipeline::compile_program(ast, device.renderer(), &target, options)
+            morok_core::compile_program(ast, device.renderer(), &target, options)
         }
     }
 }

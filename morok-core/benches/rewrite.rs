@@ -9,7 +9,7 @@
 //! figure is reported in graph nodes per second.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use morok_core::symbolic::simplify;
+use morok_core::simplify;
 use morok_core::{Arg, DType, Op, UOp};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -6,9 +6,8 @@
 //! which loop may be split across CPU threads), so a device never
 //! re-derives a safety fact from the source.
 
-use crate::lower::{BufferSlot, LowerError, LoweredKernel};
-use crate::uop::{Arg, AxisType, Op, Srcs, UOp};
-use std::collections::HashMap;
+use crate::lower::{BufferSlot, LoweredKernel};
+use crate::uop::{Arg, AxisType, Op, UOp};
 use std::sync::Arc;
 
 /// A scalar variable of the kernel (`DEFINE_VAR`), passed at launch in
@@ -37,10 +36,9 @@ pub struct Launch {
     pub global: [usize; 3],
     /// Threads per block (`x, y, z`) on GPUs; `None` on the CPU.
     pub local: Option<[usize; 3]>,
-    /// Iterations of the kernel's loop nest
-    /// ([`crate::kernel::loop_nest_iterations`]): a host shares the
-    /// parallel loop among as many threads as it is worth
-    /// ([`crate::kernel::threads_for_work`]).
+    /// Iterations of the kernel's loop nest (`loop_nest_iterations` in
+    /// `kernel/work.rs`): a host shares the parallel loop among as many
+    /// threads as it is worth ([`crate::threads_for_work`]).
     pub work: u64,
     /// For a parallel loop bounded by a variable, how a host finds its
     /// trip count at launch (`parallel` is then the count at the
@@ -119,33 +117,23 @@ impl Program {
     }
 
     /// The element range each buffer slot may touch in a launch whose
-    /// variables take `values` ([`Program::vars`] order): the access
-    /// ranges of [`Program::buffers`] recomputed on the optimized AST with
-    /// every `DEFINE_VAR` pinned to its value. The static ranges hold for
-    /// each variable's whole declared range, so a launch whose buffers
-    /// are sized for the actual values is checked against these. (The
-    /// rewrites between the AST and the lowered program preserve which
-    /// elements are accessed, so bounds of the AST's accesses cover the
-    /// program's.)
-    pub fn access_at(&self, values: &[i64]) -> Result<Vec<Option<(i64, i64)>>, LowerError> {
-        let mut pinned: HashMap<u64, Arc<UOp>> = HashMap::new();
-        for n in self.ast.toposort() {
-            let Arg::Var { name, .. } = n.arg() else {
-                continue;
-            };
-            let value = self.vars.iter().position(|v| &v.name == name);
-            if let (Op::DefineVar, Some(&v)) = (n.op(), value.and_then(|k| values.get(k))) {
-                let arg = Arg::Var {
-                    name: name.clone(),
-                    min: v,
-                    max: v,
-                };
-                pinned.insert(n.id(), UOp::new(Op::DefineVar, n.dtype(), Srcs::new(), arg));
-            }
-        }
-        let ast = self.ast.substitute(&pinned);
-        let slots = crate::lower::bounds::buffer_slots(&ast, &ast)?;
-        Ok(slots.into_iter().map(|s| s.access).collect())
+    /// variables take `values` ([`Program::vars`] order): each slot's
+    /// [`BufferSlot::access_form`] evaluated at the values (lowering built
+    /// it; nothing is analysed here), or [`BufferSlot::access`], which
+    /// holds for every value, where a slot has no form. `None` for a slot
+    /// the launch does not touch.
+    pub fn access_at(&self, values: &[i64]) -> Vec<Option<(i64, i64)>> {
+        let value = |name: &str| {
+            let k = self.vars.iter().position(|v| v.name == name)?;
+            values.get(k).copied()
+        };
+        self.buffers()
+            .iter()
+            .map(|slot| match (&slot.access_form, slot.access) {
+                (Some(form), Some(_)) => form.at(&value),
+                (_, access) => access,
+            })
+            .collect()
     }
 }
 

@@ -6,9 +6,9 @@
 
 mod common;
 
-use morok_core::symbolic::bounds::int_bounds;
-use morok_core::symbolic::order::canonical;
-use morok_core::symbolic::simplify;
+use morok_core::canonical;
+use morok_core::int_bounds;
+use morok_core::simplify;
 use morok_core::{Arg, ConstValue, DType, Op, UOp};
 use std::sync::Arc;
 

@@ -6,6 +6,9 @@
 //!   that declares the module it reaches (through `pub use` re-exports of a
 //!   `mod.rs` or `lib.rs`), has no cycle; and neither has the coarser graph
 //!   of the top-level modules (`opt`, `lower`, `schedule`, ...);
+//! - **a curated surface**: `lib.rs` makes only the interface modules
+//!   public ([`PUBLIC_MODULES`]); the stages are private and other crates
+//!   use them through `lib.rs`'s re-exports;
 //! - **no I/O**: no file outside `config.rs` names `std::fs`,
 //!   `std::process` or `std::env` (core computes; the backends and the
 //!   facade probe the host and touch files).
@@ -412,5 +415,50 @@ fn core_does_no_io() {
         found.is_empty(),
         "I/O in morok-core (move it to morok-backends or the facade):\n{}",
         found.join("\n")
+    );
+}
+
+/// The modules `lib.rs` makes public: the interfaces (IR, types, shapes,
+/// the rewrite engine, what backends implement and receive, the test
+/// oracles). Stages stay private and are reached through `lib.rs`'s
+/// re-exports, so a new `pub mod` here is a decision to review.
+const PUBLIC_MODULES: &[&str] = &[
+    "caps",
+    "device",
+    "dtype",
+    "gradient",
+    "interp",
+    "program",
+    "reference",
+    "render",
+    "rewrite",
+    "sample_kernels",
+    "shape",
+    "target",
+    "uop",
+];
+
+#[test]
+fn lib_exports_the_interfaces_and_keeps_the_stages_private() {
+    let text = std::fs::read_to_string(src_dir().join("lib.rs")).expect("read lib.rs");
+    let ast = syn::parse_file(&text).expect("parse lib.rs");
+    let public: Vec<String> = ast
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) if matches!(m.vis, syn::Visibility::Public(_)) => {
+                Some(m.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    let unexpected: Vec<&String> = public
+        .iter()
+        .filter(|m| !PUBLIC_MODULES.contains(&m.as_str()))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "lib.rs makes {unexpected:?} public; stages are private modules reached through \
+         re-exports (see docs/ARCHITECTURE.md, \"Layers\")"
     );
 }

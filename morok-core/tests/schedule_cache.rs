@@ -2,8 +2,8 @@
 //! (Its own test binary: the pipeline counter is process-wide.)
 
 use morok_core::interp::run_schedule;
-use morok_core::schedule::{pipeline_runs, schedule_cached, BufferKind};
 use morok_core::{new_buffer_id, Arg, DType, Op, ReduceOp, UOp};
+use morok_core::{pipeline_runs, schedule_cached, BufferKind};
 use smallvec::smallvec;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -54,7 +54,7 @@ fn same_structure_over_new_buffers_runs_the_pipeline_once() {
         assert!(Arc::ptr_eq(&a.ast, &b.ast), "kernel ASTs are shared");
     }
     // Inputs are the new call's buffers; outputs are fresh.
-    let ids = |s: &morok_core::schedule::Schedule, k| -> Vec<u64> {
+    let ids = |s: &morok_core::Schedule, k| -> Vec<u64> {
         s.buffers
             .iter()
             .filter(|b| b.kind == k)

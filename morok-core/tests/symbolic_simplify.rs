@@ -3,7 +3,7 @@
 
 mod common;
 
-use morok_core::symbolic::{rule_count, simplify, symbolic};
+use morok_core::{rule_count, simplify, symbolic};
 use morok_core::{Arg, AxisType, ConstValue, DType, Op, UOp};
 use std::sync::Arc;
 

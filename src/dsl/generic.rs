@@ -22,7 +22,7 @@
 //! kernel's structure (a dim of 1, whose loop the scheduler drops) get
 //! concrete kernels of their own.
 
-use morok_core::schedule::instantiate::instantiate;
+use morok_core::instantiate;
 use morok_core::uop::{Arg, Op, Srcs, UOp};
 use morok_core::DType;
 use std::collections::{HashMap, HashSet};

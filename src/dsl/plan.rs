@@ -29,9 +29,9 @@ use crate::storage::{self, BufferRef};
 use crate::{Error, KernelRun, Result, Tensor};
 use morok_core::device::DeviceBuffer;
 use morok_core::program::kernel_name;
-use morok_core::schedule::{schedule_cached, BufferKind, Schedule};
 use morok_core::uop::{Arg, Op, UOp};
 use morok_core::{new_buffer_id, DType};
+use morok_core::{schedule_cached, BufferKind, Schedule};
 use smallvec::SmallVec;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -75,9 +75,33 @@ struct SiteState {
     /// Generic kernels the pipeline could not compile (by AST id): their
     /// concrete instances are used instead.
     broken: HashSet<u64>,
-    /// Plans by key, searched linearly (at most [`MAX_PLANS`] small keys:
-    /// a warm call compares a few integers and hashes nothing).
+    /// Plans by key, least recently used first, searched linearly from
+    /// the most recent (at most [`MAX_PLANS`] small keys: a warm call
+    /// compares a few integers and hashes nothing).
     plans: Vec<(PlanKey, Prepared)>,
+}
+
+impl SiteState {
+    /// The plan for `key`, made the most recently used.
+    fn lookup(&mut self, key: &PlanKey) -> Option<Prepared> {
+        let i = self.plans.iter().rposition(|(k, _)| k == key)?;
+        let last = self.plans.len() - 1;
+        if i != last {
+            self.plans[i..].rotate_left(1);
+        }
+        Some(self.plans[last].1.clone())
+    }
+
+    /// Adds the plan for `key` as the most recently used, forgetting the
+    /// least recently used past [`MAX_PLANS`] (a site called with ever
+    /// new sizes keeps bounded memory; its frequent sizes stay warm).
+    fn insert(&mut self, key: PlanKey, plan: Prepared) {
+        self.plans.retain(|(k, _)| *k != key);
+        if self.plans.len() >= MAX_PLANS {
+            self.plans.remove(0);
+        }
+        self.plans.push((key, plan));
+    }
 }
 
 /// The cache of one kernel-macro expansion (a `static` in the expansion).
@@ -200,12 +224,7 @@ impl CallSite {
             return self.build(args)?.realize();
         };
         let key = (dims, device_key(&bound.device), bound.alias.clone());
-        let cached = self
-            .state()
-            .plans
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, p)| p.clone());
+        let cached = self.state().lookup(&key);
         let mut report = 0;
         let prepared = match cached {
             Some(p) => {
@@ -215,13 +234,7 @@ impl CallSite {
             None => {
                 report = crate::config::get().debug;
                 let p = self.prepare(args, &key.0, &bound)?;
-                let mut state = self.state();
-                if state.plans.len() >= MAX_PLANS {
-                    // Bounded memory for sites called with many sizes: start over.
-                    state.plans.clear();
-                }
-                state.plans.retain(|(k, _)| *k != key);
-                state.plans.push((key, p.clone()));
+                self.state().insert(key, p.clone());
                 p
             }
         };

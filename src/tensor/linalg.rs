@@ -16,7 +16,7 @@ const MIN_PACKED_ROWS: usize = 64;
 
 /// The width of the column panels a float32 `A [..., M, K] @ B [K, N]`
 /// packs `B` into, when it does: two of the host's vectors (the register
-/// tile's columns, see `morok_core::opt::heuristic::vector_register_tile`),
+/// tile's columns, see `morok_core::vector_register_tile`),
 /// when they divide `N`, `B` is larger than the host's L2 cache (1 MiB
 /// where unknown) and `M` is at least [`MIN_PACKED_ROWS`]. Packed, the
 /// `K × nr` panel each register tile reads is one contiguous block that

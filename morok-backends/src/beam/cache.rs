@@ -2,7 +2,7 @@
 //! with the tuned kernel at no search cost.
 //!
 //! An entry is the list of opts the search chose (replayed through
-//! [`morok_core::opt::apply_opts`], which re-checks every validity rule), in a file
+//! [`morok_core::apply_opts`], which re-checks every validity rule), in a file
 //! named by the blake3 hash of: [`VERSION`], a structural dump of the
 //! kernel AST (nodes in topological order with op, argument, dtype and
 //! operand positions: no process-specific ids), the device's identity
@@ -11,8 +11,8 @@
 //! see a half-written entry; an entry that does not parse is ignored (and
 //! overwritten by the next search).
 
-use morok_core::opt::{BeamConfig, Opt, OptArg, OptOps};
 use morok_core::uop::UOp;
+use morok_core::{BeamConfig, Opt, OptArg, OptOps};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

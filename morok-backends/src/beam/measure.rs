@@ -14,11 +14,11 @@
 use super::search::Measure;
 use morok_core::device::{CompiledKernel, Device, DeviceBuffer};
 use morok_core::dtype::{DType, ScalarType};
-#[cfg(doc)]
-use morok_core::opt::BeamConfig;
-use morok_core::pipeline::{lower_optimized, CompileOptions};
 use morok_core::program::Program;
 use morok_core::uop::UOp;
+#[cfg(doc)]
+use morok_core::BeamConfig;
+use morok_core::{lower_optimized, CompileOptions};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,7 +59,7 @@ impl<'a> DeviceMeasure<'a> {
             options,
             buffers: Mutex::new(Vec::new()),
             sources: Mutex::new(HashSet::new()),
-            compile_limit: morok_core::opt::COMPILE_LIMIT,
+            compile_limit: morok_core::COMPILE_LIMIT,
         }
     }
 

@@ -1,5 +1,5 @@
 //! The beam search driver (`OptMode::Beam`): core enumerates and applies
-//! opts ([`morok_core::opt::candidates`], [`morok_core::opt::apply_opts`]);
+//! opts ([`morok_core::search_actions`], [`morok_core::neighbours`], [`morok_core::apply_opts`]);
 //! this driver builds and times candidates on a device, shows the search's
 //! progress and keeps its results on disk.
 //!
@@ -19,9 +19,9 @@ pub use search::{beam_search, candidates_timed, searches_run, BeamResult, Measur
 
 use cache::BeamCache;
 use morok_core::device::Device;
-use morok_core::opt::{apply_opts, optimize, BeamConfig, Opt, OptMode};
-use morok_core::pipeline::CompileOptions;
 use morok_core::uop::UOp;
+use morok_core::CompileOptions;
+use morok_core::{apply_opts, optimize, BeamConfig, Opt, OptMode};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 

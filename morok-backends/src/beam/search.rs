@@ -3,7 +3,7 @@
 //! candidate kernel on the device and keeps the fastest.
 //!
 //! One round expands the kernels of the beam within [`EXPAND_RATIO`] of
-//! the best by every action of [`actions`] that the target accepts
+//! the best by every action of [`search_actions`] that the target accepts
 //! ([`apply_opt`]'s validity rules) and that stays within the register
 //! budget ([`MAX_UPCAST`] lanes of upcast × unroll, see [`neighbours`]),
 //! drops candidates whose AST was seen before, builds the rest (in
@@ -24,17 +24,17 @@
 //! `1 - `[`CONFIRM_MARGIN`] of its time. Every candidate is the original kernel with a list of opts
 //! applied, so beam search changes results exactly as far as those opts
 //! may (they keep the iteration and accumulation order; see
-//! [`morok_core::opt::actions`]).
+//! [`morok_core::search_actions`]).
 //!
 //! The search is device-independent: [`Measure`] builds and times
 //! candidates ([`super::measure::DeviceMeasure`] does it on a
 //! [`Device`](morok_core::device::Device)).
 
-use morok_core::opt::apply_heuristics;
-use morok_core::opt::candidates::{actions, neighbours};
-use morok_core::opt::{BeamConfig, Opt, OptKernel};
+use morok_core::apply_heuristics;
 use morok_core::target::Target;
 use morok_core::uop::UOp;
+use morok_core::{neighbours, search_actions};
+use morok_core::{BeamConfig, Opt, OptKernel};
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[cfg(doc)]
-use morok_core::opt::{apply_opt, candidates::MAX_UPCAST};
+use morok_core::{apply_opt, MAX_UPCAST};
 
 /// Only kernels of the beam within this factor of the best time are
 /// expanded: one action rarely makes a kernel twice as fast, and most
@@ -148,7 +148,7 @@ pub fn beam_search<M: Measure>(
 ) -> Result<BeamResult, String> {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     SEARCHES.fetch_add(1, Ordering::Relaxed);
-    let actions = actions();
+    let actions = search_actions();
     let base = OptKernel::new(ast, *target);
     let mut heuristic = base.clone();
     apply_heuristics(&mut heuristic);
@@ -364,10 +364,10 @@ fn time_candidate<M: Measure>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use morok_core::opt::apply_opts;
-    use morok_core::opt::candidates::{upcast_lanes, MAX_UPCAST};
-    use morok_core::opt::{apply_opt, OptOps};
+    use morok_core::apply_opts;
     use morok_core::sample_kernels::{matmul, run_seeded as interpret};
+    use morok_core::{apply_opt, OptOps};
+    use morok_core::{upcast_lanes, MAX_UPCAST};
 
     /// The host CPU without vectors (the register tiles the cost models
     /// below reward are scalar lanes).
@@ -565,7 +565,7 @@ mod tests {
             apply_opt(&mut k, &opt).unwrap();
             k.applied.push(opt);
         }
-        let next = neighbours(&k, &actions());
+        let next = neighbours(&k, &search_actions());
         assert!(!next.is_empty());
         assert!(next.iter().all(|n| upcast_lanes(n) <= MAX_UPCAST));
         // UNROLL would make 512 lanes: none is offered.

@@ -4,10 +4,10 @@
 //! system compiler ([`super::c::CCodegen`]) is the first implementation.
 
 use morok_core::device::DeviceResult;
-use morok_core::lower::LoweredKernel;
 use morok_core::program::Program;
 use morok_core::render::{RenderError, Renderer};
 use morok_core::uop::UOp;
+use morok_core::LoweredKernel;
 use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;

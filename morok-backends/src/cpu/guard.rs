@@ -12,9 +12,9 @@
 //! `0 <= idx && idx < sizes[slot]` in its own form (a C expression, an
 //! LLVM `i1`) and branches or selects on what [`Guards`] hands back.
 
-use morok_core::lower::LoweredKernel;
 use morok_core::render::RenderError;
 use morok_core::uop::{Arg, Op, UOp};
+use morok_core::LoweredKernel;
 use std::collections::HashMap;
 use std::sync::Arc;
 

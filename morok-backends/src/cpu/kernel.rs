@@ -5,9 +5,9 @@ use super::buffer::CpuBuffer;
 use super::codegen::{KernelFn, LoadedKernel};
 use super::pool::WorkerPool;
 use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult};
-use morok_core::kernel::threads_for_work;
-use morok_core::lower::BufferSlot;
 use morok_core::program::{ParallelVar, Program, VarSlot};
+use morok_core::threads_for_work;
+use morok_core::BufferSlot;
 use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -30,9 +30,9 @@ pub struct CpuKernel {
     work: u64,
     threads: usize,
     pub(super) pool: Option<Arc<WorkerPool>>,
-    /// For a kernel with variables: its program, whose access ranges are
-    /// recomputed for the variables' values (`Program::access_at`), and
-    /// those ranges by values.
+    /// For a kernel with variables: its program, whose access ranges at
+    /// the variables' values come from the forms lowering stored
+    /// (`Program::access_at`), and those ranges by values.
     var_access: Option<(Program, Mutex<AccessCache>)>,
 }
 
@@ -76,10 +76,7 @@ impl CpuKernel {
         if let Some(a) = cache.get(vars) {
             return Ok(Some(a.clone()));
         }
-        let ranges: Arc<[Access]> = program
-            .access_at(vars)
-            .map_err(|e| self.bad(format!("access ranges at {vars:?}: {e}")))?
-            .into();
+        let ranges: Arc<[Access]> = program.access_at(vars).into();
         if cache.len() >= 1024 {
             // Bounded memory for kernels launched with many values.
             cache.clear();

@@ -31,10 +31,10 @@
 //! ordinary.
 
 use morok_core::dtype::ScalarType;
-use morok_core::kernel::indexes_global;
-use morok_core::lower::LoweredKernel;
-use morok_core::symbolic::linear::{Expand, Linear};
+use morok_core::indexes_global;
 use morok_core::uop::{Arg, Op, UOp};
+use morok_core::LoweredKernel;
+use morok_core::{Expand, Linear};
 
 /// The smallest extent, in bytes, of the elements a kernel writes in a
 /// buffer for its vector stores to stream: half the last-level cache

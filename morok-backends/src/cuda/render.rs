@@ -23,9 +23,9 @@
 use crate::cpu::c::render::{render_body, Dialect};
 use crate::cpu::c::types::storage_type;
 use morok_core::caps::LaunchLimits;
-use morok_core::lower::LoweredKernel;
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::Op;
+use morok_core::LoweredKernel;
 use std::fmt::Write;
 
 /// The grid and block limits of every NVIDIA GPU since compute

@@ -6,10 +6,10 @@ use super::reduce::matmul_ast;
 use morok_backends::beam::{beam_search, DeviceMeasure, Measure};
 use morok_backends::{CpuConfig, CpuDevice};
 use morok_core::device::Device;
-use morok_core::opt::BeamConfig;
-use morok_core::opt::OptKernel;
-use morok_core::pipeline::{lower_optimized, CompileOptions};
 use morok_core::uop::{AxisType, UOp};
+use morok_core::BeamConfig;
+use morok_core::OptKernel;
+use morok_core::{lower_optimized, CompileOptions};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -53,7 +53,7 @@ fn a_compile_past_the_limit_is_stopped_and_the_search_goes_on() {
     // One hanging compile: stopped at the limit, not after the minute.
     let limits = super::common::scalar_host().with_threads(1);
     let mut tiled = OptKernel::new(&ast, limits);
-    morok_core::opt::heuristic::hand_coded_optimizations(&mut tiled);
+    morok_core::hand_coded_optimizations(&mut tiled);
     assert!(!tiled.ranges_of(&[AxisType::Upcast]).is_empty());
     let start = Instant::now();
     let Err(e) = measure.build(&tiled.ast) else {

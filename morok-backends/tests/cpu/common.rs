@@ -5,9 +5,9 @@
 use morok_backends::{CpuConfig, CpuDevice};
 use morok_core::device::{CompiledKernel, Device};
 use morok_core::dtype::DType;
-use morok_core::lower::LoweredKernel;
-use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::uop::{AxisType, UOp};
+use morok_core::LoweredKernel;
+use morok_core::{render_program, CompileOptions};
 use std::sync::Arc;
 
 /// A device with a private cache directory and `threads` workers.
@@ -133,10 +133,10 @@ pub fn run(dev: &CpuDevice, k: &Arc<dyn CompiledKernel>, args: &mut [Arg]) {
 pub fn run_lowered_with(
     dev: &CpuDevice,
     ast: &Arc<UOp>,
-    opts: &morok_core::lower::LowerOptions,
+    opts: &morok_core::LowerOptions,
     args: &[Arg],
 ) -> (Vec<u8>, String) {
-    let lowered = morok_core::lower::lower(ast, opts).expect("lower");
+    let lowered = morok_core::lower(ast, opts).expect("lower");
     let k = compile_lowered(dev, ast, lowered);
     let mut args = args.to_vec();
     run(dev, &k, &mut args);

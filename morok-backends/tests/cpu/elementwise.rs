@@ -354,9 +354,9 @@ fn data_dependent_indices_are_checked_when_they_execute() {
         .index_into(&idx.bin(Op::Mod, &UOp::index(100)), None)
         .store(&i.cast(DType::I32));
     let ast = UOp::sink(vec![st.end(std::slice::from_ref(&i))]);
-    let lowered = morok_core::lower::lower(
+    let lowered = morok_core::lower(
         &ast,
-        &morok_core::lower::LowerOptions::new(morok_core::render::Caps::all_native()),
+        &morok_core::LowerOptions::new(morok_core::render::Caps::all_native()),
     )
     .unwrap();
     assert!(

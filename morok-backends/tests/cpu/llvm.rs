@@ -9,15 +9,15 @@ use morok_backends::cpu::{Codegen, KernelFn, LlvmCodegen};
 use morok_backends::host::host_vector_bytes;
 use morok_backends::CpuDevice;
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions};
-use morok_core::opt::{apply_opts, Opt, OptOps};
-use morok_core::pipeline::{render_program, CompileOptions};
 use morok_core::render::Renderer;
 use morok_core::uop::{AxisType, Op, UOp};
+use morok_core::{apply_opts, Opt, OptOps};
+use morok_core::{lower, LowerOptions};
+use morok_core::{render_program, CompileOptions};
 use std::ffi::c_void;
 
 /// A 7-element f32 `out = a * b + a` kernel, lowered for the LLVM renderer.
-fn lowered_kernel() -> morok_core::lower::LoweredKernel {
+fn lowered_kernel() -> morok_core::LoweredKernel {
     let ast = elementwise(7, &[DType::F32, DType::F32], |v| v[0].mul(&v[1]).add(&v[0]));
     let opts = LowerOptions::new(LlvmRenderer.caps()).with_name("fma_like".to_string());
     lower(&ast, &opts).expect("lower")
@@ -96,7 +96,7 @@ fn host_object_links_and_runs() {
 
 /// The `a * b + a` kernel over 64 floats with 16 upcast lanes, lowered
 /// for the LLVM renderer: one `<16 x float>` vector per step.
-fn vector_kernel() -> morok_core::lower::LoweredKernel {
+fn vector_kernel() -> morok_core::LoweredKernel {
     let ast = elementwise(64, &[DType::F32, DType::F32], |v| {
         v[0].mul(&v[1]).add(&v[0])
     });

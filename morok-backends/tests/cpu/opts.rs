@@ -6,10 +6,10 @@ use super::common::*;
 use super::reduce::{matmul_ast, matmul_ast_of};
 use morok_core::device::Device;
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions};
-use morok_core::opt::{apply_opts, Opt, OptOps::*};
 use morok_core::target::Target;
 use morok_core::uop::{AxisType, Op, ReduceOp, UOp};
+use morok_core::{apply_opts, Opt, OptOps::*};
+use morok_core::{lower, LowerOptions};
 use std::sync::Arc;
 
 fn data(n: usize, seed: usize) -> Vec<f32> {
@@ -178,7 +178,7 @@ fn installed_c_compilers() -> Vec<&'static str> {
 /// A vector `MULACC` (a matmul's `f32` or `f64` sum of products with its
 /// output axis upcast, at every vector width the host's registers hold,
 /// from 16 bytes: narrower upcasts stay scalar lanes, see
-/// `morok_core::lower::expand::vector_pieces`)
+/// `vector_pieces` in `morok-core/src/kernel/vectors.rs`)
 /// renders as the C renderer's vector FMA helper, not lane by lane, and
 /// stores the scalar `fma` results bit for bit, with every C compiler
 /// installed (GCC takes the x86 FMA builtins, Clang 14 too, Clang 19

@@ -6,7 +6,7 @@ use super::reduce::{matmul_ast, optimized_matmul_ref};
 use morok_backends::CpuDevice;
 use morok_core::device::{CompiledKernel, Device, DeviceError};
 use morok_core::dtype::DType;
-use morok_core::lower::threefry2x32;
+use morok_core::threefry2x32;
 use morok_core::uop::{AxisType, ConstValue, Op, UOp};
 use std::sync::Arc;
 
@@ -262,9 +262,9 @@ fn large_index_expressions_use_64_bit_indices() {
         &load(1, DType::F32, &i),
         std::slice::from_ref(&i),
     );
-    let lowered = morok_core::lower::lower(
+    let lowered = morok_core::lower(
         &ast,
-        &morok_core::lower::LowerOptions::new(morok_core::caps::Caps::all_native()),
+        &morok_core::LowerOptions::new(morok_core::caps::Caps::all_native()),
     )
     .unwrap();
     assert_eq!(lowered.index_dtype, DType::I64);

@@ -7,10 +7,10 @@ use super::common::*;
 use super::reduce::{matmul_ast, matmul_ref};
 use morok_core::device::Device;
 use morok_core::dtype::DType;
-use morok_core::kernel::MIN_WORK_PER_THREAD;
-use morok_core::pipeline::CompileOptions;
 use morok_core::program::Program;
 use morok_core::uop::{AxisType, Op, UOp};
+use morok_core::CompileOptions;
+use morok_core::MIN_WORK_PER_THREAD;
 use std::sync::Arc;
 
 /// The heuristic program for `ast` on `dev`.

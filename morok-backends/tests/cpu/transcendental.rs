@@ -6,9 +6,9 @@
 use super::common::*;
 use morok_backends::CpuDevice;
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions};
 use morok_core::render::Caps;
 use morok_core::uop::{AxisType, Op, UOp};
+use morok_core::{lower, LowerOptions};
 
 /// Distance in units in the last place between two f32 (0 if both NaN).
 fn ulps32(a: f32, b: f32) -> u64 {

@@ -1,10 +1,10 @@
 //! Transcendentals on vector lanes (vector masks, see
-//! `morok_core::lower::vectorize`): the upcast lanes of `exp`, `exp2`,
+//! `morok_core::vectorize`): the upcast lanes of `exp`, `exp2`,
 //! `log`, `log2` and `tanh` run their decomposition on whole vectors. Each kernel must
 //! store exactly the bytes of the scalar decomposition (the same ops per
 //! lane, rendered without vectors), or of libm where the C kernel's
 //! vectors are too narrow to take the decomposition (16 bytes: see
-//! `morok_core::lower::vectorize::min_decomposed_bytes`), on random data mixed with the special
+//! `morok_core::min_decomposed_bytes`), on random data mixed with the special
 //! values: NaN, ±inf, ±0, subnormals, huge and tiny magnitudes, halves
 //! (rounding ties). With the `llvm` feature the LLVM codegen's vector
 //! kernels must store the same bytes.
@@ -13,10 +13,10 @@ use super::common::*;
 use morok_backends::host::host_vector_bytes;
 use morok_core::caps::Caps;
 use morok_core::dtype::DType;
-use morok_core::lower::vectorize::min_decomposed_bytes;
-use morok_core::lower::LowerOptions;
-use morok_core::opt::{apply_opts, Opt, OptOps};
+use morok_core::min_decomposed_bytes;
 use morok_core::uop::{AxisType, Op, UOp};
+use morok_core::LowerOptions;
+use morok_core::{apply_opts, Opt, OptOps};
 use std::sync::Arc;
 
 /// Special values and random ones in roughly [-300, 300] (f64 values,
@@ -114,7 +114,7 @@ fn c_caps() -> Caps {
 /// the C kernel must store the bytes of the scalar libm kernel instead
 /// (the LLVM codegen, with no libm, always decomposes).
 fn same_as_scalar_decomposition(name: &str, dtype: DType, f: &dyn Fn(&Arc<UOp>) -> Arc<UOp>) {
-    let lanes = (morok_core::lower::vectorize::MIN_DECOMPOSED_BYTES / dtype.itemsize()) as i64;
+    let lanes = (morok_core::MIN_DECOMPOSED_BYTES / dtype.itemsize()) as i64;
     let n = lanes * 37;
     let ast = unary(n, dtype, f);
     let args = args(dtype, n as usize);

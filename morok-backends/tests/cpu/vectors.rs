@@ -10,9 +10,9 @@ use super::reduce::{matmul_ast, optimized_matmul_ref};
 use morok_backends::host::host_vector_bytes;
 use morok_core::device::Device;
 use morok_core::dtype::DType;
-use morok_core::lower::{lower, LowerOptions};
-use morok_core::opt::{apply_opts, Opt, OptOps::*};
 use morok_core::uop::{AxisType, ConstValue, Op, ReduceOp, UOp};
+use morok_core::{apply_opts, Opt, OptOps::*};
+use morok_core::{lower, LowerOptions};
 use std::sync::Arc;
 
 /// Deterministic pseudo-random values in [-4, 4) (a 64-bit LCG).

@@ -1,5 +1,5 @@
-//! Conservative integer value bounds of index expressions, and the buffer
-//! access ranges derived from them.
+//! Conservative integer value bounds of index expressions, from which
+//! [`super::slots`] derives the buffer access ranges.
 //!
 //! This analysis decides the index type (`i32` or `i64`) and the element
 //! range each buffer slot may touch. It is sound (the true value always
@@ -10,8 +10,6 @@
 //! gated load is bounded by the elements it can actually read.
 
 use super::constraints::{normalized, propagate, split_nested, Constraint};
-use super::live::live_ranges;
-use super::{BufferSlot, LowerError};
 use crate::symbolic::gate::clauses;
 use crate::symbolic::interval::{self, ceil_div, floor_div, scale};
 use crate::symbolic::linear::Linear;
@@ -72,6 +70,21 @@ impl Bounds {
             constraints: Vec::new(),
             divisions: HashMap::new(),
         }
+    }
+
+    /// The linear form of an evaluated node (atoms: see [`Bounds::lin`]).
+    pub(super) fn linear(&self, n: &Arc<UOp>) -> Option<&Linear> {
+        self.lin.get(&n.id())
+    }
+
+    /// The interval of an evaluated node, by id.
+    pub(super) fn interval(&self, id: u64) -> Option<Interval> {
+        self.memo.get(&id).copied()
+    }
+
+    /// The interval a gate pinned a node to, by id.
+    pub(super) fn override_of(&self, id: u64) -> Option<Interval> {
+        self.overrides.get(&id).copied()
     }
 
     /// The linear form of an evaluated node, from its operands' forms.
@@ -425,13 +438,17 @@ fn gate_overrides(gate: &Arc<UOp>, bounds: &mut Bounds) -> HashMap<u64, Interval
     out
 }
 
-/// The interval of index `idx` accessed under `gate`, or `None` when the
-/// gate is never true. A constraint on one atom (`lo <= k·a <= hi`)
+/// The interval of index `idx` accessed under `gate` and the evaluator
+/// that bounded it, or `None` when the gate is never true. A constraint on one atom (`lo <= k·a <= hi`)
 /// narrows that atom's interval, and the constraints are derived again
 /// with the narrowed atoms (an atom pinned to one value becomes a
 /// constant), a few rounds: `1 < 5·r` pins `r = 1` (for `r` in
 /// `[0, 1]`), which then shows `15·r + s < 12` unsatisfiable for `s >= 0`.
-fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<Interval> {
+pub(super) fn gated_access(
+    gate: &Arc<UOp>,
+    idx: &Arc<UOp>,
+    plain: &mut Bounds,
+) -> Option<(Interval, Bounds)> {
     // A gate folded to false (complementary comparisons, say) never opens.
     if gate.const_value().is_some_and(|c| !c.truthy()) {
         return None;
@@ -458,7 +475,8 @@ fn gated_access(gate: &Arc<UOp>, idx: &Arc<UOp>, plain: &mut Bounds) -> Option<I
     gated.constraints = cons;
     // The gate's divisions, which the index may not contain itself.
     gated.divisions = divisions;
-    Some(gated.of(idx))
+    let range = gated.of(idx);
+    Some((range, gated))
 }
 
 /// Narrows the intervals in `ov` with the constraints, starting from the
@@ -540,129 +558,4 @@ pub fn is_data_dependent(idx: &Arc<UOp>) -> bool {
     idx.toposort()
         .iter()
         .any(|n| matches!(n.op(), Op::Load | Op::Reduce))
-}
-
-/// The ranges whose loops never run, by id: a `RANGE` with a constant
-/// end of at most 0, every range an `END` or `REDUCE` opens inside one
-/// (listed after it: `END(x, r0, r1)` nests `r1` in `r0`), and the ranges
-/// of a `REDUCE` whose value varies with one (the reduce's loops sit in
-/// that loop). Computed to a fixpoint, since reduces nest.
-fn dead_ranges(nodes: &[Arc<UOp>], live: &mut HashMap<u64, Vec<Arc<UOp>>>) -> HashSet<u64> {
-    let mut dead: HashSet<u64> = nodes
-        .iter()
-        .filter(|n| n.op() == Op::Range && n.s(0).const_int().is_some_and(|end| end <= 0))
-        .map(|n| n.id())
-        .collect();
-    loop {
-        let before = dead.len();
-        for n in nodes {
-            if !matches!(n.op(), Op::End | Op::Reduce) {
-                continue;
-            }
-            let own = &n.src()[1..];
-            let mut inside = n.op() == Op::Reduce
-                && live_ranges(n.s(0), live)
-                    .iter()
-                    .any(|r| dead.contains(&r.id()) && !own.iter().any(|o| Arc::ptr_eq(o, r)));
-            for r in own {
-                inside |= dead.contains(&r.id());
-                if inside {
-                    dead.insert(r.id());
-                }
-            }
-        }
-        if dead.len() == before {
-            return dead;
-        }
-    }
-}
-
-/// The buffer slots of a kernel AST: element type, read/written, and the
-/// element range accessed by index expressions computed from ranges and
-/// constants. A gated access is bounded with its gate's range constraints
-/// applied; an access under an unsatisfiable gate, or inside a loop that
-/// never runs (a range of end 0 or one nested in it), touches nothing; a
-/// data-dependent access is left to run-time checks
-/// ([`is_data_dependent`]).
-///
-/// The slots are the `DEFINE_GLOBAL`s of `declared`, the kernel AST as the
-/// caller wrote it: a buffer whose every access a rewrite removed (a
-/// no-op store, say) stays a slot, neither read nor written.
-pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
-    let mut slots: Vec<Option<BufferSlot>> = Vec::new();
-    let mut plain = Bounds::default();
-    let nodes = ast.toposort();
-    let mut live = HashMap::new();
-    let dead = dead_ranges(&nodes, &mut live);
-    // A store runs inside every range its END closes.
-    let dead_stores: HashSet<u64> = nodes
-        .iter()
-        .filter(|n| n.op() == Op::End && n.src()[1..].iter().any(|r| dead.contains(&r.id())))
-        .map(|n| n.s(0).id())
-        .collect();
-    for n in declared.toposort() {
-        if n.op() == Op::DefineGlobal {
-            let Arg::Int(slot) = *n.arg() else {
-                return Err(LowerError::malformed("DEFINE_GLOBAL without slot", &n));
-            };
-            let slot = slot as usize;
-            if slots.len() <= slot {
-                slots.resize(slot + 1, None);
-            }
-            slots[slot].get_or_insert(BufferSlot {
-                dtype: n.dtype().pointee(),
-                written: false,
-                read: false,
-                access: None,
-            });
-        }
-    }
-    for n in &nodes {
-        if !matches!(n.op(), Op::Load | Op::Store) {
-            continue;
-        }
-        let index = n.s(0);
-        let Arg::Int(slot) = *index.s(0).arg() else {
-            return Err(LowerError::malformed("INDEX of a non-buffer", index));
-        };
-        let never_runs = dead_stores.contains(&n.id())
-            || live_ranges(n, &mut live)
-                .iter()
-                .any(|r| dead.contains(&r.id()));
-        let range = match index.src().get(2) {
-            _ if never_runs => None,
-            // Checked per access at run time instead (see `is_data_dependent`).
-            _ if is_data_dependent(index.s(1)) => None,
-            None => Some(plain.of(index.s(1))),
-            Some(gate) => gated_access(gate, index.s(1), &mut plain),
-        };
-        let Some(entry) = slots.get_mut(slot as usize).and_then(|s| s.as_mut()) else {
-            return Err(LowerError::malformed("INDEX of an unknown slot", index));
-        };
-        if n.op() == Op::Load {
-            entry.read = true;
-        } else {
-            entry.written = true;
-        }
-        if let Some((lo, hi)) = range {
-            let (lo, hi) = (
-                lo.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
-                hi.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
-            );
-            entry.access = Some(match entry.access {
-                None => (lo, hi),
-                Some((a, b)) => (a.min(lo), b.max(hi)),
-            });
-        }
-    }
-    slots
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| {
-            s.ok_or_else(|| LowerError::Malformed {
-                what: format!("buffer slot {i} is never used (slots must be 0..n)"),
-                node: format!("{:?}", ast),
-            })
-        })
-        .collect()
 }

@@ -1,6 +1,7 @@
 //! What lowering takes and produces: its options, its errors and the
 //! lowered kernel (the linear program plus the facts lowering proved).
 
+use super::AccessForm;
 use crate::caps::Caps;
 use crate::dtype::DType;
 use crate::rewrite::RewriteError;
@@ -96,6 +97,13 @@ pub struct BufferSlot {
     /// not included: lowering marks them in [`LoweredKernel::guarded`] and
     /// renderers check them at run time.
     pub access: Option<(i64, i64)>,
+    /// For a kernel with variables (`DEFINE_VAR`): [`BufferSlot::access`]
+    /// as expressions of the variables, which a launch evaluates at its
+    /// values (its buffers are sized for those). `None` when the kernel
+    /// has no variables, the slot's accesses do not depend on them in a
+    /// way lowering can express, or none is counted in `access`; a launch
+    /// then checks against `access`.
+    pub access_form: Option<AccessForm>,
 }
 
 /// The loop a host may split across threads.

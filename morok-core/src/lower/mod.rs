@@ -16,7 +16,9 @@
 //! 5. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`](crate::caps::Caps));
-//! 6. [`bounds`]: the element range each buffer slot may touch;
+//! 6. [`slots`]: the element range each buffer slot may touch (interval
+//!    arithmetic of [`bounds`]; for kernels with variables, also that range
+//!    as expressions of them, built by `var_access`);
 //! 7. [`vectorize`]: the vector lanes `expand` left become vector loads,
 //!    stores, ALU ops and reduces (or per-lane scalars where they cannot);
 //!    Then [`partial_vectors`]: the scalar partial accumulators of a
@@ -43,17 +45,19 @@ mod lowered;
 pub mod no_op_store;
 pub mod partial_vectors;
 pub mod reduce;
+pub mod slots;
 pub mod transcendental;
 mod trig_reduction;
 pub mod validate;
+mod var_access;
 pub mod vectorize;
 
 use crate::rewrite::graph_rewrite;
 use crate::uop::{Op, UOp};
 use std::sync::Arc;
 
-pub use crate::random::threefry2x32;
 pub use lowered::{BufferSlot, GpuLaunch, LowerError, LowerOptions, LoweredKernel, ParallelLoop};
+pub use var_access::AccessForm;
 
 /// Lowers a kernel AST to a linear program (the stages in the module docs).
 pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, LowerError> {
@@ -73,7 +77,7 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
         g = graph_rewrite(&pm, &g, &mut ())?;
     }
     g = decompose::decompose(&g, &opts.caps)?;
-    let buffers = bounds::buffer_slots(&g, ast)?;
+    let buffers = slots::buffer_slots(&g, ast)?;
     let g = vectorize::vectorize(&g, &opts.caps);
     let g = partial_vectors::vectorize_partials(&g, &opts.caps, !opts.noopt);
     let fma = opts.fma && opts.caps.native.contains(Op::MulAcc);

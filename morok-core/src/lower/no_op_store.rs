@@ -15,7 +15,7 @@
 //! operands only (no walk of the graph). A kernel whose every store is a
 //! no-op becomes an empty `SINK`, which lowers to a program that does
 //! nothing; its buffer slots are still those of the kernel as written
-//! ([`super::bounds::buffer_slots`] takes them from the original AST), so
+//! ([`super::slots::buffer_slots`] takes them from the original AST), so
 //! the caller passes the same buffers.
 //!
 //! It runs with the symbolic rules (`super::lower`), so the index and the

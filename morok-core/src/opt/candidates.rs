@@ -26,7 +26,7 @@ const GROUP_AMOUNTS: [i64; 4] = [0, 4, 8, 16];
 
 /// Every action the search tries, in a fixed order (the target's validity
 /// rules reject the ones that do not apply to a given kernel).
-pub fn actions() -> Vec<Opt> {
+pub fn search_actions() -> Vec<Opt> {
     let mut v = Vec::new();
     for axis in 0..8 {
         v.extend(UPCAST_AMOUNTS.map(|a| Opt::new(OptOps::Upcast, axis, a)));

@@ -7,27 +7,21 @@
 //! and only renames buffers: input ids by position to the new call's
 //! buffers, outputs and intermediates to fresh ids from
 //! [`new_buffer_id`]. The pipeline does not run again.
+//!
+//! The cache holds at most [`schedule_cache_limit`] graphs and forgets the
+//! least recently used one past that (each holds its kernel ASTs alive):
+//! a process that sees ever new shapes keeps bounded memory.
 
 use super::{schedule, Schedule, ScheduleError};
 use crate::dtype::DType;
 use crate::uop::fast_hash::FastBuild;
 use crate::uop::{new_buffer_id, Arg, IdMap, Op, UOp};
+use lru::LruCache;
 use smallvec::SmallVec;
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-static PIPELINE_RUNS: AtomicUsize = AtomicUsize::new(0);
-
-/// How many times the uncached pipeline ([`schedule()`]) has run in this
-/// process.
-pub fn pipeline_runs() -> usize {
-    PIPELINE_RUNS.load(Ordering::Relaxed)
-}
-
-pub(super) fn count_pipeline_run() {
-    PIPELINE_RUNS.fetch_add(1, Ordering::Relaxed);
-}
 
 /// One node of a structural key: op, dtype, arg (buffer ids renamed to
 /// positions) and operand positions in the key's node list.
@@ -43,11 +37,42 @@ struct Entry {
 /// fast-hashed (`crate::uop::fast_hash`): every warm realization hashes its
 /// whole graph here, and SipHash made this lookup the largest share of a
 /// warm call's host time.
-type Cache = HashMap<Vec<KeyNode>, Entry, FastBuild>;
+type Cache = LruCache<Vec<KeyNode>, Entry, FastBuild>;
+
+/// Graphs the cache holds by default.
+pub const DEFAULT_SCHEDULE_CACHE_LIMIT: usize = 4096;
+
+static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_SCHEDULE_CACHE_LIMIT);
 
 fn cache() -> &'static Mutex<Cache> {
     static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(Cache::default()))
+    CACHE.get_or_init(|| Mutex::new(Cache::with_hasher(capacity(), FastBuild::default())))
+}
+
+fn capacity() -> NonZeroUsize {
+    NonZeroUsize::new(LIMIT.load(Ordering::Relaxed)).unwrap_or(NonZeroUsize::MIN)
+}
+
+/// How many graphs the schedule cache holds before it forgets the least
+/// recently used.
+pub fn schedule_cache_limit() -> usize {
+    LIMIT.load(Ordering::Relaxed)
+}
+
+/// Sets [`schedule_cache_limit`] (at least 1; the facade sets it from
+/// `MOROK_KERNEL_CACHE`), forgetting the least recently used graphs past
+/// it now.
+pub fn set_schedule_cache_limit(limit: usize) {
+    LIMIT.store(limit.max(1), Ordering::Relaxed);
+    cache()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .resize(capacity());
+}
+
+/// How many graphs the schedule cache holds now.
+pub fn schedule_cache_len() -> usize {
+    cache().lock().unwrap_or_else(|e| e.into_inner()).len()
 }
 
 /// The structural key of `roots` and their buffer ids by first appearance.
@@ -95,7 +120,7 @@ pub fn schedule_cached(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
         return Ok(rename(&entry.schedule, &entry.inputs, &inputs));
     }
     let sched = schedule(roots)?;
-    cache().lock().map_err(poisoned)?.insert(
+    cache().lock().map_err(poisoned)?.put(
         key,
         Entry {
             schedule: sched.clone(),

@@ -154,11 +154,6 @@ impl RowFusion {
         out
     }
 
-    /// Number of BUFFERIZE nodes chosen for fusion.
-    pub fn len(&self) -> usize {
-        self.fused.len()
-    }
-
     /// True if nothing is fused.
     pub fn is_empty(&self) -> bool {
         self.fused.is_empty()

@@ -59,12 +59,8 @@ pub fn bounds(node: &Arc<UOp>) -> (ConstValue, ConstValue) {
         .expect("bounds were just computed")
 }
 
-/// The smallest value `node` can take.
-pub fn vmin(node: &Arc<UOp>) -> ConstValue {
-    bounds(node).0
-}
-
 /// The largest value `node` can take.
+#[cfg(test)]
 pub fn vmax(node: &Arc<UOp>) -> ConstValue {
     bounds(node).1
 }

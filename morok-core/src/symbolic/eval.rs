@@ -54,6 +54,7 @@ extern "C" {
 }
 
 /// The error function of C99's libm (the one the rendered C calls).
+#[cfg(test)]
 pub fn erf_f64(x: f64) -> f64 {
     // SAFETY: `erf` is a pure libm function of one float.
     unsafe { erf(x) }

@@ -23,6 +23,7 @@ pub type Lanes = SmallVec<[ConstValue; 4]>;
 /// The value of `root` given values for its leaves (keyed by node id;
 /// scalar leaves broadcast to every lane), or `None` if some operation on
 /// the way is undefined or some leaf has no value.
+#[cfg(test)]
 pub fn evaluate(root: &Arc<UOp>, leaves: &HashMap<u64, ConstValue>) -> Option<Lanes> {
     Program::new(root).run(leaves)
 }

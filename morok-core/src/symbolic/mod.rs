@@ -27,7 +27,6 @@
 pub mod bounds;
 pub mod eval;
 pub mod gate;
-#[cfg(any(test, feature = "testing"))]
 pub mod interp;
 pub mod interval;
 pub mod linear;
@@ -77,7 +76,7 @@ pub fn categories() -> Vec<PatternMatcher> {
 }
 
 /// The general-purpose simplification rules, usable at every level: all
-/// [`categories`] combined.
+/// rule categories of this module combined.
 pub fn symbolic() -> PatternMatcher {
     let mut pm = PatternMatcher::new("symbolic");
     for c in categories() {

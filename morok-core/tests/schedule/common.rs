@@ -2,9 +2,9 @@
 //! schedule them and run the kernels with the interpreter.
 
 use morok_core::interp::run_schedule;
-use morok_core::schedule::{schedule, Schedule};
 use morok_core::uop::tensor_shape;
 use morok_core::{new_buffer_id, Arg, ConstValue, DType, Op, ReduceOp, UOp};
+use morok_core::{schedule, Schedule};
 use smallvec::{smallvec, SmallVec};
 use std::collections::HashMap;
 use std::sync::Arc;

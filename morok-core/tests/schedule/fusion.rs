@@ -1,7 +1,7 @@
 //! Kernel counts: what fuses and what splits.
 
 use crate::common::*;
-use morok_core::schedule::BufferKind;
+use morok_core::BufferKind;
 use morok_core::{DType, Op};
 
 #[test]
@@ -53,7 +53,7 @@ fn softmax_of_short_rows_is_one_kernel() {
 #[test]
 fn softmax_of_long_rows_is_three_kernels() {
     let mut io = Inputs::default();
-    let c = morok_core::schedule::row_fusion::MAX_FUSED_ROW + 1;
+    let c = morok_core::MAX_FUSED_ROW + 1;
     let x = io.f32(&[2, c], data(2 * c, 5));
     let (s, _) = io.run(&[softmax(&x)]);
     assert_eq!(s.items.len(), 3, "max, sum of exp, normalize");

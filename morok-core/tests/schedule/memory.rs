@@ -1,7 +1,7 @@
 //! Memory planning: liveness-based storage reuse.
 
 use crate::common::*;
-use morok_core::schedule::BufferKind;
+use morok_core::BufferKind;
 use morok_core::DType;
 use std::collections::HashSet;
 

@@ -8,7 +8,7 @@ use super::render::{err, Ctx, Dialect};
 use super::types::{c_type, literal, storage_type, vector_type};
 use crate::cpu::guard::Place;
 use morok_core::dtype::{AddrSpace, ScalarType};
-use morok_core::kernel::indexes_global;
+use morok_core::indexes_global;
 use morok_core::render::RenderError;
 use morok_core::uop::{Arg, ConstValue, UOp};
 use std::sync::Arc;

@@ -5,8 +5,8 @@
 
 use super::types::{libm, same_width_ints, value_type, vec_of, vector_type};
 use morok_core::dtype::{DType, ScalarType};
-use morok_core::lower::LoweredKernel;
 use morok_core::uop::Op;
+use morok_core::LoweredKernel;
 use std::collections::BTreeSet;
 
 /// The helpers kernel `kernel` needs, in a fixed order (the source is the

@@ -24,9 +24,9 @@
 //! matmul tile (W4a, AVX2 code on a Zen 5 host) issued 72 loads for 48
 //! FMAs and took 12.8 ms; pinned, 9.8 ms.
 
-use morok_core::kernel::indexes_global;
-use morok_core::lower::LoweredKernel;
+use morok_core::indexes_global;
 use morok_core::uop::Op;
+use morok_core::LoweredKernel;
 use std::collections::{HashMap, HashSet};
 
 /// Defines `MOROK_IN_REGISTER(x)`: after it, `x` lives in a vector

@@ -49,9 +49,9 @@
 use super::types::{c_type, literal};
 use crate::cpu::codegen::is_parallel_loop;
 use crate::cpu::guard::Guards;
-use morok_core::lower::LoweredKernel;
 use morok_core::render::{Caps, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::{Arg, Op, UOp};
+use morok_core::LoweredKernel;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 use std::sync::Arc;

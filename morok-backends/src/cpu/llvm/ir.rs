@@ -42,9 +42,9 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 use morok_core::dtype::{AddrSpace, ScalarType};
-use morok_core::lower::LoweredKernel;
 use morok_core::render::RenderError;
 use morok_core::uop::{Arg, ConstValue, Op, UOp};
+use morok_core::LoweredKernel;
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -6,20 +6,27 @@
 //! All kernels of one codegen live in the JIT's main library; their
 //! symbols are unique (the kernel name plus its cache key, see
 //! [`super::LlvmCodegen`]), and the process's own symbols (libm's `fmod`
-//! for `frem`, for instance) resolve through a search generator. Code
-//! stays mapped until the JIT is dropped.
+//! for `frem`, for instance) resolve through a search generator. Each
+//! object is added under a resource tracker of its own ([`Linked`]):
+//! dropping the last handle to a kernel's code removes the object from
+//! the JIT and frees its memory, so evicted kernels and beam candidates do
+//! not accumulate.
 
 use inkwell::llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy;
 use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::orc2::lljit::{
-    LLVMOrcCreateLLJIT, LLVMOrcCreateLLJITBuilder, LLVMOrcDisposeLLJIT, LLVMOrcLLJITAddObjectFile,
-    LLVMOrcLLJITGetGlobalPrefix, LLVMOrcLLJITGetMainJITDylib, LLVMOrcLLJITLookup, LLVMOrcLLJITRef,
+    LLVMOrcCreateLLJIT, LLVMOrcCreateLLJITBuilder, LLVMOrcDisposeLLJIT,
+    LLVMOrcLLJITAddObjectFileWithRT, LLVMOrcLLJITGetGlobalPrefix, LLVMOrcLLJITGetMainJITDylib,
+    LLVMOrcLLJITLookup, LLVMOrcLLJITRef,
 };
 use inkwell::llvm_sys::orc2::{
     LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess, LLVMOrcJITDylibAddGenerator,
+    LLVMOrcJITDylibCreateResourceTracker, LLVMOrcReleaseResourceTracker, LLVMOrcResourceTrackerRef,
+    LLVMOrcResourceTrackerRemove,
 };
 use std::ffi::{CStr, CString};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Takes an LLVM error: `Ok` for none, else its message (consumed).
 fn check(e: LLVMErrorRef) -> Result<(), String> {
@@ -42,6 +49,8 @@ pub struct Jit {
     /// is one critical section (ORC is thread-safe, the lock keeps the
     /// pair atomic and the wrapper simple).
     inner: Mutex<LLVMOrcLLJITRef>,
+    /// Objects linked and not yet removed.
+    linked: AtomicUsize,
 }
 
 // SAFETY: the LLJIT handle is only used under the mutex, and LLJIT itself
@@ -74,35 +83,87 @@ impl Jit {
         }
         Ok(Jit {
             inner: Mutex::new(jit),
+            linked: AtomicUsize::new(0),
         })
     }
 
-    /// Links `object` into the JIT and returns the address of `symbol`
-    /// (defined by it). A symbol already defined is an error.
-    pub fn add_and_lookup(&self, object: &[u8], symbol: &str) -> Result<usize, String> {
+    /// Links `object` into the JIT under a resource tracker of its own
+    /// and returns the address of `symbol` (defined by it) with the handle
+    /// that keeps the code mapped. A symbol already defined is an error.
+    pub fn add_and_lookup(self: &Arc<Self>, object: &[u8], symbol: &str) -> Result<Linked, String> {
         let name = CString::new(symbol).map_err(|e| e.to_string())?;
         let jit = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let mut addr: u64 = 0;
-        // SAFETY: `*jit` is live (owned by `self`); the memory buffer is a
-        // copy of `object` whose ownership passes to the JIT; `name` is a
+        // SAFETY: `*jit` is live (owned by `self`); the tracker belongs to
+        // its main library and is released on every path (by `Linked`'s
+        // drop once linked, here on failure); the memory buffer is a copy
+        // of `object` whose ownership passes to the JIT; `name` is a
         // NUL-terminated string outliving the calls.
         unsafe {
+            let tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(*jit));
             let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
                 object.as_ptr().cast(),
                 object.len(),
                 name.as_ptr(),
             );
-            check(LLVMOrcLLJITAddObjectFile(
-                *jit,
-                LLVMOrcLLJITGetMainJITDylib(*jit),
-                buf,
-            ))?;
-            check(LLVMOrcLLJITLookup(*jit, &mut addr, name.as_ptr()))?;
+            let linked = check(LLVMOrcLLJITAddObjectFileWithRT(*jit, tracker, buf))
+                .and_then(|()| check(LLVMOrcLLJITLookup(*jit, &mut addr, name.as_ptr())));
+            if let Err(e) = linked {
+                let _ = check(LLVMOrcResourceTrackerRemove(tracker));
+                LLVMOrcReleaseResourceTracker(tracker);
+                return Err(e);
+            }
+            if addr == 0 {
+                let _ = check(LLVMOrcResourceTrackerRemove(tracker));
+                LLVMOrcReleaseResourceTracker(tracker);
+                return Err(format!("symbol `{symbol}` resolved to null"));
+            }
+            self.linked.fetch_add(1, Ordering::Relaxed);
+            Ok(Linked {
+                jit: self.clone(),
+                tracker,
+                addr: addr as usize,
+            })
         }
-        if addr == 0 {
-            return Err(format!("symbol `{symbol}` resolved to null"));
+    }
+
+    /// How many objects are linked now (added and not yet removed).
+    pub fn linked(&self) -> usize {
+        self.linked.load(Ordering::Relaxed)
+    }
+}
+
+/// One object's code in the JIT: the address of its symbol, valid while
+/// this lives; dropping it removes the object and frees its memory.
+pub struct Linked {
+    jit: Arc<Jit>,
+    tracker: LLVMOrcResourceTrackerRef,
+    addr: usize,
+}
+
+// SAFETY: the tracker is only used in `drop`, under the JIT's mutex.
+unsafe impl Send for Linked {}
+// SAFETY: `&Linked` exposes only the address.
+unsafe impl Sync for Linked {}
+
+impl Linked {
+    /// The symbol's address.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+}
+
+impl Drop for Linked {
+    fn drop(&mut self) {
+        let _jit = self.jit.inner.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the tracker is live and released once; no caller runs
+        // the code any more (every kernel holds this handle while it may
+        // call `addr`).
+        unsafe {
+            let _ = check(LLVMOrcResourceTrackerRemove(self.tracker));
+            LLVMOrcReleaseResourceTracker(self.tracker);
         }
-        Ok(addr as usize)
+        self.jit.linked.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -110,7 +171,7 @@ impl Drop for Jit {
     fn drop(&mut self) {
         let jit = *self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
         // SAFETY: the handle is live and dropped once; no kernel of this
-        // JIT runs any more (kernels hold an `Arc` to the JIT).
+        // JIT runs any more (each kernel's `Linked` holds an `Arc` to it).
         let _ = check(unsafe { LLVMOrcDisposeLLJIT(jit) });
     }
 }

@@ -9,7 +9,7 @@ use crate::cpu::guard::Place;
 use inkwell::values::{BasicValue, BasicValueEnum};
 use inkwell::IntPredicate;
 use morok_core::dtype::ScalarType;
-use morok_core::kernel::indexes_global;
+use morok_core::indexes_global;
 use morok_core::uop::{ConstValue, UOp};
 use std::sync::Arc;
 

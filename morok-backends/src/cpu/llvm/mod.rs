@@ -36,7 +36,7 @@ mod memory;
 mod target;
 mod vector;
 
-pub use jit::Jit;
+pub use jit::{Jit, Linked};
 pub use target::{emit_assembly, emit_object, llvm_version, TargetSpec};
 
 use super::c::aot;
@@ -44,15 +44,15 @@ use super::c::compiler::{create_private_dir, io};
 use super::codegen::{Codegen, KernelFn, LoadedKernel};
 use inkwell::context::Context;
 use morok_core::device::{DeviceError, DeviceResult};
-use morok_core::lower::LoweredKernel;
 use morok_core::program::Program;
 use morok_core::render::{Caps, OpSet, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::Op;
+use morok_core::LoweredKernel;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Settings that change the generated code, part of every cache key.
 const FLAGS: &str = "default<O3>;no-unroll;pic;small";
@@ -127,8 +127,9 @@ pub struct LlvmCodegen {
     /// The JIT, made on the first build that is not in the build-time
     /// table.
     jit: OnceLock<Result<Arc<Jit>, String>>,
-    /// Kernel addresses by IR text.
-    by_source: Mutex<HashMap<String, usize>>,
+    /// Linked kernels by IR text, while some kernel holds them (a dead
+    /// entry is pruned when another is added).
+    by_source: Mutex<HashMap<String, Weak<Linked>>>,
     builds: AtomicUsize,
 }
 
@@ -336,9 +337,9 @@ impl Codegen for LlvmCodegen {
         aot::count_jit_build();
         let jit = self.jit()?;
         let lock = || self.by_source.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = lock().get(&program.source).copied();
-        let addr = match cached {
-            Some(a) => a,
+        let cached = lock().get(&program.source).and_then(Weak::upgrade);
+        let linked = match cached {
+            Some(l) => l,
             None => {
                 let key = key.unwrap_or_else(|| object_key(&program.source, spec));
                 let symbol = object_symbol(&program.entry, &key);
@@ -346,8 +347,8 @@ impl Codegen for LlvmCodegen {
                 // Adding and recording under the map's lock: two threads
                 // building the same kernel add it once.
                 let mut map = lock();
-                match map.get(&program.source) {
-                    Some(a) => *a,
+                match map.get(&program.source).and_then(Weak::upgrade) {
+                    Some(l) => l,
                     None => {
                         let linked = jit.add_and_lookup(&object, &symbol).or_else(|_| {
                             // A cached object that does not link is rebuilt.
@@ -360,20 +361,19 @@ impl Codegen for LlvmCodegen {
                                 }
                             })
                         })?;
-                        map.insert(program.source.clone(), linked);
+                        let linked = Arc::new(linked);
+                        map.retain(|_, l| l.strong_count() > 0);
+                        map.insert(program.source.clone(), Arc::downgrade(&linked));
                         linked
                     }
                 }
             }
         };
-        // SAFETY: `addr` is the address of a function built from this
+        // SAFETY: the address is that of a function built from this
         // program with exactly the `KernelFn` signature (see `ir.rs`); the
-        // code stays mapped while the JIT (held by the kernel) lives.
-        let func: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(addr) };
-        Ok(LoadedKernel {
-            func,
-            code: jit.clone(),
-        })
+        // code stays mapped while `linked` (held by the kernel) lives.
+        let func: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(linked.addr()) };
+        Ok(LoadedKernel { func, code: linked })
     }
 
     fn builds(&self) -> usize {

@@ -12,7 +12,7 @@ use inkwell::targets::{
 };
 use inkwell::OptimizationLevel;
 use morok_core::device::{DeviceError, DeviceResult};
-use morok_core::lower::LoweredKernel;
+use morok_core::LoweredKernel;
 use std::sync::{Mutex, OnceLock};
 
 /// What machine code is generated for: a target triple, a CPU name and

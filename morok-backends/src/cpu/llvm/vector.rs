@@ -1,5 +1,5 @@
 //! Vector values of the IR builder: the nodes lowering's vectorizer
-//! (`morok_core::lower::vectorize`) produces, as LLVM vector types
+//! (`morok_core::vectorize`) produces, as LLVM vector types
 //! (`<8 x float>`), with the same semantics the C codegen's vector
 //! typedefs have.
 //!

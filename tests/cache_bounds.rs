@@ -1,0 +1,104 @@
+//! Bounded caches: a process that realizes ever new shapes keeps its
+//! kernel and schedule caches at their limit, and its resident memory and
+//! memory mappings bounded (evicted kernels' code is unloaded), on every
+//! CPU device this build has.
+//!
+//! `MOROK_CACHE_TEST_SHAPES=N` sets how many distinct shapes each device
+//! realizes (default 400; `docs/RELIABILITY.md` gives a long run's
+//! figures).
+
+use morok::{Device, Tensor};
+
+/// Kernels the caches may hold during the test.
+const LIMIT: usize = 24;
+
+/// A field of `/proc/self/status` in kB (`VmRSS`, ...).
+fn status_kb(field: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    text.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
+}
+
+/// How many memory mappings the process has.
+fn mappings() -> usize {
+    std::fs::read_to_string("/proc/self/maps")
+        .expect("read /proc/self/maps")
+        .lines()
+        .count()
+}
+
+/// Realizes `sum(x·x + 1)` over the first `n` elements of `x` (a new
+/// kernel for every new `n`; one input buffer and scalar outputs, so the
+/// device's buffer pool does not grow with the shapes) and checks the
+/// value.
+fn realize_shape(x: &Tensor, n: usize) {
+    let x = x.try_shrink(&[(0, n)]).expect("shrink");
+    let y = (&(&x * &x) + 1.0f32)
+        .sum(None, false)
+        .expect("sum")
+        .realize()
+        .expect("realize");
+    let got = y.to_vec::<f32>().expect("to_vec")[0];
+    assert_eq!(got, 5.0 * n as f32, "sum over {n} elements");
+}
+
+fn shapes() -> usize {
+    std::env::var("MOROK_CACHE_TEST_SHAPES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
+/// Realizes `shapes()` distinct shapes on `device` after a warm-up and
+/// checks caches, memory and mappings.
+fn bounded_on(device: &Device) {
+    let warm = 100;
+    let total = shapes();
+    let x = Tensor::from_slice(&vec![2.0f32; warm + total])
+        .to_device(device)
+        .expect("to_device");
+    for n in 1..=warm {
+        realize_shape(&x, n);
+    }
+    let (rss0, maps0) = (status_kb("VmRSS"), mappings());
+    for n in warm + 1..=warm + total {
+        realize_shape(&x, n);
+        assert!(morok::stats::kernel_cache_len() <= LIMIT);
+        assert!(morok::stats::schedule_cache_len() <= LIMIT);
+    }
+    let (rss1, maps1) = (status_kb("VmRSS"), mappings());
+    let rss_growth = rss1.saturating_sub(rss0);
+    let maps_growth = maps1.saturating_sub(maps0);
+    eprintln!(
+        "{}: {total} new shapes after {warm}: RSS {rss0} -> {rss1} kB (+{rss_growth}), \
+         mappings {maps0} -> {maps1} (+{maps_growth})",
+        device.name()
+    );
+    // Kept, every kernel would add its code's mappings (a loaded library
+    // maps 4 or 5 regions) and tens of kB; bounded, the growth is noise.
+    assert!(
+        maps_growth < 64,
+        "{}: mappings grew by {maps_growth} over {total} new shapes",
+        device.name()
+    );
+    assert!(
+        rss_growth < 48 * 1024,
+        "{}: RSS grew by {rss_growth} kB over {total} new shapes",
+        device.name()
+    );
+}
+
+#[test]
+fn new_shapes_keep_caches_memory_and_mappings_bounded() {
+    morok::set_kernel_cache_limit(LIMIT);
+    assert_eq!(morok::kernel_cache_limit(), LIMIT);
+    let mut devices = vec![Device::get("CPU").expect("CPU device")];
+    if let Ok(llvm) = Device::get("LLVM") {
+        devices.push(llvm);
+    }
+    for d in &devices {
+        bounded_on(d);
+    }
+}
