@@ -4,7 +4,8 @@
 //! [`Backend`] trait (`morok_core::device::Device`). A [`Device`] is a
 //! cheap handle to one backend instance. Devices are found by name:
 //! `CPU` (C through the system compiler) is built in, and `LLVM` (an
-//! in-process LLVM JIT) with the `llvm` feature; others can be
+//! in-process LLVM JIT) with the `llvm` feature, `CUDA` with the `cuda`
+//! feature (an error on a machine without its libraries); others can be
 //! registered with [`Device::register`] (an out-of-tree backend, a test
 //! device). Each name is instantiated once per process.
 //!
@@ -70,6 +71,11 @@ fn registry() -> MutexGuard<'static, Registry> {
                 });
                 factories.insert("LLVM".to_string(), Arc::new(llvm));
             }
+            #[cfg(feature = "cuda")]
+            {
+                let cuda: DeviceFactory = Box::new(|| morok_backends::cuda::open_device(0));
+                factories.insert("CUDA".to_string(), Arc::new(cuda));
+            }
             Mutex::new(Registry {
                 factories,
                 instances: BTreeMap::new(),
@@ -120,7 +126,10 @@ impl Device {
             Err(e) => {
                 return Err(Error::runtime(
                     "device",
-                    format!("device `{key}` is not available: {e}"),
+                    format!(
+                        "device `{key}` is not available: {e}; the devices are {}",
+                        Device::names().join(", ")
+                    ),
                 ))
             }
         };

@@ -146,3 +146,22 @@ fn kernels_report_the_device_and_its_code_generator() {
         assert!(k.compiler.starts_with("LLVM 19."), "{}", k.compiler);
     }
 }
+
+/// With the `cuda` feature, `CUDA` is a known name; on a machine without
+/// the driver, getting it is an error naming what is missing and the
+/// devices that exist, never a panic. (On a machine with a driver and
+/// NVRTC the test is skipped, saying so.)
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_without_a_driver_is_an_error_listing_the_devices() {
+    assert!(Device::names().contains(&"CUDA".to_string()));
+    match Device::get("CUDA") {
+        Ok(d) => eprintln!("skipped: a CUDA device is present ({})", d.name()),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.contains("device `CUDA` is not available: CUDA:"), "{e}");
+            assert!(e.contains("the devices are CPU"), "{e}");
+            assert!(e.contains("tests/devices.rs"), "located at the caller: {e}");
+        }
+    }
+}

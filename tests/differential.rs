@@ -1356,6 +1356,7 @@ fn reference_evaluates_every_case() {
 #[test]
 fn compiled_matches_reference() {
     common::interp_device::register();
+    common::interp_device::register_gpu_sim();
     let step = |var: &str| {
         std::env::var(var)
             .ok()
@@ -1501,6 +1502,22 @@ fn compiled_matches_reference_on_a_device_outside_the_backends() {
     let summary = common::child_summary(cmd, "differential:");
     assert!(summary.ends_with(" 0 failed"), "{summary}");
     report(&format!("on INTERP: {summary}"));
+}
+
+/// The whole suite on `GPUSIM` (about 4 s): the interpreter as a GPU,
+/// kernels optimized by the GPU heuristics, mapped to block and thread
+/// indices and run thread by thread (`tests/common/interp_device.rs`), in
+/// a child process.
+#[test]
+fn compiled_matches_reference_with_gpu_launch_semantics() {
+    if std::env::var("MOROK_DEVICE").is_ok_and(|d| d.eq_ignore_ascii_case("GPUSIM")) {
+        return; // this process is the child
+    }
+    let mut cmd = common::child_test("compiled_matches_reference");
+    cmd.env("MOROK_DEVICE", "GPUSIM").env_remove("MOROK_NOOPT");
+    let summary = common::child_summary(cmd, "differential:");
+    assert!(summary.ends_with(" 0 failed"), "{summary}");
+    report(&format!("on GPUSIM: {summary}"));
 }
 
 /// A sample of the suite (every 16th case: small shapes, about half the

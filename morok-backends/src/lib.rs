@@ -6,6 +6,8 @@
 pub mod beam;
 pub mod compile;
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod host;
 
 pub use compile::compile_program;

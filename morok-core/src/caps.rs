@@ -66,6 +66,21 @@ pub struct Caps {
     /// `IndVarSimplify` removes at a third of the optimization time of a
     /// matmul kernel).
     pub index_i64: bool,
+    /// Where the target launches a grid of blocks of threads (a GPU), the
+    /// limits of its dimensions: lowering then maps the kernel's parallel
+    /// ranges to hardware indices (`crate::lower::gpu_dims`). `None` on a
+    /// CPU.
+    pub launch: Option<LaunchLimits>,
+}
+
+/// The largest grid and block a GPU launches, per dimension (`x, y, z`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchLimits {
+    /// Most blocks per grid dimension.
+    pub grid: [i64; 3],
+    /// Most threads per block dimension (their product is further bounded
+    /// by `GpuTarget::threads_per_block`, which the optimizer respects).
+    pub block: [i64; 3],
 }
 
 impl Caps {
@@ -91,6 +106,7 @@ impl Caps {
             native: OpSet::of(&Caps::DECOMPOSABLE),
             vector_bytes: 0,
             index_i64: false,
+            launch: None,
         }
     }
 
@@ -101,7 +117,14 @@ impl Caps {
             native: OpSet::EMPTY,
             vector_bytes: 0,
             index_i64: false,
+            launch: None,
         }
+    }
+
+    /// The same capabilities for a GPU launching within `limits`.
+    pub fn with_launch(mut self, limits: LaunchLimits) -> Caps {
+        self.launch = Some(limits);
+        self
     }
 
     /// The same capabilities with vectors of `bytes` bytes.

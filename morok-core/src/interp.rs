@@ -3,7 +3,12 @@
 //! [`run_kernel`] executes one kernel AST (the contract of
 //! `docs/ARCHITECTURE.md`, "Kernel AST") on host buffers of `f64`, one per
 //! DEFINE_GLOBAL slot; [`run_schedule`] runs a whole [`Schedule`], storage
-//! sharing included, so a wrong liveness plan shows up as wrong values.
+//! sharing included, so a wrong liveness plan shows up as wrong values;
+//! [`run_launch_exact`] runs a GPU-lowered kernel AST (its output ranges
+//! replaced by `SPECIAL` block and thread indices, `crate::lower::gpu_dims`)
+//! as a GPU launches it: every thread of every block, and fails where two
+//! threads store into the same element (a wrong index map) or a thread
+//! accesses memory outside a buffer (a missing mask).
 //!
 //! Semantics, op by op:
 //!
@@ -28,6 +33,7 @@
 //! precision in memory (not while computing).
 
 use crate::dtype::{DType, ScalarType};
+use crate::lower::GpuLaunch;
 use crate::schedule::{BufferKind, Schedule};
 use crate::symbolic::eval::{bits_of, cast_with, exec_alu_with, value_of_bits, Undefined};
 use crate::uop::{Arg, ConstValue, Op, OpGroup, ReduceOp, UOp};
@@ -57,6 +63,18 @@ pub enum InterpError {
         op: String,
         /// What is wrong.
         reason: String,
+    },
+    /// Two threads of a launch stored into the same element.
+    #[error("threads {first} and {second} both store element {index} of slot {slot}")]
+    Race {
+        /// The DEFINE_GLOBAL slot.
+        slot: usize,
+        /// The element offset.
+        index: i128,
+        /// The first writer (linear thread number in the launch).
+        first: u64,
+        /// The second writer.
+        second: u64,
     },
     /// A buffer of the schedule was not provided or has the wrong size.
     #[error("buffer {id}: {reason}")]
@@ -178,17 +196,86 @@ pub fn run_kernel_exact(
         buffers,
         env: HashMap::new(),
         order: HashMap::new(),
+        writers: None,
     }
     .exec(ast)
 }
 
+/// Executes a GPU-lowered kernel AST ([`crate::lower::gpu_dims`]) with the
+/// semantics of its launch: the whole kernel once per thread, every thread
+/// of `launch`'s block in every block of its grid, each `SPECIAL` index
+/// (`gidx0..2`: block, `lidx0..2`: thread in the block, `x, y, z`) at the
+/// thread's coordinates. A store into an element another thread stored
+/// is an [`InterpError::Race`]. (Kernels have no barriers yet, so threads
+/// run one after the other.)
+pub fn run_launch_exact(
+    ast: &Arc<UOp>,
+    buffers: &mut [Vec<ConstValue>],
+    launch: &GpuLaunch,
+) -> Result<(), InterpError> {
+    let specials: Vec<(u64, usize, bool)> = ast
+        .toposort()
+        .iter()
+        .filter(|n| n.op() == Op::Special)
+        .map(|n| {
+            let Arg::Str(name) = n.arg() else {
+                return Err(unsupported(n, "SPECIAL without a name"));
+            };
+            let (kind, dim) = name.split_at(name.len().saturating_sub(1));
+            let dim: usize = dim
+                .parse()
+                .ok()
+                .filter(|d| *d < 3)
+                .ok_or_else(|| unsupported(n, "SPECIAL dimension beyond z"))?;
+            match kind {
+                "gidx" => Ok((n.id(), dim, true)),
+                "lidx" => Ok((n.id(), dim, false)),
+                _ => Err(unsupported(n, "unknown SPECIAL")),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let mut m = Machine {
+        buffers,
+        env: HashMap::new(),
+        order: HashMap::new(),
+        writers: Some((HashMap::new(), 0)),
+    };
+    let points = |dims: [usize; 3]| {
+        (0..dims[2])
+            .flat_map(move |z| (0..dims[1]).flat_map(move |y| (0..dims[0]).map(move |x| [x, y, z])))
+    };
+    let mut thread = 0u64;
+    for block in points(launch.grid) {
+        for local in points(launch.block) {
+            for &(id, dim, is_block) in &specials {
+                let at = if is_block { block[dim] } else { local[dim] };
+                m.env.insert(id, at as i128);
+            }
+            if let Some((_, t)) = &mut m.writers {
+                *t = thread;
+            }
+            m.exec(ast)?;
+            thread += 1;
+        }
+    }
+    Ok(())
+}
+
 struct Machine<'a> {
     buffers: &'a mut [Vec<ConstValue>],
-    /// Current value of each open RANGE (by node id).
+    /// Current value of each open RANGE (by node id) and of each `SPECIAL`
+    /// index of the thread running.
     env: HashMap<u64, i128>,
     /// The evaluation order of each expression evaluated so far (by id).
     order: HashMap<u64, Arc<[Arc<UOp>]>>,
+    /// In a launch: the thread that stored each element so far, and the
+    /// thread running.
+    writers: Option<(Writers, u64)>,
 }
+
+/// The thread (linear number in the launch) that stored each element, by
+/// slot and offset.
+type Writers = HashMap<(usize, i128), u64>;
 
 impl Machine<'_> {
     fn exec(&mut self, n: &Arc<UOp>) -> Result<(), InterpError> {
@@ -198,6 +285,12 @@ impl Machine<'_> {
             Op::Store => {
                 let (slot, index, open) = self.address(n.s(0))?;
                 if !open {
+                    // In a launch, the value is computed as the generated
+                    // code computes it (before the store's gate): a padded
+                    // thread's loads must stay inside their buffers too.
+                    if self.writers.is_some() {
+                        self.eval(n.s(1))?;
+                    }
                     return Ok(());
                 }
                 let pointee = n.s(0).dtype().pointee();
@@ -207,6 +300,19 @@ impl Machine<'_> {
                     .get_mut(slot)
                     .ok_or_else(|| unsupported(n, "no buffer for the slot"))?;
                 let len = buf.len();
+                if let Some((writers, thread)) = &mut self.writers {
+                    match writers.insert((slot, index), *thread) {
+                        Some(first) if first != *thread => {
+                            return Err(InterpError::Race {
+                                slot,
+                                index,
+                                first,
+                                second: *thread,
+                            })
+                        }
+                        _ => {}
+                    }
+                }
                 let cell = usize::try_from(index).ok().and_then(|i| buf.get_mut(i));
                 *cell.ok_or(InterpError::OutOfBounds {
                     access: "store",
@@ -286,7 +392,7 @@ impl Machine<'_> {
                 n.const_value()
                     .ok_or_else(|| unsupported(n, "CONST without a value"))?,
             ),
-            Op::Range => V::I(
+            Op::Range | Op::Special => V::I(
                 *self
                     .env
                     .get(&n.id())

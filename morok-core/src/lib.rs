@@ -74,17 +74,19 @@ pub use pipeline::{
 /// The optimizer: heuristics, opt actions, and what a search driver
 /// (the beam search in `morok-backends`) enumerates and applies.
 pub use opt::{
-    apply_opt, apply_opts,
+    apply_heuristics, apply_opt, apply_opts,
     candidates::{neighbours, search_actions, upcast_lanes, MAX_UPCAST},
+    gpu_heuristic::{gpu_optimizations, BLOCK_THREADS},
     heuristic::{hand_coded_optimizations, vector_register_tile},
     optimize, BeamConfig, Opt, OptArg, OptError, OptKernel, OptMode, OptOps, COMPILE_LIMIT,
 };
 
 /// Lowering: kernel AST to a linear program, and the facts it proves.
 pub use lower::{
+    gpu_dims::map_gpu_dims,
     lower,
     vectorize::{min_decomposed_bytes, MIN_DECOMPOSED_BYTES},
-    AccessForm, BufferSlot, LowerError, LowerOptions, LoweredKernel, ParallelLoop,
+    AccessForm, BufferSlot, GpuLaunch, LowerError, LowerOptions, LoweredKernel, ParallelLoop,
 };
 
 /// Facts about kernels that backends share with the optimizer.

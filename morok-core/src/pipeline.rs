@@ -107,8 +107,8 @@ pub fn render_program(
     let vars = variables(&lowered);
     let launch = Launch {
         parallel: lowered.parallel.as_ref().map(|p| p.size),
-        global: [1, 1, 1],
-        local: None,
+        global: lowered.gpu.map_or([1, 1, 1], |g| g.grid),
+        local: lowered.gpu.map(|g| g.block),
         work: loop_nest_iterations(ast),
         parallel_var: parallel_var(&lowered, &vars),
     };

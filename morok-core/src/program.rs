@@ -30,10 +30,11 @@ pub struct Launch {
     /// independent: a CPU host may run disjoint `[start, end)` parts of it
     /// on several threads (the kernel takes the bounds as arguments).
     pub parallel: Option<usize>,
-    /// Grid size for devices that launch a grid of work items (GPUs);
-    /// `[1, 1, 1]` on the CPU.
+    /// Blocks of the grid (`x, y, z`) for devices that launch a grid of
+    /// blocks of threads (GPUs: `LoweredKernel::gpu`); `[1, 1, 1]` on the
+    /// CPU.
     pub global: [usize; 3],
-    /// Work-group size for devices with local memory; `None` on the CPU.
+    /// Threads per block (`x, y, z`) on GPUs; `None` on the CPU.
     pub local: Option<[usize; 3]>,
     /// Iterations of the kernel's loop nest (`loop_nest_iterations` in
     /// `kernel/work.rs`): a host shares the parallel loop among as many

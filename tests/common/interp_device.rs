@@ -3,16 +3,26 @@
 //! `INTERP`, it is selected through the same facade path as the built-in
 //! devices (`MOROK_DEVICE=INTERP`), which proves the `Backend` trait is the
 //! only door between the runtime and a backend.
+//!
+//! Registered as `GPUSIM` (`register_gpu_sim`), the same interpreter plays
+//! a GPU: the optimizer plans for a GPU target (`LOCAL` axes, the GPU
+//! heuristics), lowering maps the output ranges to block and thread
+//! indices (`morok_core::lower::gpu_dims`) within deliberately small
+//! launch limits (so merged, split and padded dimensions are common), and
+//! each kernel runs with launch semantics (`interp::run_launch_exact`: every
+//! thread of every block; two threads storing one element, or an access
+//! outside a buffer, is an error). The differential suite on it checks the
+//! GPU index maps and masks on the CPU.
 
-use morok::core::caps::Caps;
+use morok::core::caps::{Caps, LaunchLimits};
 use morok::core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult};
 use morok::core::dtype::DType;
-use morok::core::interp::run_kernel_exact;
+use morok::core::interp::{run_kernel_exact, run_launch_exact};
 use morok::core::program::{Program, VarSlot};
 use morok::core::render::{RenderError, RenderedKernel, Renderer};
-use morok::core::target::Target;
-use morok::core::LoweredKernel;
+use morok::core::target::{GpuTarget, Target};
 use morok::core::{bits_of, value_of_bits};
+use morok::core::{map_gpu_dims, GpuLaunch, LoweredKernel};
 use morok::core::{ConstValue, ScalarType, UOp};
 use morok::device::Backend;
 use morok::Device;
@@ -64,18 +74,36 @@ impl DeviceBuffer for InterpBuffer {
     }
 }
 
+/// The launch limits of `GPUSIM`: small, so that kernels of the
+/// differential suite merge, split and pad their dimensions.
+const GPU_SIM_LIMITS: LaunchLimits = LaunchLimits {
+    grid: [16, 3, 65535],
+    block: [8, 4, 4],
+};
+
+/// The threads per block `GPUSIM`'s optimizer may use (the product of
+/// the block limits).
+const GPU_SIM_THREADS: usize = 128;
+
 /// "Renders" the linear program as a listing (the interpreter runs the
-/// kernel AST the program carries, not this text).
-struct Listing;
+/// kernel AST the program carries, not this text); `launch`: a GPU's
+/// limits (`GPUSIM`).
+struct Listing {
+    launch: Option<LaunchLimits>,
+}
 
 impl Renderer for Listing {
     fn name(&self) -> &str {
         "listing"
     }
 
-    /// The interpreter evaluates every op on f64 directly.
+    /// The interpreter evaluates every op on f64 directly; as a GPU it
+    /// launches within [`GPU_SIM_LIMITS`].
     fn caps(&self) -> Caps {
-        Caps::all_native()
+        match self.launch {
+            Some(limits) => Caps::all_native().with_launch(limits),
+            None => Caps::all_native(),
+        }
     }
 
     fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
@@ -91,8 +119,11 @@ impl Renderer for Listing {
 struct InterpKernel {
     name: String,
     source: String,
+    /// The kernel AST (on `GPUSIM`: mapped to block and thread indices).
     ast: Arc<UOp>,
     vars: Vec<VarSlot>,
+    /// On `GPUSIM`: the grid and block it runs as.
+    launch: Option<GpuLaunch>,
 }
 
 impl InterpKernel {
@@ -145,7 +176,11 @@ impl CompiledKernel for InterpKernel {
             .iter()
             .map(|b| decode(b.dtype.scalar_type(), &b.bytes.lock().unwrap()))
             .collect();
-        run_kernel_exact(&ast, &mut values).map_err(|e| bad(e.to_string()))?;
+        match &self.launch {
+            Some(launch) => run_launch_exact(&ast, &mut values, launch),
+            None => run_kernel_exact(&ast, &mut values),
+        }
+        .map_err(|e| bad(e.to_string()))?;
         for (b, v) in hosts.iter().zip(&values) {
             *b.bytes.lock().unwrap() = encode(b.dtype.scalar_type(), v);
         }
@@ -175,18 +210,22 @@ fn encode(t: ScalarType, values: &[ConstValue]) -> Vec<u8> {
         .collect()
 }
 
-/// The interpreter device.
+/// The interpreter device (`INTERP`, or as a GPU `GPUSIM`).
 struct InterpDevice {
     renderer: Listing,
 }
 
 impl Backend for InterpDevice {
     fn name(&self) -> &str {
-        "INTERP"
+        if self.renderer.launch.is_some() {
+            "GPUSIM"
+        } else {
+            "INTERP"
+        }
     }
 
     fn identity(&self) -> String {
-        "interp".into()
+        self.name().to_ascii_lowercase()
     }
 
     fn renderer(&self) -> &dyn Renderer {
@@ -195,8 +234,21 @@ impl Backend for InterpDevice {
 
     /// A one-threaded CPU with the listing's vectors (none) and an L2 of
     /// unknown size.
+    /// On `GPUSIM` a GPU of [`GPU_SIM_THREADS`] threads per block.
     fn target(&self) -> Target {
-        Target::cpu(self.renderer.caps().vector_bytes, 0, 1)
+        let cpu = Target::cpu(self.renderer.caps().vector_bytes, 0, 1);
+        match self.renderer.launch {
+            Some(_) => Target {
+                gpu: Some(GpuTarget {
+                    threads_per_block: GPU_SIM_THREADS,
+                    shared_bytes: 48 * 1024,
+                    warp_size: 32,
+                    tensor_cores: &[],
+                }),
+                ..cpu
+            },
+            None => cpu,
+        }
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
@@ -208,11 +260,23 @@ impl Backend for InterpDevice {
     }
 
     fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>> {
+        let (ast, launch) = match &self.renderer.launch {
+            Some(limits) => {
+                let (ast, launch) =
+                    map_gpu_dims(&program.ast, limits).map_err(|e| DeviceError::BadArgs {
+                        what: format!("kernel `{}`", program.name),
+                        reason: e.to_string(),
+                    })?;
+                (ast, Some(launch))
+            }
+            None => (program.ast.clone(), None),
+        };
         Ok(Arc::new(InterpKernel {
             name: program.name.clone(),
             source: program.source.clone(),
-            ast: program.ast.clone(),
+            ast,
             vars: program.vars.clone(),
+            launch,
         }))
     }
 }
@@ -222,8 +286,23 @@ pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         Device::register("INTERP", || {
-            Ok(Arc::new(InterpDevice { renderer: Listing }) as Arc<dyn Backend>)
+            let renderer = Listing { launch: None };
+            Ok(Arc::new(InterpDevice { renderer }) as Arc<dyn Backend>)
         })
         .expect("registering INTERP");
+    });
+}
+
+/// Registers the interpreter device as a GPU, `GPUSIM` (once per process).
+pub fn register_gpu_sim() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        Device::register("GPUSIM", || {
+            let renderer = Listing {
+                launch: Some(GPU_SIM_LIMITS),
+            };
+            Ok(Arc::new(InterpDevice { renderer }) as Arc<dyn Backend>)
+        })
+        .expect("registering GPUSIM");
     });
 }

@@ -30,7 +30,7 @@
 //! candidates ([`super::measure::DeviceMeasure`] does it on a
 //! [`Device`](morok_core::device::Device)).
 
-use morok_core::hand_coded_optimizations;
+use morok_core::apply_heuristics;
 use morok_core::target::Target;
 use morok_core::uop::UOp;
 use morok_core::{neighbours, search_actions};
@@ -151,7 +151,7 @@ pub fn beam_search<M: Measure>(
     let actions = search_actions();
     let base = OptKernel::new(ast, *target);
     let mut heuristic = base.clone();
-    hand_coded_optimizations(&mut heuristic);
+    apply_heuristics(&mut heuristic);
     let heuristic_id = heuristic.ast.id();
     let mut seen: HashSet<u64> = HashSet::new();
     // The heuristics' kernel is timed first: it is usually much faster,
@@ -436,7 +436,7 @@ mod tests {
         assert_eq!(interpret(&found.ast, &m.sizes), m.want);
         // Never slower than the heuristics' kernel.
         let mut h = OptKernel::new(&ast, limits);
-        hand_coded_optimizations(&mut h);
+        apply_heuristics(&mut h);
         assert!(found.time <= m.build(&h.ast).unwrap());
     }
 
@@ -474,7 +474,7 @@ mod tests {
         let ast = matmul(16, 16, 16);
         let limits = host_cpu();
         let mut h = OptKernel::new(&ast, limits);
-        hand_coded_optimizations(&mut h);
+        apply_heuristics(&mut h);
         let m = BusyAtFirst {
             heuristic: h.ast.id(),
             busy_runs: 12,

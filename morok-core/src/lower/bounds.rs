@@ -298,7 +298,7 @@ impl Bounds {
                 Arg::Var { min, max, .. } => (*min as i128, *max as i128),
                 _ => full,
             },
-            Op::Range => (0, (s(0).1 - 1).max(0)),
+            Op::Range | Op::Special => (0, (s(0).1 - 1).max(0)),
             Op::Add => (s(0).0.saturating_add(s(1).0), s(0).1.saturating_add(s(1).1)),
             Op::Sub => (s(0).0.saturating_sub(s(1).1), s(0).1.saturating_sub(s(1).0)),
             Op::Mul => {

@@ -71,6 +71,16 @@ impl LowerError {
     }
 }
 
+/// The launch a GPU-lowered kernel needs: grid (blocks) and block
+/// (threads) sizes, `x, y, z`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GpuLaunch {
+    /// Blocks in each dimension.
+    pub grid: [usize; 3],
+    /// Threads per block in each dimension.
+    pub block: [usize; 3],
+}
+
 /// One kernel argument buffer (a `DEFINE_GLOBAL` slot).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BufferSlot {
@@ -144,4 +154,8 @@ pub struct LoweredKernel {
     /// executes (an out-of-range load reads 0, an out-of-range store is
     /// dropped). Every other access is proven in bounds before the call.
     pub guarded: HashSet<u64>,
+    /// On a GPU target ([`Caps::launch`]): the grid and block the kernel
+    /// is launched with (its parallel ranges became hardware indices,
+    /// see `crate::lower::gpu_dims`); `None` on a CPU.
+    pub gpu: Option<GpuLaunch>,
 }

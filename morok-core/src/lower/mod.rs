@@ -5,35 +5,39 @@
 //!
 //! 1. [`validate`]: the AST follows the contract (checked once, so later
 //!    stages can rely on it);
-//! 2. [`expand`]: `UPCAST` ranges (from the optimizer) become one store
+//! 2. [`gpu_dims`] (GPU targets only, [`Caps::launch`](crate::caps::Caps)):
+//!    the parallel output ranges become block and thread indices
+//!    (`SPECIAL`) within the launch limits, padded threads masked;
+//! 3. [`expand`]: `UPCAST` ranges (from the optimizer) become one store
 //!    per lane, or per vector of lanes on targets with vectors;
-//! 3. `crate::symbolic::symbolic()` simplifies the whole graph (index
+//! 4. `crate::symbolic::symbolic()` simplifies the whole graph (index
 //!    expressions above all), together with [`no_op_store`] (stores of a
 //!    load of their own address disappear);
-//! 4. [`decompose`]: ops the target cannot express are rewritten into ops
+//! 5. [`decompose`]: ops the target cannot express are rewritten into ops
 //!    it can (mandatory ones for every target, transcendental
 //!    approximations per [`Caps`](crate::caps::Caps));
-//! 5. [`slots`]: the element range each buffer slot may touch (interval
+//! 6. [`slots`]: the element range each buffer slot may touch (interval
 //!    arithmetic of [`bounds`]; for kernels with variables, also that range
 //!    as expressions of them, built by `var_access`);
-//! 6. [`vectorize`]: the vector lanes `expand` left become vector loads,
+//! 7. [`vectorize`]: the vector lanes `expand` left become vector loads,
 //!    stores, ALU ops and reduces (or per-lane scalars where they cannot);
 //!    Then [`partial_vectors`]: the scalar partial accumulators of a
 //!    `PARTIALS` tree become vector accumulators of the host's lanes,
 //!    combined after the loop by vector ops and a halving of the lanes;
-//! 7. [`reduce`]: each `REDUCE` becomes an accumulator register updated
+//! 8. [`reduce`]: each `REDUCE` becomes an accumulator register updated
 //!    inside its loops;
-//! 8. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
+//! 9. [`index_dtype`]: the abstract `Index` type becomes `i32` when every
 //!    index expression provably fits, `i64` otherwise;
-//! 9. [`linearize`]: the graph is scheduled into nested loop blocks and
-//!    flattened into a list with explicit `RANGE` … `END` pairs and
-//!    `IF` … `ENDIF` around gated stores.
+//! 10. [`linearize`]: the graph is scheduled into nested loop blocks and
+//!     flattened into a list with explicit `RANGE` … `END` pairs and
+//!     `IF` … `ENDIF` around gated stores.
 
 pub mod bounds;
 mod constraints;
 pub mod decompose;
 mod double_word;
 pub mod expand;
+pub mod gpu_dims;
 pub mod index_dtype;
 pub mod linearize;
 pub mod live;
@@ -52,12 +56,20 @@ use crate::rewrite::graph_rewrite;
 use crate::uop::{Op, UOp};
 use std::sync::Arc;
 
-pub use lowered::{BufferSlot, LowerError, LowerOptions, LoweredKernel, ParallelLoop};
+pub use lowered::{BufferSlot, GpuLaunch, LowerError, LowerOptions, LoweredKernel, ParallelLoop};
 pub use var_access::AccessForm;
 
 /// Lowers a kernel AST to a linear program (the stages in the module docs).
 pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, LowerError> {
     validate::validate(ast)?;
+    let (ast, gpu) = match &opts.caps.launch {
+        Some(limits) => {
+            let (g, launch) = gpu_dims::map_gpu_dims(ast, limits)?;
+            (g, Some(launch))
+        }
+        None => (ast.clone(), None),
+    };
+    let ast = &ast;
     let mut g = expand::expand_upcasts(ast, &opts.caps);
     if !opts.noopt {
         let mut pm = crate::symbolic::symbolic();
@@ -86,10 +98,12 @@ pub fn lower(ast: &Arc<UOp>, opts: &LowerOptions) -> Result<LoweredKernel, Lower
         name: opts.name.clone(),
         ops: program.ops,
         buffers,
-        parallel: program.parallel,
+        // A GPU's threads are its parallelism: no host splits a loop.
+        parallel: program.parallel.filter(|_| gpu.is_none()),
         index_dtype,
         no_overflow,
         guarded,
+        gpu,
     })
 }
 

@@ -29,6 +29,9 @@
 //!    ([`super::threads`]);
 //! 7. locals (GPUs).
 //!
+//! GPU targets take their own heuristics instead (`super::gpu_heuristic`;
+//! `super::apply_heuristics` picks).
+//!
 //! Without a `THREAD` axis the CPU host still splits the outermost output
 //! loop across its cores (see `Launch::parallel`).
 
@@ -129,7 +132,7 @@ pub fn hand_coded_optimizations(k: &mut OptKernel) {
 /// [`elementwise_upcast`]) the best axis (lowest (buffers using it, sum of
 /// its strides)) among the loop axes for which some buffer does not use
 /// the axis but uses every axis upcast so far.
-fn upcast_reused_axes(k: &mut OptKernel) {
+pub(super) fn upcast_reused_axes(k: &mut OptKernel) {
     loop {
         let upcast = k.ranges_of(&[AxisType::Upcast]);
         let product: i64 = upcast.iter().filter_map(|r| range_size(r)).product();

@@ -26,6 +26,7 @@ pub mod access;
 pub mod actions;
 pub mod candidates;
 pub mod compile_cost;
+pub mod gpu_heuristic;
 pub mod heuristic;
 pub mod kernel;
 pub mod mode;
@@ -76,12 +77,22 @@ pub fn apply_opts(ast: &Arc<UOp>, opts: &[Opt], target: &Target) -> Result<Arc<U
 }
 
 /// The opts the hand-written heuristics choose for `ast` on `target`
-/// ([`heuristic::hand_coded_optimizations`]): a pure function of the two.
+/// ([`apply_heuristics`]): a pure function of the two.
 /// [`apply_opts`] with them gives the optimized kernel.
 pub fn optimize(ast: &Arc<UOp>, target: &Target) -> Vec<Opt> {
     let mut k = OptKernel::new(ast, *target);
-    heuristic::hand_coded_optimizations(&mut k);
+    apply_heuristics(&mut k);
     k.applied
+}
+
+/// The heuristics for `k`'s target: [`gpu_heuristic::gpu_optimizations`]
+/// on a GPU (`Target::gpu`), else [`heuristic::hand_coded_optimizations`].
+pub fn apply_heuristics(k: &mut OptKernel) {
+    if k.target.gpu.is_some() {
+        gpu_heuristic::gpu_optimizations(k);
+    } else {
+        heuristic::hand_coded_optimizations(k);
+    }
 }
 
 #[cfg(test)]

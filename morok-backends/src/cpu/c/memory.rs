@@ -4,7 +4,7 @@
 //! buffers' storage forms (halves as their bits, `bool` as bytes, vectors
 //! through the unaligned or streaming helpers of [`super::prelude`]).
 
-use super::render::{err, Ctx};
+use super::render::{err, Ctx, Dialect};
 use super::types::{c_type, literal, storage_type, vector_type};
 use crate::cpu::guard::Place;
 use morok_core::dtype::{AddrSpace, ScalarType};
@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 impl Ctx<'_> {
     /// `DEFINE_GLOBAL`: the slot's buffer as a `restrict` pointer of its
-    /// storage type, `const` unless the kernel writes it.
+    /// storage type, `const` unless the kernel writes it (in CUDA the
+    /// kernel's parameter `data{slot}`, declared by its frame).
     pub(super) fn define_global(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
         let Arg::Int(slot) = *n.arg() else {
             return Err(err(n, "DEFINE_GLOBAL without a slot"));
@@ -29,9 +30,11 @@ impl Ctx<'_> {
             .is_some_and(|b| b.written);
         let cq = if written { "" } else { "const " };
         let name = format!("data{slot}");
-        self.line(&format!(
-            "{cq}{ty} *restrict {name} = ({cq}{ty} *)bufs[{slot}];"
-        ));
+        if self.dialect == Dialect::C {
+            self.line(&format!(
+                "{cq}{ty} *restrict {name} = ({cq}{ty} *)bufs[{slot}];"
+            ));
+        }
         self.names.insert(n.id(), name);
         Ok(())
     }
@@ -61,8 +64,9 @@ impl Ctx<'_> {
             Place::Buffer { guard } => {
                 let idx = self.name(n.s(1))?;
                 if let Some(slot) = guard {
+                    let size = self.buffer_size(slot);
                     self.guards
-                        .insert(n, format!("({idx} >= 0 && (int64_t){idx} < sizes[{slot}])"));
+                        .insert(n, format!("({idx} >= 0 && (int64_t){idx} < {size})"));
                 }
                 format!("{buf}[{idx}]")
             }

@@ -7,7 +7,7 @@ mod alu;
 pub mod aot;
 pub mod compiler;
 mod memory;
-mod prelude;
+pub(crate) mod prelude;
 mod registers;
 pub mod render;
 pub(crate) mod types;

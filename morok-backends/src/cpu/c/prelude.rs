@@ -21,7 +21,8 @@ pub(super) fn kernel_prelude(
     in_register: bool,
     streamed: &BTreeSet<String>,
 ) -> String {
-    let mut src = String::from(PRELUDE);
+    let mut src = String::from(C_HEADERS);
+    src.push_str(SCALAR_HELPERS);
     let vectors: BTreeSet<(ScalarType, u16)> = kernel
         .ops
         .iter()
@@ -73,17 +74,22 @@ pub(super) fn kernel_prelude(
     src
 }
 
+/// The C library headers a C kernel includes.
+const C_HEADERS: &str =
+    "#include <stdint.h>\n#include <stdbool.h>\n#include <string.h>\n#include <math.h>\n\n";
+
+/// The scalar helpers of every kernel (also CUDA's, `crate::cuda`).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn scalar_helpers() -> &'static str {
+    SCALAR_HELPERS
+}
+
 /// Helpers every kernel may use: f16/bf16 conversions by bit
 /// manipulation (round to nearest even, NaN stays NaN), and a
 /// round-to-odd f64 → f32 step that makes f64 → f16/bf16 a single correct
 /// rounding (rounding to odd first, with at least two extra bits, cannot
 /// create a tie that the final rounding would resolve wrongly).
-const PRELUDE: &str = r#"#include <stdint.h>
-#include <stdbool.h>
-#include <string.h>
-#include <math.h>
-
-static inline float morok_f16_to_f32(uint16_t h) {
+const SCALAR_HELPERS: &str = r#"static inline float morok_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
   float f;
   if (e == 0x1fu) bits = sign | 0x7f800000u | (m << 13);

@@ -60,9 +60,62 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CRenderer;
 
+/// The language a kernel body is rendered in: C11 for the host compiler,
+/// or CUDA C++ (feature `cuda`), which shares every expression form and
+/// differs in the frame: buffers, sizes and variables are kernel
+/// parameters (`data{slot}`, `size{slot}`, `var{k}`) instead of arrays,
+/// and the hardware indices (`SPECIAL`) are `blockIdx`/`threadIdx`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// C11 (the calling convention in the module docs).
+    C,
+    /// CUDA C++ (see `crate::cuda`).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    Cuda,
+}
+
+/// A rendered kernel body and what its frame must provide.
+pub(crate) struct Body {
+    /// The statements, indented one level.
+    pub(crate) code: String,
+    /// Scalar variables the body reads (`vars[k]` / `var{k}`, `k` below).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) vars: usize,
+    /// Whether a load is pinned to a register (the prelude's helper).
+    pub(crate) in_register: bool,
+    /// The vector types stored with streaming stores.
+    pub(crate) streamed: BTreeSet<String>,
+}
+
+/// Renders the statements of `kernel` in `dialect`.
+pub(crate) fn render_body(kernel: &LoweredKernel, dialect: Dialect) -> Result<Body, RenderError> {
+    let mut ctx = Ctx {
+        kernel,
+        dialect,
+        names: HashMap::new(),
+        guards: Guards::new("C"),
+        vars: HashMap::new(),
+        next: 0,
+        out: String::new(),
+        depth: 1,
+        streamed: Default::default(),
+        in_register: super::registers::shared_fma_loads(kernel),
+    };
+    for n in &kernel.ops {
+        ctx.op(n)?;
+    }
+    Ok(Body {
+        code: ctx.out,
+        vars: ctx.vars.len(),
+        in_register: !ctx.in_register.is_empty(),
+        streamed: ctx.streamed,
+    })
+}
+
 /// Rendering state of one kernel.
 pub(super) struct Ctx<'a> {
     pub(super) kernel: &'a LoweredKernel,
+    pub(super) dialect: Dialect,
     pub(super) names: HashMap<u64, String>,
     /// Run-time bounds conditions of the accesses lowering marked as
     /// guarded ([`LoweredKernel::guarded`]).
@@ -198,6 +251,7 @@ impl Ctx<'_> {
             Op::DefineVar => self.define_var(n),
             Op::Const => Ok(()),
             Op::Range => self.open_loop(n),
+            Op::Special => self.special(n),
             Op::If => {
                 let gate = self.name(n.s(0))?;
                 self.open_block(&format!("if ({gate}) {{"));
@@ -251,7 +305,39 @@ impl Ctx<'_> {
         let next = self.vars.len();
         let pos = *self.vars.entry(name.to_string()).or_insert(next);
         let ty = self.vtype(n)?;
-        self.define(n, format!("({ty})vars[{pos}]"))
+        match self.dialect {
+            Dialect::C => self.define(n, format!("({ty})vars[{pos}]")),
+            Dialect::Cuda => self.define(n, format!("({ty})var{pos}")),
+        }
+    }
+
+    /// `SPECIAL`: a hardware index of a GPU launch (`gidx0..2`: the block
+    /// index, `lidx0..2`: the thread index in the block, `x, y, z`).
+    fn special(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
+        let Arg::Str(name) = n.arg() else {
+            return Err(err(n, "SPECIAL without a name"));
+        };
+        let (base, dim) = match (self.dialect, name.split_at(name.len().saturating_sub(1))) {
+            (Dialect::Cuda, ("gidx", d)) => ("blockIdx", d),
+            (Dialect::Cuda, ("lidx", d)) => ("threadIdx", d),
+            _ => return Err(err(n, "this target has no hardware index")),
+        };
+        let axis = match dim {
+            "0" => "x",
+            "1" => "y",
+            "2" => "z",
+            _ => return Err(err(n, "SPECIAL dimension beyond z")),
+        };
+        let ty = self.vtype(n)?;
+        self.define(n, format!("({ty}){base}.{axis}"))
+    }
+
+    /// The element count of buffer `slot` in a bounds guard.
+    pub(super) fn buffer_size(&self, slot: u64) -> String {
+        match self.dialect {
+            Dialect::C => format!("sizes[{slot}]"),
+            Dialect::Cuda => format!("size{slot}"),
+        }
     }
 }
 
@@ -276,30 +362,16 @@ impl Renderer for CRenderer {
 
     fn render(&self, kernel: &LoweredKernel) -> Result<RenderedKernel, RenderError> {
         crate::cpu::codegen::check_entry_name(kernel, "C")?;
-        let mut ctx = Ctx {
-            kernel,
-            names: HashMap::new(),
-            guards: Guards::new("C"),
-            vars: HashMap::new(),
-            next: 0,
-            out: String::new(),
-            depth: 1,
-            streamed: Default::default(),
-            in_register: super::registers::shared_fma_loads(kernel),
-        };
-        for n in &kernel.ops {
-            ctx.op(n)?;
-        }
-        let mut src =
-            super::prelude::kernel_prelude(kernel, !ctx.in_register.is_empty(), &ctx.streamed);
+        let body = render_body(kernel, Dialect::C)?;
+        let mut src = super::prelude::kernel_prelude(kernel, body.in_register, &body.streamed);
         let _ = writeln!(
             src,
             "\nvoid {}(void *const *bufs, const int64_t *sizes, const int64_t *vars, int64_t gstart, int64_t gend) {{",
             kernel.name
         );
         src.push_str("  (void)bufs; (void)sizes; (void)vars; (void)gstart; (void)gend;\n");
-        src.push_str(&ctx.out);
-        if !ctx.streamed.is_empty() {
+        src.push_str(&body.code);
+        if !body.streamed.is_empty() {
             src.push_str("  morok_stream_fence();\n");
         }
         src.push_str("}\n");

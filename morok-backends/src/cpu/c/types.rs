@@ -25,7 +25,7 @@ pub(super) fn value_type(t: ScalarType) -> Option<&'static str> {
 }
 
 /// The C type an element of scalar type `t` is stored as in a buffer.
-pub(super) fn storage_type(t: ScalarType) -> Option<&'static str> {
+pub(crate) fn storage_type(t: ScalarType) -> Option<&'static str> {
     match t {
         ScalarType::Bool => Some("uint8_t"),
         ScalarType::F16 | ScalarType::BF16 => Some("uint16_t"),

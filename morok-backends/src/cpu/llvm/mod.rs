@@ -99,6 +99,7 @@ impl Renderer for LlvmRenderer {
             // pipeline's instructions for W4a's kernels by about 38%),
             // with the same warm times on the bench workloads.
             index_i64: true,
+            launch: None,
         }
         .with_vector_masks()
     }

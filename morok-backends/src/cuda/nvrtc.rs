@@ -1,0 +1,135 @@
+//! Compiling CUDA C++: NVRTC (through `cudarc`, loaded at run time) turns
+//! a source into PTX for one `sm_XX`; `ptxas` (when one is found) then
+//! assembles the PTX into a cubin, the check that the PTX is valid for
+//! that architecture which CI runs without a GPU.
+//!
+//! The architecture is the device's own at run time; for compiling
+//! without a GPU it is `MOROK_CUDA_ARCH` (`sm_80` when unset). `ptxas`
+//! is `MOROK_PTXAS` or the first `ptxas` on `PATH`.
+
+use super::libs::nvrtc_present;
+use morok_core::device::DeviceError;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The architecture compiled for without a GPU: `MOROK_CUDA_ARCH`
+/// (`sm_90`, or `90`), else `sm_80`.
+pub fn default_arch() -> String {
+    match std::env::var("MOROK_CUDA_ARCH") {
+        Ok(a) if !a.trim().is_empty() => {
+            let a = a.trim();
+            if a.starts_with("sm_") {
+                a.to_string()
+            } else {
+                format!("sm_{a}")
+            }
+        }
+        _ => "sm_80".to_string(),
+    }
+}
+
+/// NVRTC's options for kernels of `arch`: IEEE float division and square
+/// root, denormals kept, no contraction of `a * b + c` (the renderer
+/// writes `fma` where it wants one), every unannotated function a device
+/// function (the C renderer's helpers).
+fn options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "--fmad=false".to_string(),
+        "--prec-div=true".to_string(),
+        "--prec-sqrt=true".to_string(),
+        "--ftz=false".to_string(),
+        "--device-as-default-execution-space".to_string(),
+        "--std=c++17".to_string(),
+    ]
+}
+
+/// Compiles `source` (kernel `name`) to PTX for `arch` with NVRTC; a
+/// rejected source is a [`DeviceError::Compile`] holding NVRTC's log, a
+/// missing NVRTC a [`DeviceError::NoCompiler`] naming it.
+pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<String, DeviceError> {
+    nvrtc_present().map_err(DeviceError::NoCompiler)?;
+    if source.contains('\0') {
+        return Err(DeviceError::BadArgs {
+            what: format!("CUDA kernel `{name}`"),
+            reason: "the source holds a NUL byte".to_string(),
+        });
+    }
+    let opts = cudarc::nvrtc::CompileOptions {
+        options: options(arch),
+        name: Some(format!("{name}.cu")),
+        ..Default::default()
+    };
+    match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
+        Ok(ptx) => Ok(ptx.to_src()),
+        Err(cudarc::nvrtc::CompileError::CompileError { log, options, .. }) => {
+            Err(DeviceError::Compile {
+                kernel: name.to_string(),
+                compiler: format!("NVRTC {}", options.join(" ")),
+                stderr: log.to_string_lossy().into_owned(),
+            })
+        }
+        Err(e) => Err(DeviceError::Compile {
+            kernel: name.to_string(),
+            compiler: "NVRTC".to_string(),
+            stderr: e.to_string(),
+        }),
+    }
+}
+
+/// NVRTC's version (`(12, 9)`), or why it is not available.
+pub fn nvrtc_version() -> Result<(i32, i32), String> {
+    nvrtc_present()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is present (checked above); the call writes two ints.
+    let status = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if status == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        Ok((major, minor))
+    } else {
+        Err(format!("CUDA: nvrtcVersion failed: {status:?}"))
+    }
+}
+
+/// The `ptxas` to assemble with: `MOROK_PTXAS`, else `ptxas` on `PATH`;
+/// `None` where there is none.
+pub fn find_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MOROK_PTXAS").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join("ptxas"))
+        .find(|p| p.is_file())
+}
+
+/// Assembles `ptx` for `arch` with the `ptxas` at `ptxas` into a cubin
+/// (its bytes); `ptxas`'s messages are the error where it rejects the PTX.
+pub fn assemble(
+    ptxas: &std::path::Path,
+    ptx: &str,
+    name: &str,
+    arch: &str,
+) -> Result<Vec<u8>, DeviceError> {
+    let io = |what: &str| {
+        let what = what.to_string();
+        move |source| DeviceError::Io { what, source }
+    };
+    let dir = tempfile::tempdir().map_err(io("creating a directory for ptxas"))?;
+    let input = dir.path().join(format!("{name}.ptx"));
+    let output = dir.path().join(format!("{name}.cubin"));
+    std::fs::write(&input, ptx).map_err(io("writing the PTX for ptxas"))?;
+    let out = Command::new(ptxas)
+        .arg(format!("--gpu-name={arch}"))
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .map_err(io(&format!("running {}", ptxas.display())))?;
+    if !out.status.success() {
+        return Err(DeviceError::Compile {
+            kernel: name.to_string(),
+            compiler: format!("{} --gpu-name={arch}", ptxas.display()),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
+    }
+    std::fs::read(&output).map_err(io("reading ptxas's cubin"))
+}

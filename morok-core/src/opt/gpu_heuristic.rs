@@ -1,0 +1,79 @@
+//! The heuristics for GPU targets (`Target::gpu`), in place of the CPU's
+//! register tiles, vector partials and `THREAD` axis:
+//!
+//! 1. a reduce kernel upcasts output axes some buffer does not index by 4
+//!    (the CPU's step 3 without vectors: a matmul thread computes a 4×4
+//!    tile of outputs, each operand load reused four times);
+//! 2. the last reduce axis is unrolled (fully when short) within the
+//!    code-size cap, as on the CPU;
+//! 3. `LOCAL`: the output axes, innermost first, give their factors to the
+//!    threads of a block (the largest power of two dividing the axis and
+//!    the threads still missing) until a block has [`BLOCK_THREADS`]
+//!    threads;
+//!    lowering maps what stays of those axes to the grid
+//!    (`crate::lower::gpu_dims`).
+//!
+//! `GROUP`/`GROUPTOP` (reductions through shared memory) and `TC` are not
+//! chosen: their lowering does not exist yet.
+
+use super::actions::try_opt;
+use super::kernel::OptKernel;
+use super::{Opt, OptOps};
+use crate::kernel::{axis_id, range_size};
+use crate::uop::AxisType;
+
+/// Threads per block the heuristics aim for: enough warps to hide memory
+/// latency, few enough that small kernels still fill many blocks.
+pub const BLOCK_THREADS: i64 = 256;
+
+/// Applies the GPU heuristics above to `k`.
+pub fn gpu_optimizations(k: &mut OptKernel) {
+    let reduces = k.ranges_of(&[AxisType::Reduce]);
+    if !reduces.is_empty() {
+        super::heuristic::upcast_reused_axes(k);
+    }
+    let upcast: i64 = k
+        .ranges_of(&[AxisType::Upcast])
+        .iter()
+        .filter_map(|r| range_size(r))
+        .product();
+    if let Some(last) = reduces.last() {
+        if let Some(amt) = super::compile_cost::reduce_unroll_amount(last, upcast) {
+            try_opt(k, Opt::new(OptOps::Unroll, reduces.len() - 1, amt));
+        }
+    }
+    block_threads(k);
+}
+
+/// Step 3: `LOCAL` on the output axes, innermost first, while the block
+/// has fewer than [`BLOCK_THREADS`] threads.
+fn block_threads(k: &mut OptKernel) {
+    let mut threads = 1;
+    let mut axes: Vec<usize> = k
+        .ranges_of(&[AxisType::Loop, AxisType::Global])
+        .iter()
+        .map(|r| axis_id(r))
+        .collect();
+    axes.reverse();
+    for id in axes {
+        let ranges = k.ranges();
+        let Some(pos) = ranges.iter().position(|r| {
+            axis_id(r) == id && matches!(r.axis_type(), Some(AxisType::Loop | AxisType::Global))
+        }) else {
+            continue;
+        };
+        let Some(size) = range_size(&ranges[pos]) else {
+            continue;
+        };
+        let mut amt = BLOCK_THREADS / threads;
+        while amt > 1 && size % amt != 0 {
+            amt /= 2;
+        }
+        if amt > 1 && try_opt(k, Opt::new(OptOps::Local, pos, amt)) {
+            threads *= amt;
+        }
+        if threads >= BLOCK_THREADS {
+            return;
+        }
+    }
+}
