@@ -41,17 +41,6 @@ pub(crate) struct Graph {
     pub outputs: Vec<ValueInfo>,
 }
 
-/// The label errors use for node `index`.
-fn label_of(node: &NodeProto, index: usize) -> String {
-    match node.name.as_deref() {
-        Some(name) if !name.is_empty() => name.to_string(),
-        _ => format!(
-            "#{index} -> {}",
-            node.output.first().map(String::as_str).unwrap_or("?")
-        ),
-    }
-}
-
 impl Graph {
     /// Prepares `proto`, whose nodes may also read the names in `outer`
     /// (the enclosing graphs' values, for a subgraph).
@@ -89,7 +78,7 @@ impl Graph {
         let mut nodes = Vec::with_capacity(order.len());
         for index in order {
             let node = &proto.node[index];
-            let label = label_of(node, index);
+            let label = morok_onnx_schema::node_label(node, index);
             let op = node.op_type.clone().unwrap_or_default();
             check_supported(node, &label, &op)?;
             let mut subgraphs = HashMap::new();
@@ -146,7 +135,7 @@ fn topological_order(nodes: &[NodeProto], known: &HashSet<String>) -> Result<Vec
             }
             if producer.insert(out, i).is_some() {
                 return Err(Error::Node {
-                    node: label_of(node, i),
+                    node: morok_onnx_schema::node_label(node, i),
                     op: node.op_type.clone().unwrap_or_default(),
                     message: format!("output {out:?} is also produced elsewhere"),
                 });
@@ -164,7 +153,7 @@ fn topological_order(nodes: &[NodeProto], known: &HashSet<String>) -> Result<Vec
                 consumers[p].push(i);
             } else if !known.contains(name) {
                 return Err(Error::Node {
-                    node: label_of(node, i),
+                    node: morok_onnx_schema::node_label(node, i),
                     op: node.op_type.clone().unwrap_or_default(),
                     message: format!(
                         "input {name:?} is not a graph input, initializer or node output"
@@ -186,7 +175,7 @@ fn topological_order(nodes: &[NodeProto], known: &HashSet<String>) -> Result<Vec
     }
     if let Some(stuck) = (0..nodes.len()).find(|&i| waiting[i] > 0) {
         return Err(Error::Node {
-            node: label_of(&nodes[stuck], stuck),
+            node: morok_onnx_schema::node_label(&nodes[stuck], stuck),
             op: nodes[stuck].op_type.clone().unwrap_or_default(),
             message: "the graph has a cycle through this node".into(),
         });
@@ -231,16 +220,12 @@ fn subgraph_reads(node: &NodeProto) -> Vec<&str> {
 /// An error unless Morok implements `op` in the node's domain.
 fn check_supported(node: &NodeProto, label: &str, op: &str) -> Result<()> {
     let domain = node.domain.as_deref().unwrap_or("");
-    let reason = if !domain.is_empty() && domain != "ai.onnx" {
-        format!("operator domain {domain:?}")
-    } else if crate::ops::lookup(op).is_none() {
-        "no Morok implementation of this op".to_string()
-    } else {
-        return Ok(());
-    };
-    Err(Error::Unsupported {
-        node: label.to_string(),
-        op: op.to_string(),
-        reason,
-    })
+    match morok_onnx_schema::unsupported_reason(domain, op) {
+        None => Ok(()),
+        Some(reason) => Err(Error::Unsupported {
+            node: label.to_string(),
+            op: op.to_string(),
+            reason,
+        }),
+    }
 }

@@ -2,31 +2,9 @@
 //! types and shapes, with symbolic dims kept as named dims.
 
 use crate::data::{dtype_of, onnx_type_name};
-use crate::proto::{tensor_shape_proto::dimension, type_proto, TypeProto, ValueInfoProto};
+use crate::proto::{type_proto, TypeProto, ValueInfoProto};
 use morok::DType;
-use std::fmt;
-
-/// One dim of a declared shape.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Dim {
-    /// A fixed size.
-    Fixed(usize),
-    /// A symbolic size (`dim_param`), e.g. `"batch"`; every dim with the
-    /// same name must have the same size in one run.
-    Named(String),
-    /// A size the model leaves open.
-    Unknown,
-}
-
-impl fmt::Display for Dim {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Dim::Fixed(n) => write!(f, "{n}"),
-            Dim::Named(s) => f.write_str(s),
-            Dim::Unknown => f.write_str("?"),
-        }
-    }
-}
+pub use morok_onnx_schema::Dim;
 
 /// A declared graph input or output.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,20 +44,7 @@ impl ValueInfo {
         let (dtype, shape) = match tp.and_then(|t| t.value.as_ref()) {
             Some(type_proto::Value::TensorType(t)) => {
                 let dtype = dtype_of(t.elem_type.unwrap_or(0)).ok();
-                let shape = t.shape.as_ref().map(|s| {
-                    s.dim
-                        .iter()
-                        .map(|d| match &d.value {
-                            Some(dimension::Value::DimValue(v)) if *v >= 0 => {
-                                Dim::Fixed(*v as usize)
-                            }
-                            Some(dimension::Value::DimParam(p)) if !p.is_empty() => {
-                                Dim::Named(p.clone())
-                            }
-                            _ => Dim::Unknown,
-                        })
-                        .collect()
-                });
+                let shape = morok_onnx_schema::declared_dims(t);
                 (dtype, shape)
             }
             _ => (None, None),

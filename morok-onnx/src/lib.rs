@@ -20,7 +20,7 @@
 //! ```
 //!
 //! The model's protobuf is parsed with `prost` (generated code checked in
-//! under `src/proto/`), initializers (also external-data ones, read beside
+//! in `morok-onnx-schema`, shared with the `onnx!` macro), initializers (also external-data ones, read beside
 //! the model file) become tensors at load, and [`Model::run`] builds each
 //! node's outputs with the tensor API. Values an op needs on the host (a
 //! `Reshape`'s shape, a `Slice`'s bounds, an `If`'s condition) are read
@@ -33,10 +33,22 @@ mod graph;
 mod info;
 mod model;
 mod ops;
-pub mod proto;
 
 pub use data::tensor_from_pb;
 pub use error::{Error, Result};
 pub use info::{Dim, ValueInfo};
 pub use model::{Model, MAX_OPSET, MIN_OPSET};
+pub use morok_onnx_macros::onnx;
+pub use morok_onnx_schema::proto;
 pub use ops::supported_ops;
+
+pub mod typed;
+pub use typed::{Fixed, Named, Typed};
+
+/// The `half` crate, for the `f16`/`bf16` element types `onnx!` names.
+#[doc(hidden)]
+pub use half;
+
+/// `morok`, for the paths `onnx!` generates.
+#[doc(hidden)]
+pub use morok;

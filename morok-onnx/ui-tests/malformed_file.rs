@@ -1,0 +1,3 @@
+morok_onnx::onnx!(Broken = "ui-models/malformed.onnx");
+
+fn main() {}

@@ -1,0 +1,3 @@
+morok_onnx::onnx!(Missing = "ui-models/missing.onnx");
+
+fn main() {}

@@ -1,0 +1,3 @@
+morok_onnx::onnx!(Determinant = "ui-models/unsupported.onnx");
+
+fn main() {}
