@@ -97,6 +97,12 @@ pub fn sanitize_flags() -> &'static [&'static str] {
     }
 }
 
+/// The checksum stored beside each cached object (`<key>.so.blake3`,
+/// `<key>.o.blake3`): blake3 of its bytes, in hex.
+pub fn checksum_hex(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
 /// A C compiler found on the system.
 #[derive(Clone, Debug)]
 pub struct Compiler {
@@ -290,7 +296,7 @@ impl ObjectCache {
     fn load_checked(&self, obj: &Path, sum: &Path) -> Option<libloading::Library> {
         let bytes = std::fs::read(obj).ok()?;
         let expected = std::fs::read_to_string(sum).ok()?;
-        if blake3::hash(&bytes).to_hex().as_str() != expected.trim() {
+        if checksum_hex(&bytes) != expected.trim() {
             return None;
         }
         // SAFETY: the object was produced by our compiler invocation from a
@@ -398,7 +404,7 @@ impl ObjectCache {
             .map_err(|e| io(format!("storing {}", obj.display()))(e.error))
             .and_then(|_| {
                 let mut s = tmp(".blake3")?;
-                s.write_all(blake3::hash(&bytes).to_hex().as_bytes())
+                s.write_all(checksum_hex(&bytes).as_bytes())
                     .map_err(io(format!("writing {}", s.path().display())))?;
                 s.persist(sum)
                     .map_err(|e| io(format!("storing {}", sum.display()))(e.error))

@@ -40,7 +40,7 @@ pub use jit::{Jit, Linked};
 pub use target::{emit_assembly, emit_object, llvm_version, TargetSpec};
 
 use super::c::aot;
-use super::c::compiler::{create_private_dir, io, warn_cache_unusable};
+use super::c::compiler::{checksum_hex, create_private_dir, io, warn_cache_unusable};
 use super::codegen::{Codegen, KernelFn, LoadedKernel};
 use inkwell::context::Context;
 use morok_core::device::{DeviceError, DeviceResult};
@@ -271,7 +271,7 @@ pub fn aot_object(program: &Program) -> DeviceResult<AotObject> {
 fn read_checked(obj: &Path, sum: &Path) -> Option<Vec<u8>> {
     let bytes = std::fs::read(obj).ok()?;
     let expected = std::fs::read_to_string(sum).ok()?;
-    (blake3::hash(&bytes).to_hex().as_str() == expected.trim()).then_some(bytes)
+    (checksum_hex(&bytes) == expected.trim()).then_some(bytes)
 }
 
 /// Writes `bytes` to `obj` and its checksum to `sum`, each through a
@@ -293,7 +293,7 @@ fn store(dir: &Path, obj: &Path, sum: &Path, bytes: &[u8]) -> DeviceResult<()> {
         Ok(())
     };
     write(obj, bytes)?;
-    write(sum, blake3::hash(bytes).to_hex().as_bytes())
+    write(sum, checksum_hex(bytes).as_bytes())
 }
 
 impl Codegen for LlvmCodegen {
