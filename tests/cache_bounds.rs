@@ -102,3 +102,79 @@ fn new_shapes_keep_caches_memory_and_mappings_bounded() {
         bounded_on(d);
     }
 }
+
+/// The variable that makes this binary's child run the beam searches.
+const BEAM_CHILD: &str = "MOROK_CACHE_TEST_BEAM_CHILD";
+
+/// Beam searches over matmuls of new shapes until `candidates` (from
+/// `MOROK_CACHE_TEST_CANDIDATES`, default 150) candidate kernels have been
+/// built and timed: every candidate is a compiled kernel that must be
+/// freed once the search moves on. Runs in a child with a fresh cache
+/// directory (searches are cached on disk).
+#[test]
+fn beam_candidates_are_freed() {
+    if std::env::var(BEAM_CHILD).is_ok() {
+        let target: usize = std::env::var("MOROK_CACHE_TEST_CANDIDATES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(150);
+        morok::set_kernel_cache_limit(LIMIT);
+        morok::set_opt_mode(Some(morok::OptMode::Beam(morok::BeamConfig {
+            max_candidates: 12,
+            ..morok::BeamConfig::new(2)
+        })));
+        let matmul = |n: usize| -> morok::Result<()> {
+            let a = Tensor::full(&[n, 24], 1.0f32).realize()?;
+            let b = Tensor::full(&[24, n + 1], 2.0f32).realize()?;
+            let c = a.dot(&b)?.realize()?.to_vec::<f32>()?;
+            assert!(c.iter().all(|&v| v == 48.0), "matmul {n}");
+            Ok(())
+        };
+        let mut n = 8;
+        // Warm up until the kernel cache is full (the kernels it keeps
+        // hold their code) and some searches ran.
+        while morok::stats::kernel_cache_len() < LIMIT
+            || morok::stats::beam_candidates_timed() < target / 5
+        {
+            matmul(n).expect("warm-up");
+            n += 1;
+        }
+        let (rss0, maps0, timed0) = (
+            status_kb("VmRSS"),
+            mappings(),
+            morok::stats::beam_candidates_timed(),
+        );
+        while morok::stats::beam_candidates_timed() < timed0 + target {
+            matmul(n).expect("search");
+            n += 1;
+        }
+        let (rss1, maps1) = (status_kb("VmRSS"), mappings());
+        println!(
+            "BEAM {} candidates: RSS {rss0} -> {rss1} kB (+{}), mappings {maps0} -> {maps1} (+{})",
+            morok::stats::beam_candidates_timed() - timed0,
+            rss1.saturating_sub(rss0),
+            maps1.saturating_sub(maps0)
+        );
+        assert!(maps1.saturating_sub(maps0) < 64, "mappings grew");
+        assert!(rss1.saturating_sub(rss0) < 48 * 1024, "RSS grew");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .args(["beam_candidates_are_freed", "--exact", "--nocapture"])
+        .env(BEAM_CHILD, "1")
+        .env("MOROK_CACHE_DIR", dir.path())
+        .output()
+        .expect("spawn the child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("BEAM"))
+        .expect("a report");
+    eprintln!("{line}");
+}
