@@ -7,6 +7,8 @@
 //! realizes (default 400; `docs/RELIABILITY.md` gives a long run's
 //! figures).
 
+mod common;
+
 use morok::{Device, Tensor};
 
 /// Kernels the caches may hold during the test.
@@ -149,32 +151,20 @@ fn beam_candidates_are_freed() {
             n += 1;
         }
         let (rss1, maps1) = (status_kb("VmRSS"), mappings());
-        println!(
+        common::report(&format!(
             "BEAM {} candidates: RSS {rss0} -> {rss1} kB (+{}), mappings {maps0} -> {maps1} (+{})",
             morok::stats::beam_candidates_timed() - timed0,
             rss1.saturating_sub(rss0),
             maps1.saturating_sub(maps0)
-        );
+        ));
         assert!(maps1.saturating_sub(maps0) < 64, "mappings grew");
         assert!(rss1.saturating_sub(rss0) < 48 * 1024, "RSS grew");
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let out = std::process::Command::new(std::env::current_exe().expect("exe"))
-        .args(["beam_candidates_are_freed", "--exact", "--nocapture"])
+    let mut child = common::child_test("beam_candidates_are_freed");
+    child
         .env(BEAM_CHILD, "1")
-        .env("MOROK_CACHE_DIR", dir.path())
-        .output()
-        .expect("spawn the child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("BEAM"))
-        .expect("a report");
-    eprintln!("{line}");
+        .env("MOROK_CACHE_DIR", dir.path());
+    eprintln!("{}", common::child_summary(child, "BEAM"));
 }

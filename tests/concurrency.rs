@@ -7,7 +7,15 @@
 mod common;
 
 use morok::{DType, Tensor};
-use std::process::Command;
+use std::process::Stdio;
+
+/// The values' bit patterns, comma-separated (exact comparison).
+fn bits(v: &[f32]) -> String {
+    v.iter()
+        .map(|x| x.to_bits().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
 
 /// The variable that makes this binary's child run [`workload`].
 const CHILD: &str = "MOROK_CONCURRENCY_CHILD";
@@ -69,50 +77,32 @@ fn four_processes_share_one_fresh_cache_directory() {
     if let Ok(seed) = std::env::var(CHILD) {
         let seed: u64 = seed.parse().expect("seed");
         let v = workload(seed).expect("workload in a child");
-        println!(
-            "RESULT {}",
-            v.iter()
-                .map(|x| x.to_bits().to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
+        common::report(&format!("RESULT {}", bits(&v)));
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let cache = dir.path().join("cache");
-    let exe = std::env::current_exe().expect("current exe");
+    // All four start before any is waited for: they compile at once.
     let children: Vec<_> = (0..4)
         .map(|_| {
-            Command::new(&exe)
-                .args([
-                    "four_processes_share_one_fresh_cache_directory",
-                    "--exact",
-                    "--nocapture",
-                ])
-                .env(CHILD, "5")
+            let mut cmd = common::child_test("four_processes_share_one_fresh_cache_directory");
+            cmd.env(CHILD, "5")
                 .env("MOROK_CACHE_DIR", &cache)
                 .env("MOROK_DEVICE", "CPU")
-                .output()
-                .expect("spawn a child")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            cmd.spawn().expect("spawn a child")
         })
         .collect();
-    let alone = workload(5).expect("workload");
-    let want = alone
-        .iter()
-        .map(|x| x.to_bits().to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    for (i, out) in children.iter().enumerate() {
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "child {i}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got = stdout
+    let want = format!("RESULT {}", bits(&workload(5).expect("workload")));
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().expect("wait for a child");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "child {i}: {stderr}");
+        let got = stderr
             .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .unwrap_or_else(|| panic!("child {i} printed no result: {stdout}"));
+            .find(|l| l.starts_with("RESULT "))
+            .unwrap_or_else(|| panic!("child {i} reported no result: {stderr}"));
         assert_eq!(got, want, "child {i}");
     }
     // Complete entries only: every object has its checksum, which
