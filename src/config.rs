@@ -10,6 +10,7 @@
 //! `MOROK_CACHE_DIR`, `MOROK_THREADS` and `MOROK_CC` itself. Code can
 //! override the optimizer with [`crate::set_opt_mode`].
 
+use morok_backends::settings::{env_count, env_flag, env_setting};
 use morok_core::{BeamConfig, OptMode};
 use std::sync::{OnceLock, RwLock};
 
@@ -24,26 +25,34 @@ pub(crate) struct Config {
     pub kernel_cache: Option<usize>,
 }
 
-/// A positive integer from the environment variable `name`.
-fn env_count(name: &str) -> Option<usize> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
+/// The `MOROK_DEBUG` value `value`: comma-separated levels and `ir`
+/// (`"2,ir"`), as (highest level, whether `ir` was named); `None` when a
+/// part is neither.
+fn debug_setting(value: &str) -> Option<(u8, bool)> {
+    let mut level = 0;
+    let mut ir = false;
+    for part in value.split(',').map(str::trim) {
+        match part {
+            "ir" => ir = true,
+            _ => level = level.max(part.parse::<u8>().ok()?),
+        }
+    }
+    Some((level, ir))
 }
 
-/// The configuration, read from the environment on first use.
+/// The configuration, read from the environment on first use. Values
+/// that do not parse keep their default with one warning each
+/// ([`morok_backends::settings`]).
 pub(crate) fn get() -> Config {
     static CONFIG: OnceLock<Config> = OnceLock::new();
     *CONFIG.get_or_init(|| {
-        let debug = std::env::var("MOROK_DEBUG").unwrap_or_default();
-        let dump_ir = debug.split(',').any(|p| p.trim() == "ir");
-        let level = debug
-            .split(',')
-            .filter_map(|p| p.trim().parse::<u8>().ok())
-            .max()
-            .unwrap_or(0);
-        let noopt = std::env::var("MOROK_NOOPT").is_ok_and(|v| v != "0" && !v.is_empty());
+        let (level, dump_ir) = env_setting(
+            "MOROK_DEBUG",
+            "levels 1-3 and/or `ir`, comma-separated",
+            debug_setting,
+        )
+        .unwrap_or((0, false));
+        let noopt = env_flag("MOROK_NOOPT");
         let mode = match env_count("MOROK_BEAM") {
             _ if noopt => OptMode::None,
             Some(width) => OptMode::Beam(BeamConfig {

@@ -122,7 +122,9 @@ pub fn host_has_fma() -> bool {
 pub fn host_vector_bytes() -> u16 {
     static WIDTH: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
     *WIDTH.get_or_init(|| {
-        let cap = std::env::var("MOROK_CPU_VECTOR_BYTES").ok();
+        let cap = crate::settings::env_setting("MOROK_CPU_VECTOR_BYTES", "16, 32 or 64", |v| {
+            matches!(v, "16" | "32" | "64").then(|| v.to_string())
+        });
         capped_vector_bytes(detected_vector_bytes(), cap.as_deref())
     })
 }
@@ -163,8 +165,8 @@ pub fn capped_x86_extension() -> Option<&'static str> {
 /// under the setting `cap` (`MOROK_CPU_VECTOR_BYTES`): `16`, `32` or `64`
 /// lowers the width to at most that; a cap above the host's width, an
 /// unset variable and any other value leave `detected` (a machine cannot
-/// run instructions it lacks, and an unknown setting is ignored like the
-/// other `MOROK_` settings).
+/// run instructions it lacks; [`host_vector_bytes`] warns about a value
+/// that is not a width, like every `MOROK_` setting: [`crate::settings`]).
 pub fn capped_vector_bytes(detected: u16, cap: Option<&str>) -> u16 {
     match cap.map(str::trim).and_then(|c| c.parse::<u16>().ok()) {
         Some(c @ (16 | 32 | 64)) => detected.min(c),
@@ -172,15 +174,13 @@ pub fn capped_vector_bytes(detected: u16, cap: Option<&str>) -> u16 {
     }
 }
 
-/// True when `MOROK_SANITIZE` asks for sanitized kernels (set, not empty,
-/// not `0`): the C device then builds every kernel with AddressSanitizer
+/// True when `MOROK_SANITIZE` asks for sanitized kernels (an on value of
+/// [`crate::settings::env_flag`], e.g. `1`): the C device then builds every kernel with AddressSanitizer
 /// and UndefinedBehaviorSanitizer, so an out-of-bounds access or undefined
 /// arithmetic in generated code aborts with a report. Read once.
 pub fn sanitize_requested() -> bool {
     static SANITIZE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SANITIZE.get_or_init(|| {
-        std::env::var("MOROK_SANITIZE").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0")
-    })
+    *SANITIZE.get_or_init(|| crate::settings::env_flag("MOROK_SANITIZE"))
 }
 
 /// True when the AddressSanitizer runtime is mapped into this process.

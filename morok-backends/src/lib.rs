@@ -9,6 +9,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod host;
+pub mod settings;
 
 pub use compile::compile_program;
 

@@ -17,6 +17,10 @@ use morok_core::{ConstValue, DType, ScalarType};
 /// The longest count [`Tensor::counting`] builds as one running sum (whose
 /// windows view the square of its length); longer ones combine two.
 const DIRECT_COUNT: usize = 1024;
+/// The longest count [`Tensor::counting`] builds: its two running sums of
+/// about `√n` elements view `2·(√n)³` elements, which must fit a `usize`
+/// (2^40 elements of f32 are 4 TiB, beyond any allocation anyway).
+const MAX_COUNT: usize = 1 << 40;
 
 /// The element type of a dtype a tensor can hold.
 #[track_caller]
@@ -224,6 +228,12 @@ impl Tensor {
     pub(super) fn counting(op: &str, n: usize, dtype: ScalarType) -> Result<Tensor> {
         if dtype.is_bool() {
             return Err(Error::dtype(op, "cannot count in bool"));
+        }
+        if n > MAX_COUNT {
+            return Err(Error::argument(
+                op,
+                format!("{n} elements are more than the 2^40 this op can count"),
+            ));
         }
         if n <= DIRECT_COUNT {
             return Tensor::count_direct(op, n, dtype);

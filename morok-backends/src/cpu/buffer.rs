@@ -271,16 +271,19 @@ pub enum HugePages {
 /// The huge page policy: `MOROK_HUGE_PAGES`, read once per process.
 pub fn huge_pages() -> HugePages {
     static POLICY: std::sync::OnceLock<HugePages> = std::sync::OnceLock::new();
-    *POLICY.get_or_init(|| huge_pages_setting(std::env::var("MOROK_HUGE_PAGES").ok().as_deref()))
+    *POLICY.get_or_init(|| {
+        crate::settings::env_setting("MOROK_HUGE_PAGES", "0 or 1", huge_pages_setting)
+            .unwrap_or(HugePages::Uploads)
+    })
 }
 
 /// The meaning of a `MOROK_HUGE_PAGES` value: `0` never, `1` every large
-/// buffer, anything else (or unset) uploads only.
-fn huge_pages_setting(value: Option<&str>) -> HugePages {
-    match value.map(str::trim) {
-        Some("0") => HugePages::Never,
-        Some("1") => HugePages::All,
-        _ => HugePages::Uploads,
+/// buffer; unset means uploads only, and any other value is refused.
+fn huge_pages_setting(value: &str) -> Option<HugePages> {
+    match value {
+        "0" => Some(HugePages::Never),
+        "1" => Some(HugePages::All),
+        _ => None,
     }
 }
 
@@ -597,8 +600,8 @@ mod tests {
                 unsafe { system::dealloc(p, layout) };
             }
         }
-        assert_eq!(huge_pages_setting(Some("1")), HugePages::All);
-        assert_eq!(huge_pages_setting(Some(" 0")), HugePages::Never);
-        assert_eq!(huge_pages_setting(None), HugePages::Uploads);
+        assert_eq!(huge_pages_setting("1"), Some(HugePages::All));
+        assert_eq!(huge_pages_setting("0"), Some(HugePages::Never));
+        assert_eq!(huge_pages_setting("uploads"), None);
     }
 }

@@ -61,10 +61,7 @@ impl CpuConfig {
                     .unwrap_or_else(std::env::temp_dir)
                     .join("morok")
             });
-        let threads = std::env::var("MOROK_THREADS")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .filter(|n| *n > 0)
+        let threads = crate::settings::env_count("MOROK_THREADS")
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         CpuConfig {
             cache_dir,

@@ -15,17 +15,12 @@ use std::process::Command;
 /// The architecture compiled for without a GPU: `MOROK_CUDA_ARCH`
 /// (`sm_90`, or `90`), else `sm_80`.
 pub fn default_arch() -> String {
-    match std::env::var("MOROK_CUDA_ARCH") {
-        Ok(a) if !a.trim().is_empty() => {
-            let a = a.trim();
-            if a.starts_with("sm_") {
-                a.to_string()
-            } else {
-                format!("sm_{a}")
-            }
-        }
-        _ => "sm_80".to_string(),
-    }
+    crate::settings::env_setting("MOROK_CUDA_ARCH", "sm_NN or NN (e.g. sm_90)", |a| {
+        let digits = a.strip_prefix("sm_").unwrap_or(a);
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_alphanumeric()))
+            .then(|| format!("sm_{digits}"))
+    })
+    .unwrap_or_else(|| "sm_80".to_string())
 }
 
 /// NVRTC's options for kernels of `arch`: IEEE float division and square
