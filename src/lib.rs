@@ -181,6 +181,7 @@ pub use morok_core as core;
 
 pub mod aot;
 mod config;
+mod debug_build;
 pub mod device;
 pub mod dsl;
 mod error;

@@ -44,6 +44,7 @@ pub(crate) fn compile_options() -> CompileOptions {
 #[track_caller]
 pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
     let config = crate::config::get();
+    let started = crate::debug_build::start();
     let sched = match schedule_cached(roots) {
         Ok(s) => s,
         Err(e) => return Err(Error::runtime("realize", e.to_string())),
@@ -100,6 +101,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
             elements,
         });
     }
+    crate::debug_build::add(started);
     let run = Run::new(dev.clone(), steps, sched.groups.clone(), "");
     let frame: Vec<&dyn DeviceBuffer> = buffers.iter().map(|b| b.as_ref()).collect();
     if let Err(e) = run.launch(&frame, config.debug) {

@@ -184,3 +184,37 @@ fn model_digits() {
         ],
     );
 }
+
+#[test]
+fn your_crate() {
+    let out = run_example("your_crate");
+    assert_lines(
+        "your_crate",
+        &out,
+        &[
+            "mlp: [32, 10]",
+            "first row sums to 1.000",
+            "fc1.weight: [128, 64]",
+            "fc2.bias: [10]",
+            "reloaded model gives the same output: true",
+        ],
+    );
+}
+
+/// README.md's "Use it in your crate" shows `examples/your_crate.rs`
+/// verbatim (past its doc comment), so the snippet runs as shown.
+#[test]
+fn readme_shows_the_your_crate_example() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let example = std::fs::read_to_string(format!("{root}/examples/your_crate.rs")).unwrap();
+    let code: Vec<&str> = example
+        .lines()
+        .skip_while(|l| l.starts_with("//!") || l.is_empty())
+        .collect();
+    let block = format!("```rust\n{}\n```", code.join("\n"));
+    assert!(
+        readme.contains(&block),
+        "README.md's \"Use it in your crate\" differs from examples/your_crate.rs"
+    );
+}

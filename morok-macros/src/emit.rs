@@ -2,7 +2,7 @@
 //! the checked body as a static graph, and the error fallback.
 
 use crate::infer::{check_result, Ctx, Ref, Ty, Val};
-use crate::layers::LayerSpec;
+use crate::layers::DeclaredLayer;
 use crate::sig::{dtype_tokens, DimSpec, Param, TensorType};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -127,7 +127,7 @@ impl Body {
 pub fn check_body(
     params: &[Param],
     names: &[String],
-    layers: &HashMap<String, LayerSpec>,
+    layers: &HashMap<String, DeclaredLayer>,
     fields: &[(String, Ty)],
     body: &[syn::Stmt],
     whole: &impl quote::ToTokens,

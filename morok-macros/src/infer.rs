@@ -7,7 +7,7 @@
 //! Shapes are symbolic ([`SymDim`]): a signature name stands for itself
 //! only, and reaches `reshape`/`expand` nodes as a symbolic entry.
 
-use crate::layers::LayerSpec;
+use crate::layers::DeclaredLayer;
 use morok_core::shape::{self, ReshapeDim, ShapeError, SymDim};
 use morok_core::ScalarType;
 use proc_macro2::TokenStream;
@@ -78,7 +78,7 @@ pub struct Ctx<'a> {
     /// Values in scope: parameters, `let` bindings, raw model parameters.
     pub vars: HashMap<String, Val>,
     /// Layers callable by name (`model!` only).
-    pub layers: &'a HashMap<String, LayerSpec>,
+    pub layers: &'a HashMap<String, DeclaredLayer>,
     /// The signature's dim names; name `i` is `DimTok::Name(i)` in a node.
     pub dims: Vec<String>,
     /// The nodes generated so far (`morok::dsl::graph::Node` values).
@@ -214,7 +214,7 @@ where_, maximum, minimum, lt, le, gt, ge, eq, ne, layernorm";
 
 impl<'a> Ctx<'a> {
     /// A context with the given dim names and layers and no values.
-    pub fn new(dims: Vec<String>, layers: &'a HashMap<String, LayerSpec>) -> Ctx<'a> {
+    pub fn new(dims: Vec<String>, layers: &'a HashMap<String, DeclaredLayer>) -> Ctx<'a> {
         Ctx {
             vars: HashMap::new(),
             layers,
@@ -583,9 +583,23 @@ impl<'a> Ctx<'a> {
         }
         let arg = &c.args[0];
         let (dt, s, x) = self.tensor(arg)?;
-        let out = layer
-            .output(&id, dt, &s)
-            .map_err(|msg| Error::new_spanned(arg, msg))?;
+        let out = layer.spec.output(&id, dt, &s).map_err(|e| {
+            if !e.width {
+                return Error::new_spanned(arg, &e.message);
+            }
+            // The declared width may be the mistake: the error is at the
+            // declaration, with a note at the use.
+            let mut at_decl = Error::new_spanned(&layer.decl, &e.message);
+            at_decl.combine(Error::new_spanned(
+                arg,
+                format!(
+                    "note: the input of `{id}` ({}) is {} here",
+                    layer.spec,
+                    shape_text(&s)
+                ),
+            ));
+            at_decl
+        })?;
         let i = match self.used_layers.iter().position(|l| *l == id) {
             Some(i) => i,
             None => {

@@ -87,6 +87,54 @@ fn opt_usize(opts: &[(String, syn::Lit)], key: &str, default: usize) -> Result<u
     }
 }
 
+/// A layer with the tokens of its field declaration (`fc1: Linear(64 ->
+/// 128)`), so a width error can point at the declaration as well as at
+/// the use.
+#[derive(Clone, Debug)]
+pub struct DeclaredLayer {
+    /// The layer.
+    pub spec: LayerSpec,
+    /// The field's declaration, for error spans.
+    pub decl: TokenStream,
+}
+
+/// Why a layer refuses its input.
+pub struct LayerError {
+    /// The message at the use.
+    pub message: String,
+    /// Whether the input's width disagrees with the declared width, so
+    /// the declaration is reported too (either may be the mistake).
+    pub width: bool,
+}
+
+impl std::fmt::Display for LayerSpec {
+    /// The declaration as written in `model!`: `Linear(64 -> 10)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LayerSpec::Linear { inp, out, bias } => {
+                write!(f, "Linear({inp} -> {out}")?;
+                if !bias {
+                    write!(f, ", bias = false")?;
+                }
+                write!(f, ")")
+            }
+            LayerSpec::Conv2d {
+                inp,
+                out,
+                kernel,
+                stride,
+                padding,
+            } => write!(
+                f,
+                "Conv2d({inp} -> {out}, kernel = {kernel}, stride = {stride}, padding = {padding})"
+            ),
+            LayerSpec::LayerNorm(n) => write!(f, "LayerNorm({n})"),
+            LayerSpec::Embedding { vocab, dim } => write!(f, "Embedding({vocab} -> {dim})"),
+            LayerSpec::Param(dims) => write!(f, "Param{dims:?}"),
+        }
+    }
+}
+
 /// The kinds, for "unknown layer kind" errors.
 pub const KINDS: &str = "Linear, Conv2d, LayerNorm, Embedding, Param";
 
@@ -154,35 +202,43 @@ impl LayerSpec {
         Ok(layer)
     }
 
-    /// The output dtype and shape for an input, or the error message.
+    /// The output dtype and shape for an input, or why the input does not
+    /// fit. Messages speak the DSL's shapes (`[.., 64]`), not the weight
+    /// layout behind them.
     pub fn output(
         &self,
         name: &str,
         dt: ScalarType,
         x: &[SymDim],
-    ) -> std::result::Result<(ScalarType, Vec<SymDim>), String> {
+    ) -> std::result::Result<(ScalarType, Vec<SymDim>), LayerError> {
         let lit = |n: usize| SymDim::from(n);
-        let expects = |want: String| {
-            format!(
-                "layer `{name}` expects {want} but gets {}",
-                shape::shape_text(x)
-            )
+        let use_error = |message: String| LayerError {
+            message,
+            width: false,
+        };
+        let expects = |want: String, why: Option<String>| LayerError {
+            message: format!(
+                "layer `{name}` ({self}) expects {want} but gets {}{}",
+                shape::shape_text(x),
+                why.map(|w| format!(": {w}")).unwrap_or_default()
+            ),
+            width: true,
         };
         let float_input = || {
             if dt == ScalarType::F32 {
                 Ok(())
             } else {
-                Err(format!(
+                Err(use_error(format!(
                     "layer `{name}` expects f32 input but gets {dt} (add a `.cast(f32)`)"
-                ))
+                )))
             }
         };
         let out = match self {
             LayerSpec::Embedding { dim, .. } => {
                 if !dt.is_int() {
-                    return Err(format!(
+                    return Err(use_error(format!(
                         "layer `{name}` expects integer indices but gets {dt}"
-                    ));
+                    )));
                 }
                 let mut out = x.to_vec();
                 out.push(lit(*dim));
@@ -192,7 +248,7 @@ impl LayerSpec {
                 float_input()?;
                 let b = [lit(*out)];
                 shape::linear_shape(x, &[lit(*out), lit(*inp)], bias.then_some(&b[..]))
-                    .map_err(|e| format!("{}: {e}", expects(format!("[.., {inp}]"))))?
+                    .map_err(|_| expects(format!("[.., {inp}]"), None))?
                     .to_vec()
             }
             LayerSpec::Conv2d {
@@ -209,22 +265,25 @@ impl LayerSpec {
                     dilation: (1, 1),
                     groups: 1,
                 };
+                if x.len() != 4 || x[1] != lit(*inp) {
+                    return Err(expects(format!("[N, {inp}, H, W]"), None));
+                }
                 let w = [lit(*out), lit(*inp), lit(*kernel), lit(*kernel)];
                 shape::conv2d_shape(x, &w, Some(&[lit(*out)]), g)
-                    .map_err(|e| format!("{}: {e}", expects(format!("[N, {inp}, H, W]"))))?
+                    .map_err(|e| expects(format!("[N, {inp}, H, W]"), Some(e.to_string())))?
                     .to_vec()
             }
             LayerSpec::LayerNorm(n) => {
                 float_input()?;
                 if x.last() != Some(&lit(*n)) {
-                    return Err(expects(format!("[.., {n}]")));
+                    return Err(expects(format!("[.., {n}]"), None));
                 }
                 x.to_vec()
             }
             LayerSpec::Param(_) => {
-                return Err(format!(
+                return Err(use_error(format!(
                     "`{name}` is a parameter, not a layer: use it by name"
-                ))
+                )))
             }
         };
         Ok((ScalarType::F32, out))

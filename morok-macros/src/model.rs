@@ -3,7 +3,7 @@
 
 use crate::emit::{check_body, check_result_names, dim_names, failed_body, push_err, signature};
 use crate::infer::Ty;
-use crate::layers::LayerSpec;
+use crate::layers::{DeclaredLayer, LayerSpec};
 use crate::sig::{parse_param, parse_tensor_type, Param, TensorType};
 use morok_core::shape::SymDim;
 use morok_core::ScalarType;
@@ -18,6 +18,8 @@ use syn::{Error, Ident, Result, Token};
 struct Field {
     name: Ident,
     layer: std::result::Result<LayerSpec, Error>,
+    /// The declaration's tokens, for error spans.
+    decl: TokenStream,
 }
 
 /// `fn forward(x: f32[B, 64]) -> f32[B, 10] { ... }`.
@@ -47,7 +49,8 @@ fn parse_field(input: ParseStream) -> Result<Field> {
     let group: proc_macro2::Group = input.parse()?;
     let tokens = quote!(#kind #group);
     let layer = syn::parse::Parser::parse2(LayerSpec::parse, tokens);
-    Ok(Field { name, layer })
+    let decl = quote!(#name: #kind #group);
+    Ok(Field { name, layer, decl })
 }
 
 impl Parse for ModelDef {
@@ -123,7 +126,11 @@ pub fn model(input: TokenStream) -> TokenStream {
                 extra.push((f.name.to_string(), Ty::Tensor(ScalarType::F32, shape)));
             }
             Ok(l) => {
-                layers.insert(f.name.to_string(), l.clone());
+                let declared = DeclaredLayer {
+                    spec: l.clone(),
+                    decl: f.decl.clone(),
+                };
+                layers.insert(f.name.to_string(), declared);
             }
             Err(e) => push_err(&mut errors, e.clone()),
         }
@@ -225,7 +232,7 @@ pub fn model(input: TokenStream) -> TokenStream {
 /// A forward function: `&self` and `&Tensor` arguments, a lazy result.
 fn forward(
     f: &Forward,
-    layers: &HashMap<String, LayerSpec>,
+    layers: &HashMap<String, DeclaredLayer>,
     extra: &[(String, Ty)],
     errors: &mut Option<Error>,
 ) -> TokenStream {

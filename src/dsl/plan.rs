@@ -233,7 +233,10 @@ impl CallSite {
             }
             None => {
                 report = crate::config::get().debug;
-                let p = self.prepare(args, &key.0, &bound)?;
+                let started = crate::debug_build::start();
+                let p = self.prepare(args, &key.0, &bound);
+                crate::debug_build::add(started);
+                let p = p?;
                 self.state().insert(key, p.clone());
                 p
             }
