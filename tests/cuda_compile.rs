@@ -345,3 +345,40 @@ fn a_broken_kernel_fails_with_nvrtcs_log() {
         assert!(matches!(e, DeviceError::Compile { .. }), "{e}");
     }
 }
+
+/// PTX is cached on disk: a second compile of the same source reads the
+/// entry (a planted entry with a matching checksum is what comes back),
+/// and an entry whose checksum does not match is compiled again.
+#[test]
+fn ptx_is_cached_on_disk_and_a_corrupt_entry_is_rebuilt() {
+    if !nvrtc_or_skip("ptx_is_cached_on_disk_and_a_corrupt_entry_is_rebuilt") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = "extern \"C\" __global__ void twice(float *out) { out[0] *= 2.0f; }\n";
+    let first = nvrtc::compile_ptx_cached(source, "twice", "sm_80", dir.path()).unwrap();
+    assert!(first.contains(".entry twice"), "{first}");
+    let entry = |ext: &str| {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(ext))
+            .unwrap_or_else(|| panic!("no *{ext} in the cache"))
+    };
+    let (ptx_path, sum_path) = (entry(".ptx"), entry(".ptx.blake3"));
+    // A planted entry with its checksum is read back as it is.
+    let planted = format!("{first}// planted\n");
+    std::fs::write(&ptx_path, &planted).unwrap();
+    let sum = morok::backends::cpu::c::compiler::checksum_hex(planted.as_bytes());
+    std::fs::write(&sum_path, sum).unwrap();
+    let hit = nvrtc::compile_ptx_cached(source, "twice", "sm_80", dir.path()).unwrap();
+    assert_eq!(hit, planted);
+    // Another architecture is another entry.
+    let other = nvrtc::compile_ptx_cached(source, "twice", "sm_90", dir.path()).unwrap();
+    assert!(other.contains("sm_90"), "{other}");
+    // A corrupt entry (checksum mismatch) is compiled again and replaced.
+    std::fs::write(&ptx_path, "garbage").unwrap();
+    let rebuilt = nvrtc::compile_ptx_cached(source, "twice", "sm_80", dir.path()).unwrap();
+    assert_eq!(rebuilt, first);
+    assert_eq!(std::fs::read_to_string(&ptx_path).unwrap(), first);
+}

@@ -8,7 +8,10 @@ pub mod compile;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(any(feature = "llvm", feature = "cuda"))]
+mod disk_cache;
 pub mod host;
+pub mod launch_check;
 pub mod settings;
 
 pub use compile::compile_program;

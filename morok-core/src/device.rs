@@ -64,6 +64,15 @@ pub enum DeviceError {
         /// Why.
         reason: String,
     },
+    /// A call into a device's driver failed (a GPU's allocation, copy or
+    /// launch).
+    #[error("{what}: {reason}")]
+    Driver {
+        /// What was being done (`CUDA: copying to the device`).
+        what: String,
+        /// The driver's message.
+        reason: String,
+    },
     /// Arguments of a copy or kernel call do not match what it needs.
     #[error("bad arguments for {what}: {reason}")]
     BadArgs {

@@ -4,24 +4,22 @@
 use super::buffer::CpuBuffer;
 use super::codegen::{KernelFn, LoadedKernel};
 use super::pool::WorkerPool;
-use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceError, DeviceResult};
-use morok_core::program::{ParallelVar, Program, VarSlot};
+use crate::launch_check::LaunchChecks;
+use morok_core::device::{CompiledKernel, DeviceBuffer, DeviceResult};
+use morok_core::program::{ParallelVar, Program};
 use morok_core::threads_for_work;
-use morok_core::BufferSlot;
 use std::any::Any;
-use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A kernel built by a codegen, ready to launch.
 pub struct CpuKernel {
-    name: String,
     source: String,
     // Keeps the code mapped while `func` may be called.
     pub(super) _code: Arc<dyn Any + Send + Sync>,
     pub(super) func: KernelFn,
-    pub(super) buffers: Vec<BufferSlot>,
-    vars: Vec<VarSlot>,
+    /// What its launches are checked against (name, slots, variables).
+    pub(super) checks: LaunchChecks,
     /// Trip count of the parallel loop, if any.
     parallel: Option<usize>,
     /// For a parallel loop bounded by a variable: its trip count at launch.
@@ -30,17 +28,7 @@ pub struct CpuKernel {
     work: u64,
     threads: usize,
     pub(super) pool: Option<Arc<WorkerPool>>,
-    /// For a kernel with variables: its program, whose access ranges at
-    /// the variables' values come from the forms lowering stored
-    /// (`Program::access_at`), and those ranges by values.
-    var_access: Option<(Program, Mutex<AccessCache>)>,
 }
-
-/// Access ranges of a kernel with variables, by the variables' values.
-type AccessCache = HashMap<Vec<i64>, Arc<[Access]>>;
-
-/// An inclusive element range a kernel may touch in one buffer.
-type Access = Option<(i64, i64)>;
 
 impl CpuKernel {
     /// Wraps the built entry point of `program`.
@@ -51,38 +39,16 @@ impl CpuKernel {
         pool: Option<Arc<WorkerPool>>,
     ) -> CpuKernel {
         CpuKernel {
-            name: program.name.clone(),
             source: program.source.clone(),
             _code: loaded.code,
             func: loaded.func,
-            buffers: program.buffers().to_vec(),
-            vars: program.vars.clone(),
+            checks: LaunchChecks::new(program),
             parallel: program.launch.parallel,
             parallel_var: program.launch.parallel_var,
             work: program.launch.work,
             threads,
             pool,
-            var_access: (!program.vars.is_empty()).then(|| (program.clone(), Mutex::default())),
         }
-    }
-
-    /// The access ranges for a launch with `vars`: the static ones, or for
-    /// a kernel with variables the ranges at these values (cached).
-    pub(super) fn access(&self, vars: &[i64]) -> DeviceResult<Option<Arc<[Access]>>> {
-        let Some((program, cache)) = &self.var_access else {
-            return Ok(None);
-        };
-        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(a) = cache.get(vars) {
-            return Ok(Some(a.clone()));
-        }
-        let ranges: Arc<[Access]> = program.access_at(vars).into();
-        if cache.len() >= 1024 {
-            // Bounded memory for kernels launched with many values.
-            cache.clear();
-        }
-        cache.insert(vars.to_vec(), ranges.clone());
-        Ok(Some(ranges))
     }
 
     /// The parallel loop's trip count for a launch with `vars`, and how
@@ -103,91 +69,6 @@ impl CpuKernel {
             (None, Some(size)) => (Some(size), threads_for_work(self.work, threads.min(size))),
             (None, size) => (size, 1),
         }
-    }
-
-    pub(super) fn bad(&self, reason: String) -> DeviceError {
-        DeviceError::BadArgs {
-            what: format!("kernel `{}`", self.name),
-            reason,
-        }
-    }
-
-    /// Checks `vars` against the kernel's variables and their bounds.
-    pub(super) fn check_vars(&self, vars: &[i64]) -> DeviceResult<()> {
-        if vars.len() != self.vars.len() {
-            return Err(self.bad(format!(
-                "{} variable values given, the kernel takes {}",
-                vars.len(),
-                self.vars.len()
-            )));
-        }
-        for (v, slot) in vars.iter().zip(&self.vars) {
-            if *v < slot.min || *v > slot.max {
-                return Err(self.bad(format!(
-                    "variable {} = {v} is outside {}..={}",
-                    slot.name, slot.min, slot.max
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// Checks `buffers` against the slots (with the access ranges `access`
-    /// when given) and returns the CPU buffers.
-    fn check<'a>(
-        &self,
-        buffers: &[&'a dyn DeviceBuffer],
-        access: Option<&[Access]>,
-    ) -> DeviceResult<Vec<&'a CpuBuffer>> {
-        if buffers.len() != self.buffers.len() {
-            return Err(self.bad(format!(
-                "{} buffers given, the kernel takes {}",
-                buffers.len(),
-                self.buffers.len()
-            )));
-        }
-        let mut out = Vec::with_capacity(buffers.len());
-        for (i, (b, slot)) in buffers.iter().zip(&self.buffers).enumerate() {
-            let cpu = b
-                .as_any()
-                .downcast_ref::<CpuBuffer>()
-                .ok_or_else(|| self.bad(format!("buffer {i} is not a CPU buffer")))?;
-            if cpu.dtype() != slot.dtype {
-                return Err(self.bad(format!(
-                    "buffer {i} holds {}, the kernel expects {}",
-                    cpu.dtype(),
-                    slot.dtype
-                )));
-            }
-            let range = match access {
-                None => slot.access,
-                Some(a) => match a.get(i) {
-                    Some(r) => *r,
-                    None => return Err(self.bad(format!("no access range for buffer {i}"))),
-                },
-            };
-            if let Some((lo, hi)) = range {
-                if lo < 0 || hi as u64 >= cpu.len() as u64 {
-                    return Err(self.bad(format!(
-                        "buffer {i} has {} elements, the kernel may access elements {lo}..={hi}",
-                        cpu.len()
-                    )));
-                }
-            }
-            out.push(cpu);
-        }
-        for (i, slot) in self.buffers.iter().enumerate() {
-            let aliased = out
-                .iter()
-                .enumerate()
-                .any(|(j, b)| j != i && std::ptr::eq(*b, out[i]));
-            if slot.written && aliased {
-                return Err(self.bad(format!(
-                    "buffer {i} is written and also passed in another slot"
-                )));
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -257,7 +138,7 @@ pub(super) unsafe fn dispatch(
 
 impl CompiledKernel for CpuKernel {
     fn name(&self) -> &str {
-        &self.name
+        self.checks.name()
     }
 
     fn source(&self) -> &str {
@@ -269,15 +150,15 @@ impl CompiledKernel for CpuKernel {
     }
 
     fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()> {
-        self.check_vars(vars)?;
-        let access = self.access(vars)?;
-        let cpu = self.check(buffers, access.as_deref())?;
+        self.checks.check_vars(vars)?;
+        let access = self.checks.access(vars);
+        let cpu: Vec<&CpuBuffer> = self.checks.check(buffers, access.as_deref(), "CPU")?;
         // Lock each distinct buffer once, in address order (no deadlock
         // between concurrent runs): exclusively if the kernel writes it.
         let mut order: Vec<(usize, bool)> = cpu
             .iter()
             .enumerate()
-            .map(|(i, b)| (b.as_ptr() as usize, self.buffers[i].written))
+            .map(|(i, b)| (b.as_ptr() as usize, self.checks.buffers[i].written))
             .collect();
         order.sort();
         order.dedup_by_key(|(p, _)| *p);

@@ -153,21 +153,22 @@ impl CpuKernel {
         slots: &[usize],
         vars: &[i64],
     ) -> DeviceResult<PreparedLaunch> {
-        self.check_vars(vars)?;
-        if slots.len() != self.buffers.len() {
-            return Err(self.bad(format!(
+        let checks = &self.checks;
+        checks.check_vars(vars)?;
+        if slots.len() != checks.buffers.len() {
+            return Err(checks.bad(format!(
                 "{} buffers given, the kernel takes {}",
                 slots.len(),
-                self.buffers.len()
+                checks.buffers.len()
             )));
         }
-        let access = self.access(vars)?;
-        for (i, (&f, want)) in slots.iter().zip(&self.buffers).enumerate() {
+        let access = checks.access(vars);
+        for (i, (&f, want)) in slots.iter().zip(&checks.buffers).enumerate() {
             let Some(have) = table.slots.get(f) else {
-                return Err(self.bad(format!("buffer {i} is frame slot {f}, outside the plan")));
+                return Err(checks.bad(format!("buffer {i} is frame slot {f}, outside the plan")));
             };
             if have.dtype != want.dtype {
-                return Err(self.bad(format!(
+                return Err(checks.bad(format!(
                     "buffer {i} holds {}, the kernel expects {}",
                     have.dtype, want.dtype
                 )));
@@ -176,24 +177,24 @@ impl CpuKernel {
                 None => want.access,
                 Some(a) => match a.get(i) {
                     Some(r) => *r,
-                    None => return Err(self.bad(format!("no access range for buffer {i}"))),
+                    None => return Err(checks.bad(format!("no access range for buffer {i}"))),
                 },
             };
             if let Some((lo, hi)) = range {
                 if lo < 0 || hi as u64 >= have.len as u64 {
-                    return Err(self.bad(format!(
+                    return Err(checks.bad(format!(
                         "buffer {i} has {} elements, the kernel may access elements {lo}..={hi}",
                         have.len
                     )));
                 }
             }
             if want.written && slots.iter().filter(|&&g| g == f).count() > 1 {
-                return Err(self.bad(format!(
+                return Err(checks.bad(format!(
                     "buffer {i} is written but shared with another slot"
                 )));
             }
             if want.written && !have.written {
-                return Err(self.bad(format!(
+                return Err(checks.bad(format!(
                     "buffer {i} is written but the plan does not lock it for writing"
                 )));
             }

@@ -72,6 +72,39 @@ pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<String, Devic
     }
 }
 
+/// [`compile_ptx`] through the on-disk cache in `dir` (`<cache
+/// dir>/cuda/`): an entry `<key>.ptx` (blake3 of the source, NVRTC's
+/// options and version) with its checksum is read instead of compiling;
+/// a missing or corrupt one is compiled and stored. A cache that cannot
+/// be written only costs the compile (the PTX is still returned).
+pub fn compile_ptx_cached(
+    source: &str,
+    name: &str,
+    arch: &str,
+    dir: &std::path::Path,
+) -> Result<String, DeviceError> {
+    let version = nvrtc_version().map_err(DeviceError::NoCompiler)?;
+    let mut key = blake3::Hasher::new();
+    key.update(source.as_bytes());
+    for o in options(arch) {
+        key.update(b"\0").update(o.as_bytes());
+    }
+    key.update(format!("\0nvrtc {}.{}", version.0, version.1).as_bytes());
+    let key = key.finalize().to_hex();
+    let ptx_path = dir.join(format!("{key}.ptx"));
+    let sum_path = dir.join(format!("{key}.ptx.blake3"));
+    if let Some(bytes) = crate::disk_cache::read_checked(&ptx_path, &sum_path) {
+        if let Ok(ptx) = String::from_utf8(bytes) {
+            return Ok(ptx);
+        }
+    }
+    let ptx = compile_ptx(source, name, arch)?;
+    if let Err(e) = crate::disk_cache::store(dir, &ptx_path, &sum_path, ptx.as_bytes()) {
+        crate::cpu::c::compiler::warn_cache_unusable(dir, &e);
+    }
+    Ok(ptx)
+}
+
 /// NVRTC's version (`(12, 9)`), or why it is not available.
 pub fn nvrtc_version() -> Result<(i32, i32), String> {
     nvrtc_present()?;

@@ -40,8 +40,9 @@ pub use jit::{Jit, Linked};
 pub use target::{emit_assembly, emit_object, llvm_version, TargetSpec};
 
 use super::c::aot;
-use super::c::compiler::{checksum_hex, create_private_dir, io, warn_cache_unusable};
+use super::c::compiler::warn_cache_unusable;
 use super::codegen::{Codegen, KernelFn, LoadedKernel};
+use crate::disk_cache::{read_checked, store};
 use inkwell::context::Context;
 use morok_core::device::{DeviceError, DeviceResult};
 use morok_core::program::Program;
@@ -49,8 +50,7 @@ use morok_core::render::{Caps, OpSet, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::Op;
 use morok_core::LoweredKernel;
 use std::collections::HashMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -265,35 +265,6 @@ pub fn aot_object(program: &Program) -> DeviceResult<AotObject> {
         symbol,
         object,
     })
-}
-
-/// The contents of `obj` if its blake3 checksum matches `sum`.
-fn read_checked(obj: &Path, sum: &Path) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(obj).ok()?;
-    let expected = std::fs::read_to_string(sum).ok()?;
-    (checksum_hex(&bytes) == expected.trim()).then_some(bytes)
-}
-
-/// Writes `bytes` to `obj` and its checksum to `sum`, each through a
-/// temporary file renamed into place (the object first).
-fn store(dir: &Path, obj: &Path, sum: &Path, bytes: &[u8]) -> DeviceResult<()> {
-    create_private_dir(dir)?;
-    let write = |path: &Path, data: &[u8]| -> DeviceResult<()> {
-        let mut f = tempfile::Builder::new()
-            .prefix(".build-")
-            .tempfile_in(dir)
-            .map_err(io(format!(
-                "creating a temporary file in {}",
-                dir.display()
-            )))?;
-        f.write_all(data)
-            .map_err(io(format!("writing {}", f.path().display())))?;
-        f.persist(path)
-            .map_err(|e| io(format!("storing {}", path.display()))(e.error))?;
-        Ok(())
-    };
-    write(obj, bytes)?;
-    write(sum, checksum_hex(bytes).as_bytes())
 }
 
 impl Codegen for LlvmCodegen {

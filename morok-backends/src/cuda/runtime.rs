@@ -1,0 +1,261 @@
+//! The CUDA device: one GPU's context and stream, its buffers
+//! ([`super::buffer`]), and kernels compiled by NVRTC for its `sm_XX`
+//! (PTX cached on disk), loaded as modules and launched with the grid
+//! and block lowering chose.
+//!
+//! Launches are queued on the device's stream and return at once; a
+//! copy out waits for the stream, so a realize synchronizes once, when
+//! its result is read. Every launch is checked first
+//! ([`crate::launch_check`]): the buffers' count, types, device and
+//! sizes against the access ranges lowering proved, the variables
+//! against their bounds.
+//!
+//! Not run on a GPU in this project's CI (none is available there): CI
+//! builds it with the feature `cuda`, compiles every kernel with NVRTC
+//! and `ptxas`, and checks the launch semantics on the CPU (`GPUSIM`).
+
+use super::buffer::{driver, BufferCache, CudaBuffer};
+use super::nvrtc::{compile_ptx_cached, nvrtc_version};
+use super::render::CudaRenderer;
+use super::target::cuda_target;
+use crate::launch_check::LaunchChecks;
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
+use morok_core::program::Program;
+use morok_core::render::Renderer;
+use morok_core::target::Target;
+use morok_core::DType;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One CUDA GPU as a Morok device.
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// The architecture kernels are compiled for (`sm_90`).
+    arch: String,
+    /// The GPU's name (`NVIDIA H200`).
+    gpu: String,
+    /// NVRTC's version.
+    nvrtc: (i32, i32),
+    /// L2 cache bytes (for the optimizer's target).
+    l2_bytes: usize,
+    /// Freed device memory kept for reuse.
+    cache: Arc<BufferCache>,
+    /// The on-disk cache directory (PTX under `cuda/`).
+    cache_dir: PathBuf,
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal`: its primary context, a stream of its own, its
+    /// architecture, name and L2 size. The caller checked that the driver
+    /// and NVRTC libraries exist (`cudarc` panics without them).
+    pub fn open(ordinal: usize) -> Result<CudaDevice, String> {
+        let fail = |what: &str, e: cudarc::driver::DriverError| {
+            format!("CUDA: device {ordinal}: {what}: {e}")
+        };
+        let count = CudaContext::device_count().map_err(|e| fail("counting devices", e))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(format!(
+                "CUDA: device {ordinal} does not exist ({count} CUDA devices on this machine)"
+            ));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| fail("creating a context", e))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| fail("reading the compute capability", e))?;
+        let gpu = ctx.name().map_err(|e| fail("reading the name", e))?;
+        let l2_bytes = ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_or(0, |b| b.max(0) as usize);
+        let stream = ctx.new_stream().map_err(|e| fail("creating a stream", e))?;
+        let nvrtc = nvrtc_version()?;
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            arch: format!("sm_{major}{minor}"),
+            gpu,
+            nvrtc,
+            l2_bytes,
+            cache: Arc::new(BufferCache::new(BufferCache::limit_from_env())),
+            cache_dir: crate::cpu::CpuConfig::from_env().cache_dir,
+        })
+    }
+
+    /// Bytes of freed device memory held for reuse.
+    pub fn cached_bytes(&self) -> usize {
+        self.cache.bytes()
+    }
+}
+
+impl Device for CudaDevice {
+    fn name(&self) -> &str {
+        "CUDA"
+    }
+
+    fn identity(&self) -> String {
+        format!(
+            "cuda\0{}\0nvrtc {}.{}\0{}",
+            self.arch, self.nvrtc.0, self.nvrtc.1, self.gpu
+        )
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "CUDA ({}, {}, NVRTC {}.{})",
+            self.gpu, self.arch, self.nvrtc.0, self.nvrtc.1
+        )
+    }
+
+    fn cache_dir(&self) -> Option<PathBuf> {
+        Some(self.cache_dir.clone())
+    }
+
+    fn renderer(&self) -> &dyn Renderer {
+        &CudaRenderer
+    }
+
+    fn target(&self) -> Target {
+        cuda_target(self.l2_bytes)
+    }
+
+    fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
+        Ok(Box::new(CudaBuffer::allocate(
+            &self.stream,
+            &self.cache,
+            dtype,
+            count,
+        )?))
+    }
+
+    fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>> {
+        let Some(block) = program.launch.local else {
+            return Err(DeviceError::BadArgs {
+                what: format!("kernel `{}`", program.name),
+                reason: "it was not lowered for a GPU (no block size)".to_string(),
+            });
+        };
+        let dims = |d: [usize; 3], what: &str| -> DeviceResult<(u32, u32, u32)> {
+            let c = |v: usize| {
+                u32::try_from(v).map_err(|_| DeviceError::BadArgs {
+                    what: format!("kernel `{}`", program.name),
+                    reason: format!("{what} {d:?} exceeds the launch limits"),
+                })
+            };
+            Ok((c(d[0])?, c(d[1])?, c(d[2])?))
+        };
+        let config = LaunchConfig {
+            grid_dim: dims(program.launch.global, "grid")?,
+            block_dim: dims(block, "block")?,
+            shared_mem_bytes: 0,
+        };
+        let ptx = compile_ptx_cached(
+            &program.source,
+            &program.name,
+            &self.arch,
+            &self.cache_dir.join("cuda"),
+        )?;
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(|e| DeviceError::Load {
+                kernel: program.name.clone(),
+                path: "PTX".to_string(),
+                reason: e.to_string(),
+            })?;
+        let func = module
+            .load_function(&program.entry)
+            .map_err(|e| DeviceError::Load {
+                kernel: program.name.clone(),
+                path: "PTX".to_string(),
+                reason: format!("no entry `{}`: {e}", program.entry),
+            })?;
+        Ok(Arc::new(CudaKernel {
+            checks: LaunchChecks::new(program),
+            source: program.source.clone(),
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            func,
+            config,
+        }))
+    }
+}
+
+/// A kernel loaded on one CUDA device.
+pub struct CudaKernel {
+    checks: LaunchChecks,
+    source: String,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    func: CudaFunction,
+    config: LaunchConfig,
+}
+
+impl CompiledKernel for CudaKernel {
+    fn name(&self) -> &str {
+        self.checks.name()
+    }
+
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Checks the launch, then queues it on the device's stream: the
+    /// buffers' device pointers, their element counts and the variables,
+    /// in the order the renderer declares them.
+    fn run(&self, buffers: &[&dyn DeviceBuffer], vars: &[i64]) -> DeviceResult<()> {
+        self.checks.check_vars(vars)?;
+        let access = self.checks.access(vars);
+        let cuda: Vec<&CudaBuffer> = self.checks.check(buffers, access.as_deref(), "CUDA")?;
+        if let Some(i) = cuda
+            .iter()
+            .position(|b| !Arc::ptr_eq(b.slice().context(), &self.ctx))
+        {
+            return Err(self
+                .checks
+                .bad(format!("buffer {i} lives on another CUDA device")));
+        }
+        let sizes: Vec<i64> = cuda.iter().map(|b| b.len() as i64).collect();
+        let mut launch = self.stream.launch_builder(&self.func);
+        for b in &cuda {
+            launch.arg(b.slice());
+        }
+        for s in &sizes {
+            launch.arg(s);
+        }
+        for v in vars {
+            launch.arg(v);
+        }
+        // SAFETY: the arguments are the renderer's signature (a pointer
+        // per slot, then each slot's count, then the variables, all
+        // 64-bit), each buffer holds every element the kernel can touch
+        // at `vars` (checked above), and a written buffer is in no other
+        // slot; launches on one stream run in order.
+        unsafe { launch.launch(self.config) }.map_err(driver("launching a kernel"))?;
+        Ok(())
+    }
+
+    /// The median of `runs` launches, each timed to its completion.
+    fn time(
+        &self,
+        buffers: &[&dyn DeviceBuffer],
+        vars: &[i64],
+        runs: usize,
+    ) -> DeviceResult<Duration> {
+        self.stream
+            .synchronize()
+            .map_err(driver("waiting for the stream"))?;
+        let mut times = Vec::with_capacity(runs.max(1));
+        for _ in 0..runs.max(1) {
+            let start = Instant::now();
+            self.run(buffers, vars)?;
+            self.stream
+                .synchronize()
+                .map_err(driver("waiting for the stream"))?;
+            times.push(start.elapsed());
+        }
+        times.sort();
+        Ok(times[times.len() / 2])
+    }
+}
