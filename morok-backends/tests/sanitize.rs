@@ -109,3 +109,81 @@ fn a_sanitized_kernel_aborts_on_an_out_of_bounds_write() {
         "expected ASan's report: {stderr}"
     );
 }
+
+/// The LLVM device's bounds assertions: in the sanitizer mode its kernels
+/// check every global access against `sizes[slot]`; a kernel called
+/// directly (past the launch checks) with a size one smaller than its
+/// buffer aborts with a report naming the kernel, the buffer and the
+/// elements, and the same kernel with the true sizes runs. Without the
+/// mode the IR has no check. (Child processes; no ASan runtime needed.)
+#[cfg(feature = "llvm")]
+#[test]
+fn llvm_bounds_assertions_abort_with_a_report() {
+    use morok_backends::cpu::{Codegen, LlvmCodegen};
+    use std::ffi::c_void;
+    let build = || {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let codegen = LlvmCodegen::new(dir.path().to_path_buf());
+        let ast = morok_core::sample_kernels::matmul(4, 4, 4);
+        let lowered = morok_core::lower(
+            &ast,
+            &morok_core::LowerOptions::new(codegen.renderer().caps()),
+        )
+        .expect("lower");
+        let program =
+            morok_core::render_program(&ast, lowered, codegen.renderer()).expect("render");
+        (dir, codegen, program)
+    };
+    match std::env::var(CHILD).as_deref() {
+        Ok(mode @ ("llvm-short" | "llvm-exact")) => {
+            let (_dir, codegen, program) = build();
+            assert!(
+                program.source.contains("morok sanitize"),
+                "no bounds checks"
+            );
+            let kernel = codegen.build(&program).expect("build");
+            let mut bufs: Vec<Vec<f32>> =
+                program.buffers().iter().map(|_| vec![1.0f32; 16]).collect();
+            let mut sizes = vec![16i64; bufs.len()];
+            if mode == "llvm-short" {
+                sizes[1] = 15;
+            }
+            let ptrs: Vec<*mut c_void> = bufs.iter_mut().map(|b| b.as_mut_ptr().cast()).collect();
+            let end = program.launch.parallel.unwrap_or(0) as i64;
+            // SAFETY: every buffer holds 16 elements, all a 4×4×4 matmul
+            // touches; the "short" size only makes the check fire.
+            unsafe { (kernel.func)(ptrs.as_ptr(), sizes.as_ptr(), [].as_ptr(), 0, end) };
+            eprintln!("RAN: {}", bufs[0][0]);
+        }
+        _ => {
+            let (_dir, _codegen, program) = build();
+            if !sanitize_requested() {
+                assert!(
+                    !program.source.contains("morok sanitize"),
+                    "checks outside the mode"
+                );
+            }
+            let name = "llvm_bounds_assertions_abort_with_a_report";
+            let short = child(
+                name,
+                &[(CHILD, "llvm-short"), ("MOROK_SANITIZE", "1")],
+                false,
+            );
+            let stderr = String::from_utf8_lossy(&short.stderr);
+            assert!(!short.status.success(), "the child survived: {stderr}");
+            assert!(
+                stderr.contains("morok sanitize: kernel `")
+                    && stderr.contains("of buffer 1, which has 15"),
+                "expected the bounds report: {stderr}"
+            );
+            let exact = child(
+                name,
+                &[(CHILD, "llvm-exact"), ("MOROK_SANITIZE", "1")],
+                false,
+            );
+            let stderr = String::from_utf8_lossy(&exact.stderr);
+            assert!(exact.status.success(), "{stderr}");
+            assert!(stderr.contains("RAN: 4"), "{stderr}");
+        }
+    }
+}

@@ -100,6 +100,9 @@ pub(super) struct Gen<'ctx, 'k> {
     /// Whether a store was made non-temporal: the kernel then ends with
     /// an `sfence`.
     pub(super) streamed: bool,
+    /// Whether global accesses get the sanitizer mode's bounds checks
+    /// ([`super::bounds`]).
+    pub(super) bounds_checks: bool,
 }
 
 /// Builds the module of `kernel`: one function named after it with the
@@ -107,7 +110,10 @@ pub(super) struct Gen<'ctx, 'k> {
 /// target set (the caller sets triple and data layout); `x86_64` says
 /// whether it is for an x86-64 target, where the vector stores the shared
 /// rule picks ([`crate::cpu::stream::streams`]) are `!nontemporal` and
-/// the kernel ends with `llvm.x86.sse.sfence`.
+/// the kernel ends with `llvm.x86.sse.sfence`. In the sanitizer mode
+/// (`MOROK_SANITIZE`, read once per process) every global access is
+/// checked against its buffer's size ([`super::bounds`]); the checks are
+/// part of the IR text, so of the object cache key.
 pub(super) fn build_module<'ctx>(
     cx: &'ctx Context,
     kernel: &LoweredKernel,
@@ -158,6 +164,7 @@ pub(super) fn build_module<'ctx>(
         frames: Vec::new(),
         may_stream: x86_64,
         streamed: false,
+        bounds_checks: crate::host::sanitize_requested(),
     };
     for n in &kernel.ops {
         g.op(n)?;
@@ -185,6 +192,11 @@ pub(super) fn build_module<'ctx>(
 }
 
 impl<'ctx> Gen<'ctx, '_> {
+    /// The module being built.
+    pub(super) fn module(&self) -> &Module<'ctx> {
+        &self.module
+    }
+
     pub(super) fn param(&self, i: u32) -> R<BasicValueEnum<'ctx>> {
         self.func.get_nth_param(i).ok_or_else(|| RenderError {
             renderer: "LLVM".to_string(),

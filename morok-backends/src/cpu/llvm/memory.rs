@@ -88,6 +88,9 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             (self.value_type(n, st)?, None)
         };
+        if global {
+            self.bounds_check(index, n.dtype().count())?;
+        }
         let raw = self.b.build_load(ty, place, "").map_err(be)?;
         if let Some(align) = align {
             set_alignment(n, raw, align)?;
@@ -135,6 +138,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let v = self.value(n.s(1))?;
         let global = indexes_global(index);
         if n.s(1).dtype().is_vector() {
+            self.bounds_check(index, n.s(1).dtype().count())?;
             let st = self.b.build_store(place, v).map_err(be)?;
             if global {
                 let (_, mut align) = self.vector_access(n, n.s(1).dtype())?;
@@ -171,11 +175,13 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_conditional_branch(ok, then, merge)
                     .map_err(be)?;
                 self.b.position_at_end(then);
+                self.bounds_check(index, 1)?;
                 self.b.build_store(place, v).map_err(be)?;
                 self.b.build_unconditional_branch(merge).map_err(be)?;
                 self.b.position_at_end(merge);
             }
             None => {
+                self.bounds_check(index, 1)?;
                 self.b.build_store(place, v).map_err(be)?;
             }
         }

@@ -29,6 +29,7 @@
 //! these very bytes.
 
 mod alu;
+mod bounds;
 mod half;
 mod ir;
 mod jit;
