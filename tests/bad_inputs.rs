@@ -496,3 +496,61 @@ fn safetensors_files() {
     ));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A disk that takes no more bytes, simulated by a file-size limit of 0
+/// (`prlimit --fsize=0`, with `SIGXFSZ` ignored so a write fails with
+/// `EFBIG` instead of killing the process, the path `ENOSPC` takes too):
+/// on the LLVM device the computation still succeeds (objects link from
+/// memory) with one warning that the cache cannot be used; on the C
+/// device, whose compiler must write the shared object somewhere, it is
+/// an error naming the kernel and the failed write, never a crash.
+#[test]
+fn a_full_disk_degrades_or_fails_cleanly() {
+    if std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no prlimit");
+        return;
+    }
+    let mut devices = vec!["CPU"];
+    if cfg!(feature = "llvm") {
+        devices.push("LLVM");
+    }
+    for device in devices {
+        let cache = tempfile::tempdir().unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(r#"trap '' XFSZ; exec prlimit --fsize=0 -- "$@""#)
+            .arg("sh")
+            .arg(&exe)
+            .args(["env_child", "--exact", "--include-ignored", "--nocapture"])
+            .args(["--test-threads=1"])
+            .env("MOROK_CACHE_DIR", cache.path())
+            .env("MOROK_DEVICE", device)
+            .env_remove("MOROK_SANITIZE")
+            .output()
+            .expect("starting the child");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{device}: the child failed: {stderr}");
+        let result = stderr
+            .lines()
+            .find(|l| l.starts_with("env child: "))
+            .unwrap_or_else(|| panic!("{device}: no result: {stderr}"));
+        if device == "LLVM" {
+            assert_eq!(result, "env child: ok 24", "{device}: {stderr}");
+            assert!(
+                stderr.contains("cannot be used"),
+                "{device}: no warning: {stderr}"
+            );
+        } else {
+            assert!(
+                result.starts_with("env child: err realize") && result.contains("bad_inputs.rs"),
+                "{device}: {result}"
+            );
+        }
+        common::report(&format!("full disk on {device}: {result}"));
+    }
+}

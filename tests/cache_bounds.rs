@@ -5,7 +5,8 @@
 //!
 //! `MOROK_CACHE_TEST_SHAPES=N` sets how many distinct shapes each device
 //! realizes (default 400; `docs/RELIABILITY.md` gives a long run's
-//! figures).
+//! figures), `MOROK_CACHE_TEST_DEVICES=LLVM` (comma-separated names) the
+//! devices.
 
 mod common;
 
@@ -96,10 +97,17 @@ fn bounded_on(device: &Device) {
 fn new_shapes_keep_caches_memory_and_mappings_bounded() {
     morok::set_kernel_cache_limit(LIMIT);
     assert_eq!(morok::kernel_cache_limit(), LIMIT);
-    let mut devices = vec![Device::get("CPU").expect("CPU device")];
-    if let Ok(llvm) = Device::get("LLVM") {
-        devices.push(llvm);
-    }
+    let devices: Vec<Device> = match std::env::var("MOROK_CACHE_TEST_DEVICES") {
+        Ok(names) => names
+            .split(',')
+            .map(|n| Device::get(n.trim()).expect("a device named in MOROK_CACHE_TEST_DEVICES"))
+            .collect(),
+        Err(_) => {
+            let mut d = vec![Device::get("CPU").expect("CPU device")];
+            d.extend(Device::get("LLVM").ok());
+            d
+        }
+    };
     for d in &devices {
         bounded_on(d);
     }
