@@ -210,6 +210,7 @@ pub mod stats {
     pub use morok_backends::cpu::c::aot::{
         hits as aot_kernel_hits, jit_builds as jit_kernel_builds,
     };
+    pub use morok_backends::cpu::pooled_bytes as cpu_pooled_bytes;
     pub use morok_core::pipeline_runs;
     pub use morok_core::schedule_cache_len;
 }

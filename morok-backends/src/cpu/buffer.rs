@@ -190,6 +190,12 @@ impl Pool {
 
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
 
+/// Bytes of freed CPU buffers the pool holds for reuse now (at most
+/// 256 MiB).
+pub fn pooled_bytes() -> usize {
+    with_pool(|p| p.bytes)
+}
+
 fn with_pool<R>(f: impl FnOnce(&mut Pool) -> R) -> R {
     let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
     f(guard.get_or_insert_with(Pool::default))

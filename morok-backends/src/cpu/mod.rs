@@ -19,7 +19,7 @@ pub mod pool;
 pub mod prepared;
 pub mod stream;
 
-pub use buffer::CpuBuffer;
+pub use buffer::{pooled_bytes, CpuBuffer};
 pub use c::{CCodegen, CRenderer, Compiler, ObjectCache};
 pub use codegen::{Codegen, KernelFn, LoadedKernel};
 pub use kernel::CpuKernel;
