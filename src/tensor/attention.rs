@@ -57,6 +57,14 @@ impl Tensor {
         if q.len() < 2 || k.len() < 2 || v.len() < 2 {
             return Err(fail("query, key and value need at least 2 axes".into()));
         }
+        if opts.is_causal && opts.mask.is_some() {
+            // As PyTorch: one of the two says which keys a query sees.
+            return Err(Error::argument(
+                op,
+                "is_causal and an explicit mask together: give one (fold the causal \
+                 triangle into the mask)",
+            ));
+        }
         let (e, s) = (q[q.len() - 1], k[k.len() - 2]);
         if k[k.len() - 1] != e || v[v.len() - 2] != s {
             return Err(fail(

@@ -178,6 +178,13 @@ impl Tensor {
     #[track_caller]
     pub fn linspace_dtype(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
         let t = element_type("linspace", dtype)?;
+        if t.is_bool() {
+            // PyTorch refuses it too: evenly spaced values have no bool form.
+            return Err(Error::dtype(
+                "linspace",
+                format!("linspace({start}, {end}, {steps}) cannot make bool values"),
+            ));
+        }
         Tensor::linspace(start, end, steps)?.cast_to(t)
     }
 

@@ -144,6 +144,14 @@ impl Tensor {
             };
             x = x.resample_axis(axis, i, o, ratio, mode, align_corners)?;
         }
+        // Linear modes compute in floats; an integer input keeps its
+        // dtype, rounded half up (`floor(v + 0.5)`) as PyTorch's `u8`
+        // kernels do (the values are convex combinations, so they stay in
+        // range).
+        let input = self.graph()?.dtype;
+        if linear_rank.is_some() && input.is_int() && x.graph()?.dtype != input {
+            x = x.add(0.5)?.floor()?.cast_to(input)?;
+        }
         Ok(x)
     }
 

@@ -291,7 +291,13 @@ impl Tensor {
         equal_nan: bool,
     ) -> Result<Tensor> {
         let (a, b) = self.float_pair("isclose", other)?;
-        let near = a.sub(&b)?.abs()?.le(&b.abs()?.mul(rtol)?.add(atol)?)?;
+        // PyTorch's rule: equal, or a finite difference within the
+        // tolerance (with an infinite `other` the tolerance is infinite
+        // too, and `inf <= inf` must not make `5` close to `inf`).
+        let diff = a.sub(&b)?.abs()?;
+        let near = diff
+            .le(&b.abs()?.mul(rtol)?.add(atol)?)?
+            .logical_and(&diff.isfinite()?)?;
         let close = near.logical_or(&a.eq(&b)?)?;
         if equal_nan {
             close.logical_or(&a.isnan()?.logical_and(&b.isnan()?)?)

@@ -129,7 +129,19 @@ impl Tensor {
     pub fn normalize(&self, p: f64, dim: isize, eps: f64) -> Result<Tensor> {
         let d = self.axis("normalize", dim)? as isize;
         let x = self.to_float()?;
-        let norm = x.abs()?.pow(p)?.sum(Some(&[d]), true)?.pow(1.0 / p)?;
+        let axis = [d];
+        let abs = x.abs()?;
+        // PyTorch's vector norms: `p = 0` counts the non-zeros, `±inf` is
+        // the largest / smallest magnitude, otherwise `(Σ|x|^p)^(1/p)`.
+        let norm = if p == 0.0 {
+            abs.ne(0.0)?.cast(x.dtype())?.sum(Some(&axis), true)?
+        } else if p == f64::INFINITY {
+            abs.max(Some(&axis), true)?
+        } else if p == f64::NEG_INFINITY {
+            abs.min(Some(&axis), true)?
+        } else {
+            abs.pow(p)?.sum(Some(&axis), true)?.pow(1.0 / p)?
+        };
         x.div(&norm.maximum(eps)?)
     }
 }

@@ -273,25 +273,33 @@ impl Tensor {
     }
 
     /// Running reduction `how` along a normalized axis, in `self`'s dtype:
-    /// the axis is moved last, padded with `n - 1` identities of `how` in
-    /// front, cut into `n` windows of length `n` (window `i` ends at
-    /// element `i`) and each window is reduced. Errors name `op`.
+    /// each window of [`Tensor::running_windows`] reduced. Errors name
+    /// `op`.
     #[track_caller]
     pub(super) fn running_axis(&self, op: &str, ax: usize, how: ReduceOp) -> Result<Tensor> {
-        let n = self.shape()[ax];
-        if n <= 1 {
+        if self.shape()[ax] <= 1 {
             return Ok(self.clone());
         }
+        let last = self.ndim() - 1;
+        let identity = how.identity(self.graph()?.dtype);
+        let windows = self.running_windows(op, ax, identity)?;
+        windows
+            .reduce_to(how, &[last + 1], false)?
+            .swap_axes(ax, last)
+    }
+
+    /// The prefixes of a normalized axis of length `n > 1` as windows: the
+    /// axis is moved last, padded with `n - 1` copies of `fill` in front
+    /// and cut into `n` windows of length `n` (a new last axis; window `i`
+    /// ends at element `i`). Errors name `op`.
+    #[track_caller]
+    fn running_windows(&self, op: &str, ax: usize, fill: ConstValue) -> Result<Tensor> {
+        let n = self.shape()[ax];
         let last = self.ndim() - 1;
         let x = self.swap_axes(ax, last)?;
         let mut pads = vec![(0, 0); x.ndim()];
         pads[last] = (n - 1, 0);
-        let identity = how.identity(self.graph()?.dtype);
-        let windows = x
-            .pad_with(op, &pads, identity)?
-            .pool(op, &[n], &[1], &[1])?;
-        let sums = windows.reduce_to(how, &[last + 1], false)?;
-        sums.swap_axes(ax, last)
+        x.pad_with(op, &pads, fill)?.pool(op, &[n], &[1], &[1])
     }
 
     /// Running product along `axis`, with the dtype rules of
@@ -361,21 +369,29 @@ impl Tensor {
         Ok((values, idx))
     }
 
-    /// `log(cumsum(exp(x)))` along `axis`, shifted by the (finite) maximum
-    /// of the axis for stability.
+    /// `log(cumsum(exp(x)))` along `axis`. Each prefix is shifted by its
+    /// own (finite) maximum, so a small early element next to a large
+    /// later one does not underflow (`[0, 100]` gives `[0, 100]`).
     #[track_caller]
     pub fn logcumsumexp(&self, axis: isize) -> Result<Tensor> {
         let ax = self.axis("logcumsumexp", axis)?;
         let x = self.to_float()?;
-        if x.ndim() == 0 {
+        if x.ndim() == 0 || x.shape()[ax] <= 1 {
             return Ok(x);
         }
-        let m = x.reduce_to(ReduceOp::Max, &[ax], true)?;
+        let last = x.ndim() - 1;
+        let dtype = x.graph()?.dtype;
+        let windows = x.running_windows("logcumsumexp", ax, ReduceOp::Max.identity(dtype))?;
+        let m = windows.reduce_to(ReduceOp::Max, &[last + 1], true)?;
         let zero = m.filled(0.0)?;
         let shift = m.isinf()?.logical_or(&m.isnan()?)?.where_(&zero, &m)?;
-        let e = x.sub(&shift)?.exp()?;
-        e.running_axis("logcumsumexp", ax, ReduceOp::Add)?
-            .log()?
-            .add(&shift)
+        let sums = windows
+            .sub(&shift)?
+            .exp()?
+            .reduce_to(ReduceOp::Add, &[last + 1], true)?;
+        let out = sums.log()?.add(&shift)?;
+        let mut shape = out.shape().to_vec();
+        shape.pop();
+        out.reshape_to(&shape)?.swap_axes(ax, last)
     }
 }

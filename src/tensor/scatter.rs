@@ -54,9 +54,19 @@ impl Tensor {
                 ),
             ));
         }
-        let cut: Vec<(usize, usize)> = ishape.iter().map(|&k| (0, k)).collect();
         let dtype = self.graph()?.dtype;
-        Ok((d, src.shrink_to(&cut)?.cast_to(dtype)?))
+        let src_dtype = src.graph()?.dtype;
+        if src_dtype != dtype {
+            // As PyTorch: no silent cast of the values written.
+            return Err(Error::dtype(
+                op,
+                format!(
+                    "src holds {src_dtype} but the input holds {dtype}: cast src to {dtype} first"
+                ),
+            ));
+        }
+        let cut: Vec<(usize, usize)> = ishape.iter().map(|&k| (0, k)).collect();
+        Ok((d, src.shrink_to(&cut)?))
     }
 
     /// The one-hot hits of a scatter: `[..., k, n, ...]` (index axis `d`,
