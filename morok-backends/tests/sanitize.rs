@@ -33,20 +33,24 @@ fn child(name: &str, env: &[(&str, &str)], keep_preload: bool) -> std::process::
     cmd.output().expect("spawn the test binary")
 }
 
+/// The program of an `n`×`n`×`n` matmul rendered by `renderer`.
+fn matmul_program(
+    renderer: &dyn morok_core::render::Renderer,
+    n: i64,
+) -> morok_core::program::Program {
+    let ast = morok_core::sample_kernels::matmul(n, n, n);
+    let lowered =
+        morok_core::lower(&ast, &morok_core::LowerOptions::new(renderer.caps())).expect("lower");
+    morok_core::render_program(&ast, lowered, renderer).expect("render")
+}
+
 #[test]
 fn sanitize_without_the_asan_runtime_is_a_clear_error() {
     if std::env::var(CHILD).is_ok_and(|v| v == "no-runtime") {
         use morok_backends::cpu::{CCodegen, Codegen};
         let dir = tempfile::tempdir().expect("temp dir");
         let codegen = CCodegen::new(dir.path().to_path_buf(), None);
-        let ast = morok_core::sample_kernels::matmul(2, 2, 2);
-        let lowered = morok_core::lower(
-            &ast,
-            &morok_core::LowerOptions::new(codegen.renderer().caps()),
-        )
-        .expect("lower");
-        let program =
-            morok_core::render_program(&ast, lowered, codegen.renderer()).expect("render");
+        let program = matmul_program(codegen.renderer(), 2);
         match codegen.build(&program) {
             Ok(_) => panic!("a sanitized build without the ASan runtime succeeded"),
             Err(e) => eprintln!("BUILD ERROR: {e}"),
@@ -124,14 +128,7 @@ fn llvm_bounds_assertions_abort_with_a_report() {
     let build = || {
         let dir = tempfile::tempdir().expect("temp dir");
         let codegen = LlvmCodegen::new(dir.path().to_path_buf());
-        let ast = morok_core::sample_kernels::matmul(4, 4, 4);
-        let lowered = morok_core::lower(
-            &ast,
-            &morok_core::LowerOptions::new(codegen.renderer().caps()),
-        )
-        .expect("lower");
-        let program =
-            morok_core::render_program(&ast, lowered, codegen.renderer()).expect("render");
+        let program = matmul_program(codegen.renderer(), 4);
         (dir, codegen, program)
     };
     match std::env::var(CHILD).as_deref() {

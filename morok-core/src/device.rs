@@ -140,18 +140,28 @@ pub trait CompiledKernel: Send + Sync {
         None
     }
 
+    /// Waits until every launch of this kernel so far has finished: a
+    /// no-op (the default) where [`CompiledKernel::run`] returns only when
+    /// the kernel is done (the CPU); a GPU waits for its stream.
+    fn finish(&self) -> DeviceResult<()> {
+        Ok(())
+    }
+
     /// Runs the kernel `runs` times (at least once) and returns the
-    /// median wall time of one run (for beam search and benchmarks).
+    /// median wall time of one run, each to its [`CompiledKernel::finish`]
+    /// (for beam search and benchmarks).
     fn time(
         &self,
         buffers: &[&dyn DeviceBuffer],
         vars: &[i64],
         runs: usize,
     ) -> DeviceResult<Duration> {
+        self.finish()?;
         let mut times = Vec::with_capacity(runs.max(1));
         for _ in 0..runs.max(1) {
             let start = Instant::now();
             self.run(buffers, vars)?;
+            self.finish()?;
             times.push(start.elapsed());
         }
         times.sort();

@@ -27,7 +27,6 @@ use morok_core::target::Target;
 use morok_core::DType;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// One CUDA GPU as a Morok device.
 pub struct CudaDevice {
@@ -236,26 +235,10 @@ impl CompiledKernel for CudaKernel {
         Ok(())
     }
 
-    /// The median of `runs` launches, each timed to its completion.
-    fn time(
-        &self,
-        buffers: &[&dyn DeviceBuffer],
-        vars: &[i64],
-        runs: usize,
-    ) -> DeviceResult<Duration> {
+    /// Waits for the device's stream (every queued launch).
+    fn finish(&self) -> DeviceResult<()> {
         self.stream
             .synchronize()
-            .map_err(driver("waiting for the stream"))?;
-        let mut times = Vec::with_capacity(runs.max(1));
-        for _ in 0..runs.max(1) {
-            let start = Instant::now();
-            self.run(buffers, vars)?;
-            self.stream
-                .synchronize()
-                .map_err(driver("waiting for the stream"))?;
-            times.push(start.elapsed());
-        }
-        times.sort();
-        Ok(times[times.len() / 2])
+            .map_err(driver("waiting for the stream"))
     }
 }
