@@ -10,10 +10,9 @@
 //! an error must name an op the call stands for and the line of the call
 //! in this file. The test lists every call that panicked.
 
-#[macro_use]
 mod common;
 
-use common::{compiled, tensor, Rng};
+use common::{compiled, tensor, with_element, Rng};
 use morok::core::uop::shape_of;
 use morok::core::AddrSpace;
 use morok::{

@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 /// One kernel AST as a [`Program`] for `device`: under `OptMode::Beam`
 /// the opts of a beam search ([`crate::beam::beam_opts`]), else core's
-/// [`morok_core::compile_program`] (heuristics, or none).
+/// [`morok_core::compile_program`] (heuristics, a random walk's opts, or
+/// none).
 pub fn compile_program(
     ast: &Arc<UOp>,
     device: &dyn Device,
@@ -26,7 +27,7 @@ pub fn compile_program(
             let opts = crate::beam::beam_opts(ast, &config, device);
             compile_with_opts(ast, &opts, device.renderer(), &target, options)
         }
-        OptMode::None | OptMode::Heuristics => {
+        OptMode::None | OptMode::Heuristics | OptMode::Random(_) => {
             morok_core::compile_program(ast, device.renderer(), &target, options)
         }
     }

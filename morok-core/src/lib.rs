@@ -78,7 +78,8 @@ pub use opt::{
     candidates::{neighbours, search_actions, upcast_lanes, MAX_UPCAST},
     gpu_heuristic::{gpu_optimizations, BLOCK_THREADS},
     heuristic::{hand_coded_optimizations, vector_register_tile},
-    optimize, BeamConfig, Opt, OptArg, OptError, OptKernel, OptMode, OptOps, COMPILE_LIMIT,
+    optimize, random_opts, BeamConfig, Opt, OptArg, OptError, OptKernel, OptMode, OptOps,
+    COMPILE_LIMIT,
 };
 
 /// Lowering: kernel AST to a linear program, and the facts it proves.

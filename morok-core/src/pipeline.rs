@@ -16,7 +16,7 @@
 
 use crate::kernel::loop_nest_iterations;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
-use crate::opt::{apply_opts, optimize, Opt, OptError, OptMode};
+use crate::opt::{apply_opts, optimize, random_opts, Opt, OptError, OptMode};
 use crate::program::{kernel_name, parallel_var, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
 use crate::target::Target;
@@ -48,8 +48,9 @@ pub enum PipelineError {
 /// Runs the per-kernel pipeline (see the module docs) for `renderer`'s
 /// language on the machine `target` describes: the heuristics' opts
 /// ([`OptMode::Heuristics`]; `OptMode::Beam` too: the search is a driver
-/// outside core that calls [`compile_with_opts`] with the opts it found)
-/// or none ([`OptMode::None`]), then lowering and rendering.
+/// outside core that calls [`compile_with_opts`] with the opts it found),
+/// a seeded random walk's ([`OptMode::Random`]) or none
+/// ([`OptMode::None`]), then lowering and rendering.
 pub fn compile_program(
     ast: &Arc<UOp>,
     renderer: &dyn Renderer,
@@ -59,6 +60,7 @@ pub fn compile_program(
     let chosen = match opts.mode {
         OptMode::None => Vec::new(),
         OptMode::Heuristics | OptMode::Beam(_) => optimize(ast, target),
+        OptMode::Random(seed) => random_opts(ast, target, seed),
     };
     compile_with_opts(ast, &chosen, renderer, target, opts)
 }

@@ -85,6 +85,38 @@ pub fn optimize(ast: &Arc<UOp>, target: &Target) -> Vec<Opt> {
     k.applied
 }
 
+/// The opts of a seeded random walk through the beam search's space
+/// ([`OptMode::Random`], for fuzzing): from the unoptimized kernel or the
+/// heuristics' choice (the seed decides), up to four steps, each to a
+/// random one of the kernel's [`candidates::neighbours`]. Every list is
+/// valid for `target` ([`apply_opts`] accepts it); a pure function of the
+/// kernel's name, the target and `seed`, so a run is reproducible.
+pub fn random_opts(ast: &Arc<UOp>, target: &Target, seed: u64) -> Vec<Opt> {
+    let name = crate::program::kernel_name(ast);
+    let key = name.bytes().fold(seed, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut counter = 0;
+    let mut draw = |n: usize| {
+        counter += 1;
+        (crate::random::threefry2x32(counter, key) % n as u64) as usize
+    };
+    let mut k = OptKernel::new(ast, *target);
+    if draw(2) == 0 {
+        apply_heuristics(&mut k);
+    }
+    let actions = candidates::search_actions();
+    for _ in 0..draw(5) {
+        let mut next = candidates::neighbours(&k, &actions);
+        if next.is_empty() {
+            break;
+        }
+        let pick = draw(next.len());
+        k = next.swap_remove(pick);
+    }
+    k.applied
+}
+
 /// The heuristics for `k`'s target: [`gpu_heuristic::gpu_optimizations`]
 /// on a GPU (`Target::gpu`), else [`heuristic::hand_coded_optimizations`].
 pub fn apply_heuristics(k: &mut OptKernel) {

@@ -14,6 +14,11 @@ pub enum OptMode {
     Heuristics,
     /// Beam search over measured candidates (`MOROK_BEAM=N`).
     Beam(BeamConfig),
+    /// The opts of a seeded random walk through the beam search's space
+    /// ([`crate::opt::random_opts`]): valid, but not chosen for speed. The
+    /// fuzzer (`morok-fuzz`) compiles programs under it to reach opt
+    /// combinations the heuristics never pick.
+    Random(u64),
 }
 
 /// Settings of a beam search.

@@ -408,6 +408,31 @@ fn apply_opts_is_deterministic() {
     assert!(Arc::ptr_eq(&a, &b), "hash-consed results are the same node");
 }
 
+/// `OptMode::Random`'s lists: valid for the target, the same for the same
+/// seed, different across seeds, and the kernels they give store what the
+/// original does.
+#[test]
+fn random_opts_are_valid_reproducible_and_keep_results() {
+    let kernels = [
+        (matmul(8, 8, 8), vec![8 * 8, 8 * 8, 8 * 8]),
+        (row_reduce(ReduceOp::Add, 6, 10), vec![6, 60]),
+        (softmax(4, 12), vec![48, 48]),
+    ];
+    for (ast, sizes) in &kernels {
+        let lists: Vec<Vec<Opt>> = (0..24).map(|s| random_opts(ast, &cpu(), s)).collect();
+        for (seed, opts) in lists.iter().enumerate() {
+            assert_eq!(opts, &random_opts(ast, &cpu(), seed as u64));
+            same(ast, sizes, opts);
+        }
+        let distinct: std::collections::HashSet<_> = lists.iter().collect();
+        assert!(
+            distinct.len() > 4,
+            "{} distinct lists of 24",
+            distinct.len()
+        );
+    }
+}
+
 pub(super) fn heuristics(ast: &Arc<UOp>) -> OptKernel {
     let mut k = OptKernel::new(ast, cpu());
     heuristic::hand_coded_optimizations(&mut k);

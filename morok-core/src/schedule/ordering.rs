@@ -72,12 +72,15 @@ pub fn build(graph: &Arc<UOp>, outputs: Vec<Arc<UOp>>) -> Result<Schedule, Sched
         for (slot, b) in k.src()[1..].iter().enumerate() {
             let buf = buffer_of(b).ok_or_else(|| not_a_buffer(b))?;
             let (id, size) = buffer_arg(buf).ok_or_else(|| not_a_buffer(b))?;
-            let kind = if output_ids.contains(&id) {
-                BufferKind::Output
-            } else if slot == 0 || b.op() == Op::After {
-                BufferKind::Intermediate
-            } else {
-                BufferKind::Input
+            // A buffer no kernel writes is an input, even when a root is
+            // a view of it (`realize_all([x + 1, x.reshape(..)])`): taken
+            // for an output, it was allocated fresh, so the kernels read
+            // zeros for `x` and `x` itself was replaced by them.
+            let written = slot == 0 || b.op() == Op::After;
+            let kind = match (written, output_ids.contains(&id)) {
+                (true, true) => BufferKind::Output,
+                (true, false) => BufferKind::Intermediate,
+                (false, _) => BufferKind::Input,
             };
             specs.entry(id).or_insert(BufferSpec {
                 id,

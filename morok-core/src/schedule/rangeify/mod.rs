@@ -131,6 +131,11 @@ pub fn linearize(idx: &[Arc<UOp>], dims: &[usize]) -> Arc<UOp> {
 /// Coordinates in a tensor of shape `dims` of the row-major offset `lin`.
 #[track_caller]
 pub fn unravel(lin: &Arc<UOp>, dims: &[usize]) -> Vec<Arc<UOp>> {
+    // A shape with a size-0 axis has no element to address (and dividing
+    // by the strides past that axis would divide by zero).
+    if dims.contains(&0) {
+        return vec![UOp::index(0); dims.len()];
+    }
     let first = dims.iter().position(|&d| d != 1);
     let mut stride = 1i64;
     let mut out = vec![UOp::index(0); dims.len()];
