@@ -9,6 +9,8 @@
 //! each other's output, so a level can run in parallel.
 
 use super::{memory, BufferKind, BufferSpec, Schedule, ScheduleError, ScheduleItem};
+use crate::patterns;
+use crate::rewrite::{graph_rewrite, PatternMatcher};
 use crate::uop::{Arg, Op, UOp};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -34,6 +36,62 @@ fn not_a_buffer(n: &Arc<UOp>) -> ScheduleError {
         shape: Vec::new(),
         reason: "kernel operand is not a buffer".into(),
     }
+}
+
+/// A kernel AST whose accesses to some of its `n` buffers a rewrite after
+/// kernel splitting folded away (`x - x` of one input is 0): the unread
+/// buffers leave the kernel and the remaining `DEFINE_GLOBAL`s are
+/// renumbered `0..` in slot order, so the launch passes exactly the
+/// buffers the kernel declares. Returns the AST and the kept slots (slot
+/// 0, the output, always stays).
+fn drop_unread_slots(ast: &Arc<UOp>, n: usize) -> Result<(Arc<UOp>, Vec<usize>), ScheduleError> {
+    let mut read: Vec<bool> = vec![false; n];
+    for g in ast.toposort().iter().filter(|g| g.op() == Op::DefineGlobal) {
+        if let Arg::Int(slot) = *g.arg() {
+            if let Some(r) = usize::try_from(slot).ok().and_then(|s| read.get_mut(s)) {
+                *r = true;
+            }
+        }
+    }
+    if let Some(r) = read.first_mut() {
+        *r = true;
+    }
+    let kept: Vec<usize> = (0..n).filter(|&s| read[s]).collect();
+    if kept.len() == n {
+        return Ok((ast.clone(), kept));
+    }
+    // Two passes through slots `n..` (no key of one pass is a value of
+    // it, so a renumbered node is never renumbered again): old → n + new,
+    // then n + new → new.
+    let shift = n as i64;
+    let mut up: HashMap<i64, i64> = kept
+        .iter()
+        .enumerate()
+        .map(|(new, &old)| (old as i64, shift + new as i64))
+        .collect();
+    let mut down: HashMap<i64, i64> = up.values().map(|&v| (v, v - shift)).collect();
+    let ast = graph_rewrite(&renumber_slot_rules(), ast, &mut up)?;
+    let ast = graph_rewrite(&renumber_slot_rules(), &ast, &mut down)?;
+    Ok((ast, kept))
+}
+
+/// `DEFINE_GLOBAL(old)` → `DEFINE_GLOBAL(new)` by the context's map (the
+/// slots of [`drop_unread_slots`]).
+fn renumber_slot_rules() -> PatternMatcher<HashMap<i64, i64>> {
+    patterns! {
+        @context HashMap<i64, i64>;
+        @name "renumber-slots";
+        g @ DefineGlobal() => renumbered(g, ctx),
+    }
+}
+
+/// The node `g` with its slot renumbered, or `None` where it keeps it.
+fn renumbered(g: &Arc<UOp>, slots: &HashMap<i64, i64>) -> Option<Arc<UOp>> {
+    let Arg::Int(old) = *g.arg() else {
+        return None;
+    };
+    let new = *slots.get(&old)?;
+    (new != old).then(|| UOp::define_global(new, g.dtype().base()))
 }
 
 /// Builds the schedule of the kernel graph `graph` (a SINK over
@@ -68,8 +126,9 @@ pub fn build(graph: &Arc<UOp>, outputs: Vec<Arc<UOp>>) -> Result<Schedule, Sched
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for &i in &order {
         let k = &kernels[i];
-        let mut ids = Vec::with_capacity(k.src().len() - 1);
-        for (slot, b) in k.src()[1..].iter().enumerate() {
+        let (ast, kept) = drop_unread_slots(k.s(0), k.src().len() - 1)?;
+        let mut ids = Vec::with_capacity(kept.len());
+        for (slot, b) in kept.iter().map(|&s| &k.src()[1 + s]).enumerate() {
             let buf = buffer_of(b).ok_or_else(|| not_a_buffer(b))?;
             let (id, size) = buffer_arg(buf).ok_or_else(|| not_a_buffer(b))?;
             // A buffer no kernel writes is an input, even when a root is
@@ -96,10 +155,7 @@ pub fn build(graph: &Arc<UOp>, outputs: Vec<Arc<UOp>>) -> Result<Schedule, Sched
             groups.resize(l + 1, Vec::new());
         }
         groups[l].push(items.len());
-        items.push(ScheduleItem {
-            ast: k.s(0).clone(),
-            buffers: ids,
-        });
+        items.push(ScheduleItem { ast, buffers: ids });
     }
     // Roots that are views of input buffers need no kernel but are buffers too.
     for o in &outputs {
