@@ -266,7 +266,8 @@ impl Gen {
                 } else {
                     Domain::Any
                 };
-                let shape = self.broadcastable(&self.nodes[x].shape().to_vec());
+                let own: Vec<usize> = self.nodes[x].shape().to_vec();
+                let shape = self.broadcastable(&own);
                 if let Some(y) = self.fresh(dtype, &shape, dom) {
                     return (Some(y), Value::Null);
                 }

@@ -456,8 +456,8 @@ impl Gen {
             _ => {
                 let mut idx = Vec::new();
                 let mut src = vec![x];
-                for a in 0..rank {
-                    let d = shape[a] as i64;
+                for &dim in shape.iter().take(rank) {
+                    let d = dim as i64;
                     idx.push(match self.below(3) {
                         0 if d > 0 => json!({"int": self.rng.int(-d, d - 1)}),
                         1 if d > 0 && src.len() == 1 => {
