@@ -11,11 +11,24 @@
 
 use super::ir::{be, Gen, R};
 use inkwell::module::Linkage;
-use inkwell::values::BasicValueEnum;
+use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::{AddressSpace, IntPredicate};
 use morok_core::indexes_global;
 use morok_core::uop::{Arg, UOp};
 use std::sync::Arc;
+
+/// The elements an access touches and whether they are in its buffer
+/// ([`Gen::elements_in_buffer`]).
+pub(super) struct Span<'ctx> {
+    /// `0 <= first && last < size`.
+    pub(super) ok: IntValue<'ctx>,
+    /// The first element (`i64`).
+    first: IntValue<'ctx>,
+    /// The last element (`i64`).
+    last: IntValue<'ctx>,
+    /// The buffer's element count (`i64`).
+    size: IntValue<'ctx>,
+}
 
 impl<'ctx> Gen<'ctx, '_> {
     /// Emits the check of an access through the global `INDEX` node
@@ -33,29 +46,15 @@ impl<'ctx> Gen<'ctx, '_> {
             return Ok(());
         };
         let cx = self.cx;
-        let i64t = cx.i64_type();
-        let sizes = self.param(1)?.into_pointer_value();
-        let size = self.i64_load(sizes, slot as u64, "size")?;
-        let b = &self.b;
-        let first = b
-            .build_int_s_extend_or_bit_cast(idx, i64t, "")
-            .map_err(be)?;
-        let last = b
-            .build_int_add(
-                first,
-                i64t.const_int(u64::from(lanes.max(1)) - 1, false),
-                "",
-            )
-            .map_err(be)?;
-        let lo = b
-            .build_int_compare(IntPredicate::SGE, first, i64t.const_zero(), "")
-            .map_err(be)?;
-        let hi = b
-            .build_int_compare(IntPredicate::SLT, last, size, "")
-            .map_err(be)?;
-        let ok = b.build_and(lo, hi, "in_bounds").map_err(be)?;
+        let Span {
+            ok,
+            first,
+            last,
+            size,
+        } = self.elements_in_buffer(idx, lanes, slot as u64)?;
         let fail = cx.append_basic_block(self.func, "out_of_bounds");
         let cont = cx.append_basic_block(self.func, "in_bounds");
+        let b = &self.b;
         b.build_conditional_branch(ok, cont, fail).map_err(be)?;
         b.position_at_end(fail);
         let ptr = cx.ptr_type(AddressSpace::default());
@@ -90,6 +89,45 @@ impl<'ctx> Gen<'ctx, '_> {
         b.build_unreachable().map_err(be)?;
         b.position_at_end(cont);
         Ok(())
+    }
+
+    /// Whether `lanes` elements from `idx` lie in buffer `slot`: `ok` is
+    /// `0 <= first && last < size` with `first = idx` (sign-extended),
+    /// `last = first + lanes - 1` and `size = sizes[slot]` (the kernel
+    /// ABI). The run-time guard of data-dependent accesses (one element)
+    /// and the sanitizer's assertions share it.
+    pub(super) fn elements_in_buffer(
+        &self,
+        idx: IntValue<'ctx>,
+        lanes: u16,
+        slot: u64,
+    ) -> R<Span<'ctx>> {
+        let i64t = self.cx.i64_type();
+        let sizes = self.param(1)?.into_pointer_value();
+        let size = self.i64_load(sizes, slot, "size")?;
+        let b = &self.b;
+        let first = b
+            .build_int_s_extend_or_bit_cast(idx, i64t, "")
+            .map_err(be)?;
+        let last = match lanes {
+            0 | 1 => first,
+            n => b
+                .build_int_add(first, i64t.const_int(u64::from(n) - 1, false), "")
+                .map_err(be)?,
+        };
+        let lo = b
+            .build_int_compare(IntPredicate::SGE, first, i64t.const_zero(), "")
+            .map_err(be)?;
+        let hi = b
+            .build_int_compare(IntPredicate::SLT, last, size, "")
+            .map_err(be)?;
+        let ok = b.build_and(lo, hi, "in_bounds").map_err(be)?;
+        Ok(Span {
+            ok,
+            first,
+            last,
+            size,
+        })
     }
 
     /// The C library's function `name` of type `ty`, declared once per

@@ -29,22 +29,8 @@ impl<'ctx> Gen<'ctx, '_> {
         // behind the run-time guard built below.
         let p = unsafe { self.b.build_gep(elem, buf, &[idx], "") }.map_err(be)?;
         if let Some(slot) = guard {
-            let sizes = self.param(1)?.into_pointer_value();
-            let size = self.i64_load(sizes, slot, "size")?;
-            let i64t = self.cx.i64_type();
-            let wide = self
-                .b
-                .build_int_s_extend_or_bit_cast(idx, i64t, "")
-                .map_err(be)?;
-            let b = &self.b;
-            let lo = b
-                .build_int_compare(IntPredicate::SGE, wide, i64t.const_zero(), "")
-                .map_err(be)?;
-            let hi = b
-                .build_int_compare(IntPredicate::SLT, wide, size, "")
-                .map_err(be)?;
-            let ok = b.build_and(lo, hi, "inbounds").map_err(be)?;
-            self.guards.insert(n, ok);
+            let span = self.elements_in_buffer(idx, 1, slot)?;
+            self.guards.insert(n, span.ok);
         }
         self.define(n, p);
         Ok(())
