@@ -135,3 +135,76 @@ fn integer_division_and_remainder_by_zero_are_defined() {
         "special values: {checked} integer divisions by zero compared"
     ));
 }
+
+/// `v` converted as Rust's `as` converts an f64 to `to` (saturating, NaN
+/// to 0), as f64.
+fn rust_as(v: f64, to: ScalarType) -> f64 {
+    match to {
+        ScalarType::I8 => v as i8 as f64,
+        ScalarType::I16 => v as i16 as f64,
+        ScalarType::I32 => v as i32 as f64,
+        ScalarType::I64 => v as i64 as f64,
+        ScalarType::U8 => v as u8 as f64,
+        ScalarType::U16 => v as u16 as f64,
+        ScalarType::U32 => v as u32 as f64,
+        ScalarType::U64 => v as u64 as f64,
+        t => panic!("not an integer type: {t}"),
+    }
+}
+
+/// Float to integer casts saturate as Rust's `as` does: NaN gives 0, a
+/// value past either end of the integer type that end, anything else its
+/// truncation (the generated code would otherwise be undefined, or poison
+/// on LLVM, for the out-of-range values). Every float type to every
+/// integer type, at and around the ends of each.
+#[test]
+fn integer_casts_of_floats_saturate_like_rust_as() {
+    let mut values = vec![
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -0.0,
+        3.7,
+        -3.7,
+        -0.9,
+        -1.0,
+        1.0e30,
+        -1.0e30,
+        65504.0,
+        -65504.0,
+    ];
+    for bits in [7, 8, 15, 16, 31, 32, 63, 64] {
+        let end = 2f64.powi(bits);
+        values.extend([end, -end, end - 1.0, end + 1.0, -end - 1.0, end * 0.999]);
+    }
+    let mut checked = 0;
+    for from in [
+        ScalarType::F16,
+        ScalarType::BF16,
+        ScalarType::F32,
+        ScalarType::F64,
+    ] {
+        let data: Vec<f64> = values
+            .iter()
+            .map(|&v| morok::core::uop::op::round_to_float(v, from))
+            .collect();
+        let x = tensor(from, &[data.len()], &data);
+        for to in [DType::I8, DType::I16, DType::I32, DType::I64]
+            .into_iter()
+            .chain([DType::U8, DType::U16, DType::U32, DType::U64])
+        {
+            let st = to.scalar_type();
+            let t = x.cast(to).unwrap();
+            let got = compiled(&t).unwrap_or_else(|e| panic!("{from} to {st}: {e}"));
+            let want: Vec<f64> = data.iter().map(|&v| rust_as(v, st)).collect();
+            for ((g, w), v) in got.iter().zip(&want).zip(&data) {
+                assert_eq!(g, w, "{v} ({from}) as {st}");
+            }
+            assert_eq!(reference(&t).unwrap(), want, "reference: {from} to {st}");
+            checked += 1;
+        }
+    }
+    common::report(&format!(
+        "special values: {checked} float to integer cast pairs compared"
+    ));
+}

@@ -98,6 +98,19 @@ impl ScalarType {
         (self.itemsize() * 8) as u32
     }
 
+    /// The type sums and products of this type accumulate in: small
+    /// integers widen to 32 bits, bools count as `i32`, half floats
+    /// accumulate in `f32` (so a sum of many half values loses no more
+    /// than its final rounding; PyTorch does the same).
+    pub const fn sum_accumulator(self) -> ScalarType {
+        match self {
+            ScalarType::Bool | ScalarType::I8 | ScalarType::I16 => ScalarType::I32,
+            ScalarType::U8 | ScalarType::U16 => ScalarType::U32,
+            ScalarType::F16 | ScalarType::BF16 => ScalarType::F32,
+            t => t,
+        }
+    }
+
     /// True for f16, bf16, f32, f64.
     pub const fn is_float(self) -> bool {
         matches!(

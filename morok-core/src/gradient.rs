@@ -353,11 +353,21 @@ impl Upstream {
     }
 
     /// EXPAND: the gradient summed over the broadcast axes (kept as 1, so
-    /// the result has the operand's shape).
+    /// the result has the operand's shape). A half-float gradient is summed
+    /// in its accumulator type (f32) and rounded once, as the forward `sum`
+    /// is: summed in f16 or bf16, a broadcast weight's gradient loses a bit
+    /// of precision per term, and more the longer the axis.
     fn expand(&self, n: &Arc<UOp>, x: &Arc<UOp>) -> Arc<UOp> {
         let (from, to) = (shape(x), shape(n));
         let axes: SmallVec<[usize; 4]> = (0..to.len()).filter(|&i| from[i] != to[i]).collect();
-        self.each([Some(self.grad.reduced(ReduceOp::Add, &axes))])
+        let dt = self.grad.dtype();
+        let acc = DType::from(dt.scalar_type().sum_accumulator());
+        let summed = if axes.is_empty() || acc == dt {
+            self.grad.reduced(ReduceOp::Add, &axes)
+        } else {
+            self.grad.cast(acc).reduced(ReduceOp::Add, &axes).cast(dt)
+        };
+        self.each([Some(summed)])
     }
 
     /// PAD: the gradient shrunk back to the operand's window.

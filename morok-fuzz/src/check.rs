@@ -1,10 +1,13 @@
 //! Runs a [`Program`]: builds its tensors, realizes its intermediates and
 //! outputs, differentiates it, and compares every compiled value with the
-//! reference evaluator. A panic anywhere is caught and counted as a crash.
+//! reference evaluator, as closely as [`Trust`] says (values past a
+//! discontinuity of rounded operands are counted, not compared). A panic
+//! anywhere is caught and counted as a crash.
 
-use crate::data::{compare, compiled, reference};
+use crate::data::{compare_within, compiled, reference};
 use crate::program::{build, Program};
-use morok::{DType, Tensor};
+use crate::trust::Trust;
+use morok::{DType, ScalarType, Tensor};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// What went wrong with a program, worst last.
@@ -43,6 +46,10 @@ pub struct Outcome {
     pub compared: usize,
     /// Gradients among them.
     pub grads: usize,
+    /// Tensors not compared: computed past a discontinuity (or a kink,
+    /// for gradients) of rounded values, or holding 64-bit integers the
+    /// reference cannot (see [`crate::trust`]).
+    pub unchecked: usize,
     /// Its failures.
     pub failures: Vec<Failure>,
 }
@@ -66,8 +73,9 @@ impl Outcome {
     /// Compares the compiled values of `got` with the reference values
     /// `want` (evaluated before anything was realized: realizing must not
     /// change what the graph means, so a run that clobbers an input is a
-    /// mismatch too).
-    fn compare(&mut self, label: &str, want: Result<Vec<f64>, String>, got: &Tensor) {
+    /// mismatch too), within the tolerance `trust` allows; an unchecked
+    /// value is only counted.
+    fn compare(&mut self, label: &str, want: Result<Vec<f64>, String>, got: &Tensor, trust: Trust) {
         let w = match want {
             Ok(w) => w,
             Err(e) => return self.fail(FailureKind::Reference, format!("{label}: reference: {e}")),
@@ -76,8 +84,17 @@ impl Outcome {
             Ok(g) => g,
             Err(e) => return self.fail(FailureKind::Compile, format!("{label}: compiled: {e}")),
         };
+        if trust.unchecked {
+            self.unchecked += 1;
+            return;
+        }
         self.compared += 1;
-        if let Err(e) = compare(got.dtype().scalar_type(), &g, &w) {
+        let looseness = if trust.gradient {
+            crate::trust::GRADIENT_LOOSENESS
+        } else {
+            1.0
+        };
+        if let Err(e) = compare_within(trust.tolerance_type(got.dtype()), looseness, &g, &w) {
             self.fail(FailureKind::Mismatch, format!("{label}: {e}"));
         }
     }
@@ -106,8 +123,17 @@ pub fn run(program: &Program) -> Outcome {
     out
 }
 
+/// Whether `t`, a 64-bit integer node, holds reference values the f64
+/// elements of the reference cannot hold exactly (beyond 2^53).
+fn beyond_exact(t: &Tensor) -> bool {
+    let st = t.dtype().scalar_type();
+    matches!(st, ScalarType::I64 | ScalarType::U64)
+        && want(t).is_ok_and(|v| v.iter().any(|x| x.abs() > 2f64.powi(53)))
+}
+
 fn run_steps(program: &Program, out: &mut Outcome) {
     let mut nodes: Vec<Tensor> = Vec::with_capacity(program.steps.len());
+    let mut trust: Vec<Trust> = Vec::with_capacity(program.steps.len());
     for (i, s) in program.steps.iter().enumerate() {
         let t = match build(s, &nodes) {
             Ok(t) => t,
@@ -116,11 +142,17 @@ fn run_steps(program: &Program, out: &mut Outcome) {
         if !program.is_input(i) {
             out.ops += 1;
         }
+        let srcs: Vec<Trust> = s
+            .src
+            .iter()
+            .filter_map(|&j| trust.get(j).copied())
+            .collect();
+        trust.push(Trust::of_step(s, t.dtype(), &srcs, beyond_exact(&t)));
         if s.op == "realize" {
             let w = want(&t);
             match t.realize() {
                 Ok(r) => {
-                    out.compare(&format!("t{i}"), w, &r);
+                    out.compare(&format!("t{i}"), w, &r, trust[i]);
                     nodes.push(r);
                 }
                 Err(e) => {
@@ -144,20 +176,21 @@ fn run_steps(program: &Program, out: &mut Outcome) {
     match Tensor::realize_all(&outs) {
         Ok(done) => {
             for ((&i, w), got) in program.outputs.iter().zip(wants).zip(&done) {
-                out.compare(&format!("t{i}"), w, got);
+                out.compare(&format!("t{i}"), w, got, trust[i]);
             }
         }
         Err(e) => out.fail(FailureKind::Compile, format!("realize_all: {e}")),
     }
     if program.gradient {
-        gradients(program, &nodes, out);
+        gradients(program, &nodes, Trust::of_gradient(&trust), out);
     }
 }
 
 /// Gradient mode: the gradient of the sum of the float outputs with
 /// respect to every float input, compiled and compared with the reference
-/// evaluator's values of the same graphs.
-fn gradients(program: &Program, nodes: &[Tensor], out: &mut Outcome) {
+/// evaluator's values of the same graphs, as closely as `trust` (the
+/// program's, [`Trust::of_gradient`]) allows.
+fn gradients(program: &Program, nodes: &[Tensor], trust: Trust, out: &mut Outcome) {
     let float = |t: &Tensor| t.dtype().is_float();
     let inputs: Vec<usize> = (0..nodes.len())
         .filter(|&i| program.is_input(i) && float(&nodes[i]))
@@ -182,7 +215,7 @@ fn gradients(program: &Program, nodes: &[Tensor], out: &mut Outcome) {
     };
     for (g, &i) in grads.iter().zip(&inputs) {
         let before = out.compared;
-        out.compare(&format!("d/dt{i}"), want(g), g);
+        out.compare(&format!("d/dt{i}"), want(g), g, trust);
         out.grads += out.compared - before;
     }
 }

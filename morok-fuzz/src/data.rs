@@ -264,10 +264,21 @@ pub fn check(t: &Tensor) -> Result<(), String> {
 /// reference's (`want`) within the tolerance of the dtype; NaNs must
 /// match NaNs.
 pub fn compare(dtype: ScalarType, got: &[f64], want: &[f64]) -> Result<(), String> {
+    compare_within(dtype, 1.0, got, want)
+}
+
+/// [`compare`] within `looseness` times the dtype's tolerance.
+pub fn compare_within(
+    dtype: ScalarType,
+    looseness: f64,
+    got: &[f64],
+    want: &[f64],
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("{} values, expected {}", got.len(), want.len()));
     }
     let (atol, rtol) = tolerance(dtype);
+    let (atol, rtol) = (atol * looseness, rtol * looseness);
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let same = g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= atol + rtol * w.abs();
         if !same {

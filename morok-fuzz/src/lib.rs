@@ -18,6 +18,7 @@ pub mod data;
 pub mod generate;
 pub mod program;
 pub mod shrink;
+pub mod trust;
 
 use morok::{BeamConfig, OptMode};
 use program::Program;

@@ -107,6 +107,9 @@ struct Report {
     kernels: usize,
     compared: usize,
     grads: usize,
+    /// Values not compared (see `morok_fuzz::trust`).
+    #[serde(default)]
+    unchecked: usize,
     /// `Mismatch`, `Crash`, `Compile`, `Reference` or `Invalid`.
     kind: Option<String>,
     message: Option<String>,
@@ -181,6 +184,7 @@ fn run_program(args: &Args, index: u64) -> Report {
         kernels: out.kernels,
         compared: out.compared,
         grads: out.grads,
+        unchecked: out.unchecked,
         ..Report::default()
     };
     if let Some(worst) = out.worst() {
@@ -222,6 +226,7 @@ struct Totals {
     kernels: usize,
     compared: usize,
     grads: usize,
+    unchecked: usize,
     mismatches: u64,
     crashes: u64,
     errors: u64,
@@ -259,8 +264,8 @@ fn supervise(args: &Args) -> Result<bool, String> {
     let secs = started.elapsed().as_secs_f64();
     println!(
         "morok-fuzz: seed {} programs {}..{} on {} ({:?}, {} jobs): {} programs, {} kernels \
-         compiled, {} outputs compared ({} gradients), {} mismatches, {} crashes, {} errors, \
-         {:.1} s ({:.3} s per program)",
+         compiled, {} outputs compared ({} gradients), {} not comparable, {} mismatches, \
+         {} crashes, {} errors, {:.1} s ({:.3} s per program)",
         args.seed,
         args.start,
         end,
@@ -271,6 +276,7 @@ fn supervise(args: &Args) -> Result<bool, String> {
         t.kernels,
         t.compared,
         t.grads,
+        t.unchecked,
         t.mismatches,
         t.crashes,
         t.errors,
@@ -333,6 +339,7 @@ fn count(t: &mut Totals, r: &Report) {
     t.kernels += r.kernels;
     t.compared += r.compared;
     t.grads += r.grads;
+    t.unchecked += r.unchecked;
     let Some(kind) = &r.kind else { return };
     match kind.as_str() {
         "Mismatch" => t.mismatches += 1,

@@ -13,23 +13,12 @@ use morok_core::shape::{reduce_axes, reduce_shape};
 use morok_core::uop::{Arg, Op, ReduceOp};
 use morok_core::{ConstValue, ScalarType};
 
-/// The dtype `sum` and `prod` accumulate in: small integers widen to 32
-/// bits, bools count as `i32`, half floats accumulate in `f32`.
-fn accumulator(t: ScalarType) -> ScalarType {
-    match t {
-        ScalarType::Bool | ScalarType::I8 | ScalarType::I16 => ScalarType::I32,
-        ScalarType::U8 | ScalarType::U16 => ScalarType::U32,
-        ScalarType::F16 | ScalarType::BF16 => ScalarType::F32,
-        t => t,
-    }
-}
-
 /// The dtype a `sum` of `t` returns (half floats come back as themselves).
 fn sum_result(t: ScalarType) -> ScalarType {
     if t.is_float() {
         t
     } else {
-        accumulator(t)
+        t.sum_accumulator()
     }
 }
 
@@ -78,7 +67,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let axes = self.reduce_axes(name, axes)?;
         let dtype = self.graph()?.dtype;
-        let acc = self.cast_to(accumulator(dtype))?;
+        let acc = self.cast_to(dtype.sum_accumulator())?;
         acc.reduce_to(op, &axes, keepdim)?
             .cast_to(sum_result(dtype))
     }
@@ -117,7 +106,7 @@ impl Tensor {
         let x = self.to_float()?;
         let dtype = x.graph()?.dtype;
         let total = x
-            .cast_to(accumulator(dtype))?
+            .cast_to(dtype.sum_accumulator())?
             .reduce_to(ReduceOp::Add, &norm, keepdim)?;
         let count = total.filled(self.reduced_count(&norm) as f64)?;
         Tensor::alu(Op::Fdiv, &[&total, &count])?.cast_to(dtype)
@@ -142,7 +131,7 @@ impl Tensor {
         let norm = self.reduce_axes(op, axes)?;
         let x = self.to_float()?;
         let dtype = x.graph()?.dtype;
-        let x = x.cast_to(accumulator(dtype))?;
+        let x = x.cast_to(dtype.sum_accumulator())?;
         let signed: Vec<isize> = norm.iter().map(|&a| a as isize).collect();
         let mu = x.mean(Some(&signed), true)?;
         let d = x.sub(&mu)?;
@@ -268,7 +257,7 @@ impl Tensor {
     /// [`Tensor::running_axis`]). Errors name `op`.
     #[track_caller]
     pub(super) fn cumsum_axis(&self, op: &str, ax: usize) -> Result<Tensor> {
-        self.cast_to(accumulator(self.graph()?.dtype))?
+        self.cast_to(self.graph()?.dtype.sum_accumulator())?
             .running_axis(op, ax, ReduceOp::Add)
     }
 
@@ -308,7 +297,7 @@ impl Tensor {
     pub fn cumprod(&self, axis: isize) -> Result<Tensor> {
         let ax = self.axis("cumprod", axis)?;
         let dtype = self.graph()?.dtype;
-        let x = self.cast_to(accumulator(dtype))?;
+        let x = self.cast_to(dtype.sum_accumulator())?;
         if self.ndim() == 0 {
             return x.cast_to(sum_result(dtype));
         }

@@ -138,12 +138,7 @@ impl Bounds {
         let split = self
             .split_by_divisions(terms, konst)
             .and_then(|(terms, total, pinned)| self.constrained_terms(terms, total, pinned));
-        match (plain, split) {
-            (Some(a), Some(b)) if a.0.max(b.0) <= a.1.min(b.1) => {
-                Some((a.0.max(b.0), a.1.min(b.1)))
-            }
-            (a, b) => a.or(b),
-        }
+        intersect_sound(plain, split)
     }
 
     /// `terms` with each atom `x` that a constrained `x // m` or `x % m`
@@ -202,13 +197,37 @@ impl Bounds {
     /// [`Bounds::constrained`] of the form `Σ terms + total`; `applied`
     /// says the form is already narrowed (then a result comes back even
     /// if no constraint applies).
+    ///
+    /// Constraints are applied greedily, each consuming the atoms it
+    /// covers, so the order matters: under `1 <= r` and `2·r + u <= 4`,
+    /// the form `2·r + u` taken by the first constraint leaves `u` alone
+    /// (`[2, 4] + [0, 1]`), where the second bounds it whole (`<= 4`).
+    /// Both orders are tried, the constraints over more atoms first and
+    /// as listed, and the intervals intersected (each is sound).
     fn constrained_terms(
         &self,
+        rest: BTreeMap<u64, i128>,
+        total: Interval,
+        applied: bool,
+    ) -> Option<Interval> {
+        let mut widest_first: Vec<&Constraint> = self.constraints.iter().collect();
+        widest_first.sort_by_key(|k| std::cmp::Reverse(k.terms.len()));
+        let listed: Vec<&Constraint> = self.constraints.iter().collect();
+        let a = self.constrained_in_order(&widest_first, rest.clone(), total, applied);
+        let b = self.constrained_in_order(&listed, rest, total, applied);
+        intersect_sound(a, b)
+    }
+
+    /// [`Bounds::constrained_terms`] with the constraints applied in the
+    /// order `order`.
+    fn constrained_in_order(
+        &self,
+        order: &[&Constraint],
         mut rest: BTreeMap<u64, i128>,
         mut total: Interval,
         mut applied: bool,
     ) -> Option<Interval> {
-        for k in &self.constraints {
+        for k in order {
             let Some(f) = k.multiple_in(&rest) else {
                 continue;
             };
@@ -477,6 +496,16 @@ pub(super) fn gated_access(
     gated.divisions = divisions;
     let range = gated.of(idx);
     Some((range, gated))
+}
+
+/// The intersection of two sound bounds of one value, either of which
+/// may be missing (an empty intersection keeps the first: both hold, so
+/// the value is never reached).
+fn intersect_sound(a: Option<Interval>, b: Option<Interval>) -> Option<Interval> {
+    match (a, b) {
+        (Some(a), Some(b)) if a.0.max(b.0) <= a.1.min(b.1) => Some((a.0.max(b.0), a.1.min(b.1))),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Narrows the intervals in `ov` with the constraints, starting from the

@@ -1,15 +1,17 @@
 //! Decompositions: ops a target cannot express become ops it can.
 //!
 //! The mandatory set runs for every target, because no renderer has these
-//! ops as primitives: `THREEFRY`, `ISNAN`, integer `POW`, float `IDIV`
-//! and arithmetic on `bool`. The transcendental set
+//! ops as primitives: `THREEFRY`, `ISNAN`, integer `POW`, float `IDIV`,
+//! arithmetic on `bool`, and the saturating float → integer `CAST`. The transcendental set
 //! ([`super::transcendental`]) runs per op the target lacks ([`Caps`]).
 
 use super::transcendental;
 use super::LowerError;
 use crate::caps::Caps;
 use crate::dtype::DType;
+use crate::dtype::ScalarType;
 use crate::rewrite::{graph_rewrite, PatternMatcher};
+use crate::uop::op::round_to_float;
 use crate::uop::{ConstValue, Op, UOp};
 use std::sync::Arc;
 
@@ -93,6 +95,77 @@ fn int_pow(b: &Arc<UOp>, e: &Arc<UOp>) -> Arc<UOp> {
     e.bin(Op::CmpLt, &zero).where_(&neg_case, &r)
 }
 
+/// The largest finite value of float type `f`.
+fn float_max(f: ScalarType) -> f64 {
+    match f {
+        ScalarType::F16 => half::f16::MAX.to_f64(),
+        ScalarType::BF16 => half::bf16::MAX.to_f64(),
+        ScalarType::F32 => f32::MAX as f64,
+        _ => f64::MAX,
+    }
+}
+
+/// The value of float type `f` nearest to the integer `m` on the side of
+/// zero (`m` itself when `f` holds it), within `f`'s finite range.
+fn float_toward_zero(m: f64, f: ScalarType) -> f64 {
+    let r = round_to_float(m.clamp(-float_max(f), float_max(f)), f);
+    if r.abs() <= m.abs() {
+        return r;
+    }
+    // `r` rounded away from zero: step back one unit in the last place of
+    // the binade below `|r|` (`|r|` is then a power of two or inside a
+    // binade; either way that unit is the gap below it).
+    let bits = match f {
+        ScalarType::F16 => 11,
+        ScalarType::BF16 => 8,
+        ScalarType::F32 => 24,
+        _ => 53,
+    };
+    let below = (r.abs() * (1.0 - f64::EPSILON)).log2().floor() as i32;
+    r - r.signum() * 2f64.powi(below + 1 - bits)
+}
+
+/// `CAST(x)` from a float to an integer type → the saturating conversion
+/// Rust's `as` performs: NaN gives 0, a value below the type's range its
+/// minimum, above it its maximum, anything else its truncation. C leaves an
+/// out-of-range conversion undefined and LLVM makes it poison, so the cast
+/// gets an operand it can convert: `cast(min(max(isnan(x) ? 0 : x, lo),
+/// hi))`, `lo` and `hi` the float values nearest the type's ends within
+/// its range; where the float type cannot hold an end exactly (`i32::MAX`
+/// in f32, say), a comparison with that bound selects the end itself. The
+/// reference evaluator defines the conversion the same way. `None` when
+/// the operand is already such a clamp (the rule's own output).
+fn saturating_cast(n: &Arc<UOp>) -> Option<Arc<UOp>> {
+    let x = n.s(0);
+    let (from, to) = (x.dtype().scalar_type(), n.dtype().scalar_type());
+    if !from.is_float() || !to.is_int() || n.dtype().is_vector() {
+        return None;
+    }
+    let lo = float_toward_zero(to.min_int() as f64, from);
+    let hi = float_toward_zero(to.max_int() as f64, from);
+    let c = |v: f64| UOp::const_f64(x.dtype(), v);
+    let const_at = |u: &Arc<UOp>| u.const_value().map(|v| v.as_f64());
+    if x.op() == Op::Min && x.s(0).op() == Op::Max {
+        let inner = (const_at(x.s(0).s(1)), const_at(x.s(1)));
+        if let (Some(a), Some(b)) = inner {
+            if a >= lo && b <= hi {
+                return None;
+            }
+        }
+    }
+    let not_nan = x.bin(Op::CmpNe, x).where_(&c(0.0), x);
+    let clamped = not_nan.bin(Op::Max, &c(lo)).bin(Op::Min, &c(hi));
+    let mut out = clamped.cast(n.dtype());
+    let end = |v: i128| UOp::const_(n.dtype(), ConstValue::from_i128(v, to));
+    if (hi as i128) < to.max_int() {
+        out = c(hi).bin(Op::CmpLt, x).where_(&end(to.max_int()), &out);
+    }
+    if (lo as i128) > to.min_int() {
+        out = x.bin(Op::CmpLt, &c(lo)).where_(&end(to.min_int()), &out);
+    }
+    Some(out)
+}
+
 /// The decompositions every target needs.
 pub fn mandatory() -> PatternMatcher {
     let mut pm = PatternMatcher::new("mandatory_decompositions");
@@ -106,6 +179,7 @@ pub fn mandatory() -> PatternMatcher {
             UOp::bool_(false)
         })
     });
+    pm.rule(&[Op::Cast], |n, _| saturating_cast(n));
     pm.rule(&[Op::Pow], |n, _| {
         (n.dtype().is_int()).then(|| int_pow(n.s(0), n.s(1)))
     });

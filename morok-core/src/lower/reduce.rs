@@ -69,31 +69,70 @@ fn own_ranges(n: &Arc<UOp>, ctx: &mut Ctx) -> Arc<UOp> {
     }
 }
 
-/// Replaces nodes by id like [`UOp::substitute`], but leaves register
-/// accesses (`AFTER(DEFINE_REG, ...)`, the results of reduces lowered
-/// earlier) untouched: those reduces bound their ranges themselves, so a
-/// range inside them is theirs, not the one being renamed.
+/// Replaces nodes by id like [`UOp::substitute`], except that inside a
+/// register access (`AFTER(DEFINE_REG, ...)`, the result of a reduce
+/// lowered earlier) the ranges that reduce loops over itself (those its
+/// `END`s close) keep their nodes: those loops are its own, not the one
+/// being renamed. A range the inner reduce only reads (the outer reduce's
+/// range in its gate, say) is renamed inside it too: left alone, the
+/// inner accumulator would stay in the old loop, which another reduce
+/// closes elsewhere, and the range would be live where no `END` closes it.
+///
+/// A node shared by several contexts (outside every register, inside one)
+/// is rewritten once per context (`maps[k]`: the renaming in context `k`).
 fn substitute_outside_registers(root: &Arc<UOp>, map: &HashMap<u64, Arc<UOp>>) -> Arc<UOp> {
     let is_reg = |n: &UOp| n.op() == Op::After && n.s(0).op() == Op::DefineReg;
-    let mut done: HashMap<u64, Arc<UOp>> = HashMap::new();
-    let mut stack = vec![(root.clone(), false)];
-    while let Some((n, expanded)) = stack.pop() {
-        if done.contains_key(&n.id()) {
+    let mut maps: Vec<HashMap<u64, Arc<UOp>>> = vec![map.clone()];
+    // The context inside register `id` entered from context `k`.
+    let mut inside: HashMap<(usize, u64), usize> = HashMap::new();
+    let mut done: HashMap<(u64, usize), Arc<UOp>> = HashMap::new();
+    let mut stack = vec![(root.clone(), 0usize, false)];
+    while let Some((n, c, expanded)) = stack.pop() {
+        if done.contains_key(&(n.id(), c)) {
             continue;
         }
-        if let Some(r) = map.get(&n.id()) {
-            done.insert(n.id(), r.clone());
-        } else if is_reg(&n) {
-            done.insert(n.id(), n.clone());
-        } else if expanded {
-            let src: Srcs = n.src().iter().map(|s| done[&s.id()].clone()).collect();
-            done.insert(n.id(), n.with_sources(src));
+        if let Some(r) = maps[c].get(&n.id()) {
+            done.insert((n.id(), c), r.clone());
+            continue;
+        }
+        let inner = if is_reg(&n) {
+            match inside.get(&(c, n.id())) {
+                Some(&k) => k,
+                None => {
+                    let owned: HashSet<u64> = n
+                        .toposort()
+                        .iter()
+                        .filter(|m| m.op() == Op::End)
+                        .flat_map(|m| m.src()[1..].iter().map(|r| r.id()).collect::<Vec<_>>())
+                        .collect();
+                    let kept = maps[c]
+                        .iter()
+                        .filter(|(id, _)| !owned.contains(id))
+                        .map(|(id, r)| (*id, r.clone()))
+                        .collect();
+                    maps.push(kept);
+                    inside.insert((c, n.id()), maps.len() - 1);
+                    maps.len() - 1
+                }
+            }
         } else {
-            stack.push((n.clone(), true));
-            stack.extend(n.src().iter().map(|s| (s.clone(), false)));
+            c
+        };
+        if maps[inner].is_empty() {
+            done.insert((n.id(), c), n.clone());
+        } else if expanded {
+            let src: Srcs = n
+                .src()
+                .iter()
+                .map(|s| done[&(s.id(), inner)].clone())
+                .collect();
+            done.insert((n.id(), c), n.with_sources(src));
+        } else {
+            stack.push((n.clone(), c, true));
+            stack.extend(n.src().iter().map(|s| (s.clone(), inner, false)));
         }
     }
-    done[&root.id()].clone()
+    done[&(root.id(), 0)].clone()
 }
 
 fn after(x: &Arc<UOp>, deps: &[Arc<UOp>]) -> Arc<UOp> {

@@ -8,7 +8,8 @@ use super::bounds::{gated_access, is_data_dependent, Bounds};
 use super::live::live_ranges;
 use super::var_access::{access_form, AccessForm};
 use super::{BufferSlot, LowerError};
-use crate::uop::{Arg, Op, UOp};
+use crate::symbolic::interp::Program;
+use crate::uop::{Arg, ConstValue, Op, UOp};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -122,6 +123,12 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
                 None => (None, None),
             },
         };
+        // Where the loops are few, the exact range replaces the intervals'.
+        let (range, form) = match (range, enumerated_access(index.s(1), gate)) {
+            (Some(_), Some(None)) => (None, None),
+            (Some(r), Some(Some(e))) => (Some((r.0.max(e.0), r.1.min(e.1))), form),
+            (range, _) => (range, form),
+        };
         // A slot has a form when every access that happens has one.
         if let Some(form) = form {
             let merged = match (forms.get(&slot), form) {
@@ -164,4 +171,73 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
             })
         })
         .collect()
+}
+
+/// The most assignments of an access's loop ranges [`enumerated_access`]
+/// evaluates.
+const ENUMERATION_LIMIT: i128 = 4096;
+
+/// The exact element range of an access whose index or gate divides
+/// (`IDIV`, `MOD`): the index evaluated at every assignment of the loop
+/// ranges it and its gate read, where the gate opens (`Some(None)`: it
+/// never does). Interval bounds of quotient and remainder chains under a
+/// gate (a `cat` of padded, flipped views, say) can be loose enough that
+/// the launch check refuses a correct kernel; with at most
+/// [`ENUMERATION_LIMIT`] assignments the exact answer is cheap. `None`
+/// where it does not apply: no division, a range without a constant end,
+/// too many assignments, or a value the evaluator cannot compute (a
+/// variable, a load, an undefined operation).
+fn enumerated_access(index: &Arc<UOp>, gate: Option<&Arc<UOp>>) -> Option<Option<(i128, i128)>> {
+    let roots: Vec<&Arc<UOp>> = std::iter::once(index).chain(gate).collect();
+    let nodes: Vec<Arc<UOp>> = roots.iter().flat_map(|r| r.toposort()).collect();
+    if !nodes.iter().any(|n| matches!(n.op(), Op::Idiv | Op::Mod)) {
+        return None;
+    }
+    let mut ranges: Vec<(u64, i64)> = Vec::new();
+    let mut count: i128 = 1;
+    for n in nodes.iter().filter(|n| n.op() == Op::Range) {
+        if ranges.iter().any(|&(id, _)| id == n.id()) {
+            continue;
+        }
+        let end = n.s(0).const_int()?.max(0);
+        count = count.saturating_mul(end);
+        if count > ENUMERATION_LIMIT {
+            return None;
+        }
+        ranges.push((n.id(), end as i64));
+    }
+    if count == 0 {
+        return Some(None);
+    }
+    let index_program = Program::new(index);
+    let gate_program = gate.map(Program::new);
+    let mut values: Vec<i64> = vec![0; ranges.len()];
+    let mut leaves: HashMap<u64, ConstValue> = HashMap::new();
+    let mut found: Option<(i128, i128)> = None;
+    loop {
+        for (&(id, _), &v) in ranges.iter().zip(&values) {
+            leaves.insert(id, ConstValue::Int(v));
+        }
+        let open = match &gate_program {
+            Some(p) => p.run(&leaves)?.first()?.truthy(),
+            None => true,
+        };
+        if open {
+            let at = index_program.run(&leaves)?.first()?.as_i128()?;
+            found = Some(found.map_or((at, at), |(lo, hi)| (lo.min(at), hi.max(at))));
+        }
+        // The next assignment (an odometer over the ranges).
+        let mut k = 0;
+        loop {
+            let Some(v) = values.get_mut(k) else {
+                return Some(found);
+            };
+            *v += 1;
+            if *v < ranges[k].1 {
+                break;
+            }
+            *v = 0;
+            k += 1;
+        }
+    }
 }

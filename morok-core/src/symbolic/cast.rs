@@ -24,6 +24,18 @@ pub fn lossless(from: ScalarType, to: ScalarType) -> bool {
     matches!((from, to), (F16 | BF16, F32 | F64) | (F32, F64))
 }
 
+/// True if `cast(cast(x, mid), to)` equals `cast(x, to)` for every `x` of
+/// type `from`: `from → mid` loses nothing, and where the outer cast takes
+/// a float to an integer type (which saturates: NaN to 0, out-of-range
+/// values to the ends) while the direct cast would take an integer to an
+/// integer type (which wraps), every value of `from` lies within `to`, so
+/// that neither saturates nor wraps. (`i8 → f16 → u64` of `-3` is 0;
+/// `i8 → u64` is `2^64 - 3`.)
+pub fn chain_folds(from: ScalarType, mid: ScalarType, to: ScalarType) -> bool {
+    let saturates_instead_of_wrapping = mid.is_float() && to.is_int() && !from.is_float();
+    lossless(from, mid) && (!saturates_instead_of_wrapping || lossless(from, to))
+}
+
 /// The float type `t` holds every integer of magnitude up to this
 /// (`2^p` with `p` significant bits) exactly.
 pub fn exact_int_limit(t: ScalarType) -> i128 {
@@ -53,9 +65,13 @@ pub fn cast() -> PatternMatcher {
         for op in any [Cast, Bitcast] {
             n @ op(x) if x.dtype() == n.dtype() ~> x,
         }
-        // cast(cast(x, mid), to) → cast(x, to) when x → mid is lossless.
-        n @ Cast(mid @ Cast(x)) if lossless(x.dtype().scalar_type(), mid.dtype().scalar_type())
-            ~> x.cast(n.dtype()),
+        // cast(cast(x, mid), to) → cast(x, to) when the chain converts as
+        // the direct cast does (`chain_folds`).
+        n @ Cast(mid @ Cast(x)) if chain_folds(
+            x.dtype().scalar_type(),
+            mid.dtype().scalar_type(),
+            n.dtype().scalar_type(),
+        ) ~> x.cast(n.dtype()),
         // bitcast(c) → the reinterpreted constant.
         n @ Bitcast(x @ @const(c)) => bitcast_of(n, x, c),
         // bitcast(bitcast(x)) → bitcast(x) (or x): the bits pass through.

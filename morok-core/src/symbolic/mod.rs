@@ -44,8 +44,9 @@ pub mod select;
 pub mod terms;
 pub mod vector;
 
-#[cfg(feature = "z3")]
-pub mod prove;
+// The SMT proofs serve the rule checks of `verify` (tests) only.
+#[cfg(all(test, feature = "z3"))]
+mod prove;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod order;

@@ -743,6 +743,11 @@ fn cast_templates(
         i8s.cast(DType::I32).cast(DType::U8),
         i8s.cast(DType::I16).cast(DType::I8),
         u8s.cast(DType::F32).cast(DType::I32),
+        // Through a float, a negative value saturates at an unsigned
+        // type's 0 where a direct cast wraps: no fold.
+        i8s.cast(DType::F16).cast(DType::U64),
+        i8s.cast(DType::F32).cast(DType::U8),
+        i8s.cast(DType::F16).cast(DType::I32),
         u8s.cast(DType::BF16).cast(DType::F16),
         i8s.cast(DType::U8).cast(DType::I32),
         i32s.cast(DType::F32).cast(DType::F64),
