@@ -1,8 +1,8 @@
 //! Runs a [`Program`]: builds its tensors, realizes its intermediates and
 //! outputs, differentiates it, and compares every compiled value with the
-//! reference evaluator, as closely as [`Trust`] says (values past a
-//! discontinuity of rounded operands are counted, not compared). A panic
-//! anywhere is caught and counted as a crash.
+//! reference evaluator, as closely as [`Trust`] says (a difference past
+//! a discontinuity of rounded operands is counted as not comparable, not
+//! as a mismatch). A panic anywhere is caught and counted as a crash.
 
 use crate::data::{compare_within, compiled, reference};
 use crate::program::{build, Program};
@@ -46,10 +46,15 @@ pub struct Outcome {
     pub compared: usize,
     /// Gradients among them.
     pub grads: usize,
-    /// Tensors not compared: computed past a discontinuity (or a kink,
-    /// for gradients) of rounded values, or holding 64-bit integers the
-    /// reference cannot (see [`crate::trust`]).
+    /// Tensors whose values differed from the reference's where they
+    /// cannot be compared reliably: computed past a discontinuity (or a
+    /// kink, for gradients) of rounded values, or holding 64-bit integers
+    /// the reference cannot (see [`crate::trust`]); not counted as
+    /// mismatches.
     pub unchecked: usize,
+    /// Tensors whose trust says a difference would not be a mismatch,
+    /// whether or not they differed (so `unchecked <= unreliable`).
+    pub unreliable: usize,
     /// Its failures.
     pub failures: Vec<Failure>,
 }
@@ -73,8 +78,9 @@ impl Outcome {
     /// Compares the compiled values of `got` with the reference values
     /// `want` (evaluated before anything was realized: realizing must not
     /// change what the graph means, so a run that clobbers an input is a
-    /// mismatch too), within the tolerance `trust` allows; an unchecked
-    /// value is only counted.
+    /// mismatch too), within the tolerance `trust` allows. A difference in
+    /// a value `trust` marks unchecked is counted as not comparable, not
+    /// as a mismatch (values that agree count as compared either way).
     fn compare(&mut self, label: &str, want: Result<Vec<f64>, String>, got: &Tensor, trust: Trust) {
         let w = match want {
             Ok(w) => w,
@@ -85,17 +91,20 @@ impl Outcome {
             Err(e) => return self.fail(FailureKind::Compile, format!("{label}: compiled: {e}")),
         };
         if trust.unchecked {
-            self.unchecked += 1;
-            return;
+            self.unreliable += 1;
         }
-        self.compared += 1;
         let looseness = if trust.gradient {
             crate::trust::GRADIENT_LOOSENESS
         } else {
             1.0
         };
-        if let Err(e) = compare_within(trust.tolerance_type(got.dtype()), looseness, &g, &w) {
-            self.fail(FailureKind::Mismatch, format!("{label}: {e}"));
+        match compare_within(trust.tolerance_type(got.dtype()), looseness, &g, &w) {
+            Ok(()) => self.compared += 1,
+            Err(_) if trust.unchecked => self.unchecked += 1,
+            Err(e) => {
+                self.compared += 1;
+                self.fail(FailureKind::Mismatch, format!("{label}: {e}"));
+            }
         }
     }
 }

@@ -13,23 +13,25 @@
 //!   `argmax`, a `where` on a computed condition, an index computed from
 //!   floats) of a value that was rounded turns a difference in the last
 //!   bit into a different result: `eq(realize(x), x)` is true when the two
-//!   kernels that compute `x` round alike and false when they do not. Such
-//!   a value, and everything computed from it, is not compared
-//!   ([`Trust::unchecked`], counted in the run's report);
+//!   kernels that compute `x` round alike and false when they do not. A
+//!   difference in such a value, or in anything computed from it, is
+//!   counted as not comparable rather than as a mismatch
+//!   ([`Trust::unchecked`], in the run's report);
 //! - the derivative of `max`, `min`, `maximum`, `minimum`, `clamp`,
 //!   `relu` and `abs` jumps where operands tie or cross a bound, so a
-//!   gradient through one of them applied to rounded values is not
-//!   compared either ([`Trust::kinked`]);
+//!   difference in a gradient through one of them applied to rounded
+//!   values is not a mismatch either ([`Trust::kinked`]);
 //! - `sin` of a rounded value: the argument's absolute error grows with
 //!   its magnitude (an f32 near 8,000, `exp(9)`, is off by up to 5e-4)
-//!   and `sin` passes it on undiminished, so its result is not compared;
+//!   and `sin` passes it on undiminished, so a difference in its result
+//!   is not a mismatch;
 //! - a gradient goes through about twice the roundings of its forward
 //!   pass, some in cancellations (`1 - n·softmax` in `log_softmax`'s), so
 //!   it is compared at [`GRADIENT_LOOSENESS`] times its type's tolerance;
 //! - the reference holds elements as f64, exact for integers up to 2^53
 //!   only: a 64-bit integer node holding larger values (a negative value
-//!   cast to `u64`, say) is rounded in the reference and not compared,
-//!   nor is anything computed from it.
+//!   cast to `u64`, say) is rounded in the reference; a difference in it,
+//!   or in anything computed from it, is not a mismatch.
 //!
 //! Integer and bool ops of exact operands are exact on both sides, as are
 //! ops that only select or move values (movement, indexing, `where`,
@@ -52,10 +54,10 @@ pub struct Trust {
     /// differ in their last bits.
     pub rounded: bool,
     /// A discontinuous op took a rounded operand on the way: the values
-    /// may differ by a whole step and are not compared.
+    /// may differ by a whole step, and a difference is not a mismatch.
     pub unchecked: bool,
     /// An op whose derivative jumps took a rounded operand on the way:
-    /// gradients through the node are not compared.
+    /// a difference in a gradient through the node is not a mismatch.
     pub kinked: bool,
     /// A gradient: compared at [`GRADIENT_LOOSENESS`] times the tolerance.
     pub gradient: bool,

@@ -65,24 +65,33 @@ fn own_ranges(n: &Arc<UOp>, ctx: &mut Ctx) -> Arc<UOp> {
     if map.is_empty() {
         n.clone()
     } else {
-        substitute_outside_registers(n, &map)
+        substitute_outside_registers(n, &map, ctx)
     }
 }
 
 /// Replaces nodes by id like [`UOp::substitute`], except that inside a
 /// register access (`AFTER(DEFINE_REG, ...)`, the result of a reduce
 /// lowered earlier) the ranges that reduce loops over itself (those its
-/// `END`s close) keep their nodes: those loops are its own, not the one
-/// being renamed. A range the inner reduce only reads (the outer reduce's
-/// range in its gate, say) is renamed inside it too: left alone, the
-/// inner accumulator would stay in the old loop, which another reduce
-/// closes elsewhere, and the range would be live where no `END` closes it.
+/// `END`s close) are not renamed as such: those loops are its own. A range
+/// the inner reduce only reads (the outer reduce's range in its gate, say)
+/// is renamed inside it too: left alone, the inner accumulator would stay
+/// in the old loop, which another reduce closes elsewhere, and the range
+/// would be live where no `END` closes it. An inner reduce that changes
+/// so is a copy of the computation, run in the new loop: it gets its own
+/// registers and fresh copies of its own loop ranges (sharing either with
+/// the original would put one accumulator, or one loop, in two places).
 ///
 /// A node shared by several contexts (outside every register, inside one)
-/// is rewritten once per context (`maps[k]`: the renaming in context `k`).
-fn substitute_outside_registers(root: &Arc<UOp>, map: &HashMap<u64, Arc<UOp>>) -> Arc<UOp> {
+/// is rewritten once per context (`maps[k]`: the renaming in context `k`;
+/// `copying[k]`: everything inside is being copied).
+fn substitute_outside_registers(
+    root: &Arc<UOp>,
+    map: &HashMap<u64, Arc<UOp>>,
+    ctx: &mut Ctx,
+) -> Arc<UOp> {
     let is_reg = |n: &UOp| n.op() == Op::After && n.s(0).op() == Op::DefineReg;
     let mut maps: Vec<HashMap<u64, Arc<UOp>>> = vec![map.clone()];
+    let mut copying: Vec<bool> = vec![false];
     // The context inside register `id` entered from context `k`.
     let mut inside: HashMap<(usize, u64), usize> = HashMap::new();
     let mut done: HashMap<(u64, usize), Arc<UOp>> = HashMap::new();
@@ -95,28 +104,16 @@ fn substitute_outside_registers(root: &Arc<UOp>, map: &HashMap<u64, Arc<UOp>>) -
             done.insert((n.id(), c), r.clone());
             continue;
         }
-        let inner = if is_reg(&n) {
-            match inside.get(&(c, n.id())) {
-                Some(&k) => k,
-                None => {
-                    let owned: HashSet<u64> = n
-                        .toposort()
-                        .iter()
-                        .filter(|m| m.op() == Op::End)
-                        .flat_map(|m| m.src()[1..].iter().map(|r| r.id()).collect::<Vec<_>>())
-                        .collect();
-                    let kept = maps[c]
-                        .iter()
-                        .filter(|(id, _)| !owned.contains(id))
-                        .map(|(id, r)| (*id, r.clone()))
-                        .collect();
-                    maps.push(kept);
-                    inside.insert((c, n.id()), maps.len() - 1);
-                    maps.len() - 1
-                }
+        let inner = match inside.get(&(c, n.id())) {
+            Some(&k) => k,
+            None if is_reg(&n) && !copying[c] => {
+                let (k, copied) = register_context(&n, &maps[c], ctx);
+                copying.push(copied);
+                maps.push(k);
+                inside.insert((c, n.id()), maps.len() - 1);
+                maps.len() - 1
             }
-        } else {
-            c
+            None => c,
         };
         if maps[inner].is_empty() {
             done.insert((n.id(), c), n.clone());
@@ -133,6 +130,55 @@ fn substitute_outside_registers(root: &Arc<UOp>, map: &HashMap<u64, Arc<UOp>>) -
         }
     }
     done[&(root.id(), 0)].clone()
+}
+
+/// The renaming inside register access `reg` (see
+/// [`substitute_outside_registers`]): `outer` without the ranges `reg`'s
+/// reduces loop over; if what is left touches `reg`'s computation, also
+/// fresh registers for its `DEFINE_REG`s and fresh copies of those loop
+/// ranges (the copy is a computation of its own; then `true`).
+fn register_context(
+    reg: &Arc<UOp>,
+    outer: &HashMap<u64, Arc<UOp>>,
+    ctx: &mut Ctx,
+) -> (HashMap<u64, Arc<UOp>>, bool) {
+    let nodes = reg.toposort();
+    let owned: Vec<Arc<UOp>> = nodes
+        .iter()
+        .filter(|m| m.op() == Op::End)
+        .flat_map(|m| m.src()[1..].to_vec())
+        .collect();
+    let mut kept: HashMap<u64, Arc<UOp>> = outer
+        .iter()
+        .filter(|(id, _)| !owned.iter().any(|r| r.id() == **id))
+        .map(|(id, r)| (*id, r.clone()))
+        .collect();
+    if !nodes.iter().any(|m| kept.contains_key(&m.id())) {
+        return (kept, false);
+    }
+    for r in &owned {
+        if kept.contains_key(&r.id()) {
+            continue;
+        }
+        let Arg::Range { axis_type, .. } = *r.arg() else {
+            continue;
+        };
+        let fresh = UOp::range(r.s(0), ctx.next_axis, axis_type);
+        ctx.next_axis += 1;
+        ctx.claimed.insert(fresh.id());
+        kept.insert(r.id(), fresh);
+    }
+    for d in nodes.iter().filter(|m| m.op() == Op::DefineReg) {
+        let fresh = UOp::new(
+            Op::DefineReg,
+            d.dtype(),
+            Srcs::new(),
+            Arg::Int(ctx.next_reg),
+        );
+        ctx.next_reg += 1;
+        kept.insert(d.id(), fresh);
+    }
+    (kept, true)
 }
 
 fn after(x: &Arc<UOp>, deps: &[Arc<UOp>]) -> Arc<UOp> {

@@ -62,6 +62,7 @@ fn dead_ranges(nodes: &[Arc<UOp>], live: &mut HashMap<u64, Vec<Arc<UOp>>>) -> Ha
 pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlot>, LowerError> {
     let mut slots: Vec<Option<BufferSlot>> = Vec::new();
     let mut plain = Bounds::default();
+    let mut enumeration_budget = ENUMERATION_BUDGET;
     let nodes = ast.toposort();
     let mut live = HashMap::new();
     let dead = dead_ranges(&nodes, &mut live);
@@ -124,7 +125,10 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
             },
         };
         // Where the loops are few, the exact range replaces the intervals'.
-        let (range, form) = match (range, enumerated_access(index.s(1), gate)) {
+        let (range, form) = match (
+            range,
+            enumerated_access(index.s(1), gate, &mut enumeration_budget),
+        ) {
             (Some(_), Some(None)) => (None, None),
             (Some(r), Some(Some(e))) => (Some((r.0.max(e.0), r.1.min(e.1))), form),
             (range, _) => (range, form),
@@ -173,42 +177,50 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
         .collect()
 }
 
-/// The most assignments of an access's loop ranges [`enumerated_access`]
-/// evaluates.
-const ENUMERATION_LIMIT: i128 = 4096;
+/// The most node evaluations [`enumerated_access`] spends on one kernel:
+/// enough for the accesses of a kernel whose loops run a few thousand
+/// times, so the exact ranges cost small kernels little and large ones
+/// nothing.
+const ENUMERATION_BUDGET: i128 = 1 << 17;
 
 /// The exact element range of an access whose index or gate divides
 /// (`IDIV`, `MOD`): the index evaluated at every assignment of the loop
 /// ranges it and its gate read, where the gate opens (`Some(None)`: it
 /// never does). Interval bounds of quotient and remainder chains under a
 /// gate (a `cat` of padded, flipped views, say) can be loose enough that
-/// the launch check refuses a correct kernel; with at most
-/// [`ENUMERATION_LIMIT`] assignments the exact answer is cheap. `None`
-/// where it does not apply: no division, a range without a constant end,
-/// too many assignments, or a value the evaluator cannot compute (a
-/// variable, a load, an undefined operation).
-fn enumerated_access(index: &Arc<UOp>, gate: Option<&Arc<UOp>>) -> Option<Option<(i128, i128)>> {
+/// the launch check refuses a correct kernel; where the assignments times
+/// the expression's nodes fit in what is left of the kernel's `budget`
+/// (taken from it), the exact answer is cheap. `None` where it does not
+/// apply: no division, a range without a constant end, over budget, or a
+/// value the evaluator cannot compute (a variable, a load, an undefined
+/// operation).
+fn enumerated_access(
+    index: &Arc<UOp>,
+    gate: Option<&Arc<UOp>>,
+    budget: &mut i128,
+) -> Option<Option<(i128, i128)>> {
     let roots: Vec<&Arc<UOp>> = std::iter::once(index).chain(gate).collect();
     let nodes: Vec<Arc<UOp>> = roots.iter().flat_map(|r| r.toposort()).collect();
     if !nodes.iter().any(|n| matches!(n.op(), Op::Idiv | Op::Mod)) {
         return None;
     }
     let mut ranges: Vec<(u64, i64)> = Vec::new();
-    let mut count: i128 = 1;
+    let mut cost: i128 = nodes.len() as i128;
     for n in nodes.iter().filter(|n| n.op() == Op::Range) {
         if ranges.iter().any(|&(id, _)| id == n.id()) {
             continue;
         }
         let end = n.s(0).const_int()?.max(0);
-        count = count.saturating_mul(end);
-        if count > ENUMERATION_LIMIT {
+        cost = cost.saturating_mul(end);
+        if cost > *budget {
             return None;
         }
         ranges.push((n.id(), end as i64));
     }
-    if count == 0 {
+    if cost == 0 {
         return Some(None);
     }
+    *budget -= cost;
     let index_program = Program::new(index);
     let gate_program = gate.map(Program::new);
     let mut values: Vec<i64> = vec![0; ranges.len()];
