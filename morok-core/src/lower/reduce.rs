@@ -53,13 +53,9 @@ fn own_ranges(n: &Arc<UOp>, ctx: &mut Ctx) -> Arc<UOp> {
     let mut map = HashMap::new();
     for r in &n.src()[1..] {
         if !ctx.claimed.insert(r.id()) {
-            let Arg::Range { axis_type, .. } = *r.arg() else {
-                continue;
-            };
-            let fresh = UOp::range(r.s(0), ctx.next_axis, axis_type);
-            ctx.next_axis += 1;
-            ctx.claimed.insert(fresh.id());
-            map.insert(r.id(), fresh);
+            if let Some(fresh) = fresh_range(r, ctx) {
+                map.insert(r.id(), fresh);
+            }
         }
     }
     if map.is_empty() {
@@ -67,6 +63,18 @@ fn own_ranges(n: &Arc<UOp>, ctx: &mut Ctx) -> Arc<UOp> {
     } else {
         substitute_outside_registers(n, &map, ctx)
     }
+}
+
+/// A fresh copy of range `r` (same end and type, a new `axis_id`),
+/// claimed; `None` if `r` is not a range.
+fn fresh_range(r: &Arc<UOp>, ctx: &mut Ctx) -> Option<Arc<UOp>> {
+    let Arg::Range { axis_type, .. } = *r.arg() else {
+        return None;
+    };
+    let fresh = UOp::range(r.s(0), ctx.next_axis, axis_type);
+    ctx.next_axis += 1;
+    ctx.claimed.insert(fresh.id());
+    Some(fresh)
 }
 
 /// Replaces nodes by id like [`UOp::substitute`], except that inside a
@@ -160,13 +168,9 @@ fn register_context(
         if kept.contains_key(&r.id()) {
             continue;
         }
-        let Arg::Range { axis_type, .. } = *r.arg() else {
-            continue;
-        };
-        let fresh = UOp::range(r.s(0), ctx.next_axis, axis_type);
-        ctx.next_axis += 1;
-        ctx.claimed.insert(fresh.id());
-        kept.insert(r.id(), fresh);
+        if let Some(fresh) = fresh_range(r, ctx) {
+            kept.insert(r.id(), fresh);
+        }
     }
     for d in nodes.iter().filter(|m| m.op() == Op::DefineReg) {
         let fresh = UOp::new(
