@@ -7,7 +7,8 @@
 //! - `Σ (a + b) = Σ a + Σ b`, `Σ (a − b) = Σ a − Σ b`, `Σ −a = −Σ a`;
 //! - `Σ (a · y) = (Σ a) · y` when `y` does not use `r`;
 //! - `Σ y = y · n` when `y` does not use `r`;
-//! - `Σ where(c, y, z) = cnt·y + (n − cnt)·z` with `y, z` free of `r`, and
+//! - `Σ where(c, y, z) = cnt·y + (n − cnt)·z` with `y, z` free of `r` (a
+//!   float product with a count of 0 is 0, not `0 · inf`: see [`times`]), and
 //!   `a · cast(c)` read as `where(c, a, 0)`, `cast(where(c, y, z))` as
 //!   `where(c, cast y, cast z)`;
 //!
@@ -186,13 +187,26 @@ fn sum_where(c: &Arc<UOp>, y: &Arc<UOp>, z: &Arc<UOp>, r: &Arc<UOp>) -> Option<A
     }
     let n = range_size(r);
     let cnt = count(c, r, n)?;
-    let dt = y.dtype();
-    let mut out = cnt.cast(dt).mul(y);
+    let mut out = times(&cnt, y);
     if !z.is_zero_const() {
         let rest = ix::add(&UOp::index(n), &ix::mul_c(&cnt, -1));
-        out = out.add(&rest.cast(dt).mul(z));
+        out = out.add(&times(&rest, z));
     }
     Some(out)
+}
+
+/// `y` summed `k` times (`k` an index count): `k · y`, except that for a
+/// float `y` that may be infinite or NaN a count of 0 gives 0, as the loop
+/// does (it adds no term), where `0 · inf` would be NaN (the masked lanes
+/// of a padded division, say).
+fn times(k: &Arc<UOp>, y: &Arc<UOp>) -> Arc<UOp> {
+    let product = k.cast(y.dtype()).mul(y);
+    let finite = y.const_value().is_some_and(|c| c.as_f64().is_finite());
+    if !y.dtype().is_float() || finite {
+        return product;
+    }
+    k.bin(Op::CmpNe, &UOp::index(0))
+        .where_(&product, &UOp::zero(y.dtype()))
 }
 
 /// Bounds on `r` from one comparison atom: (lower inclusive, upper exclusive).
