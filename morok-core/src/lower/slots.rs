@@ -183,17 +183,17 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
 /// nothing.
 const ENUMERATION_BUDGET: i128 = 1 << 17;
 
-/// The exact element range of an access whose index or gate divides
-/// (`IDIV`, `MOD`): the index evaluated at every assignment of the loop
-/// ranges it and its gate read, where the gate opens (`Some(None)`: it
-/// never does). Interval bounds of quotient and remainder chains under a
-/// gate (a `cat` of padded, flipped views, say) can be loose enough that
-/// the launch check refuses a correct kernel; where the assignments times
-/// the expression's nodes fit in what is left of the kernel's `budget`
-/// (taken from it), the exact answer is cheap. `None` where it does not
-/// apply: no division, a range without a constant end, over budget, or a
-/// value the evaluator cannot compute (a variable, a load, an undefined
-/// operation).
+/// The exact element range of a gated access or of one whose index
+/// divides (`IDIV`, `MOD`): the index evaluated at every assignment of the
+/// loop ranges it and its gate read, where the gate opens (`Some(None)`: it
+/// never does). Interval bounds of quotient and remainder chains, and of a
+/// gate that ties several ranges (a `cat` of padded, flipped views, or an
+/// unrolled cumulative sum, say) can be loose enough that the launch check
+/// refuses a correct kernel; where the assignments times the expression's
+/// nodes fit in what is left of the kernel's `budget` (taken from it), the
+/// exact answer is cheap. `None` where it does not apply: no gate and no
+/// division, a range without a constant end, over budget, or a value the
+/// evaluator cannot compute (a variable, a load, an undefined operation).
 fn enumerated_access(
     index: &Arc<UOp>,
     gate: Option<&Arc<UOp>>,
@@ -201,7 +201,7 @@ fn enumerated_access(
 ) -> Option<Option<(i128, i128)>> {
     let roots: Vec<&Arc<UOp>> = std::iter::once(index).chain(gate).collect();
     let nodes: Vec<Arc<UOp>> = roots.iter().flat_map(|r| r.toposort()).collect();
-    if !nodes.iter().any(|n| matches!(n.op(), Op::Idiv | Op::Mod)) {
+    if gate.is_none() && !nodes.iter().any(|n| matches!(n.op(), Op::Idiv | Op::Mod)) {
         return None;
     }
     let mut ranges: Vec<(u64, i64)> = Vec::new();
