@@ -6,7 +6,7 @@
 
 mod common;
 
-use morok::dsl::graph::{Binary, DimTok, Graph, Node, NodeOp, Reduce, Src, Unary};
+use morok::dsl::graph::{self, DimTok, Graph, Node, NodeOp, OpId, Src};
 use morok::{ScalarType, Tensor};
 use std::sync::Arc;
 
@@ -32,12 +32,27 @@ fn the_emitted_table_is_the_body_in_evaluation_order() {
         nodes: &[
             node(NodeOp::Arg(0), &[]),
             node(NodeOp::Arg(1), &[]),
-            node(NodeOp::Binary(Binary::Mul), &[Src::Node(0), Src::Node(1)]),
-            node(NodeOp::Binary(Binary::Sub), &[Src::F64(2.0), Src::Node(2)]),
-            node(NodeOp::Unary(Unary::Relu), &[Src::Node(3)]),
-            node(NodeOp::Reshape(&[&[Name(0), Lit(2), Mul]]), &[Src::Node(4)]),
-            node(NodeOp::Reshape(&[&[Name(0)], &[Lit(2)]]), &[Src::Node(5)]),
-            node(NodeOp::Reduce(Reduce::Sum, &[1], false), &[Src::Node(6)]),
+            node(NodeOp::Op(OpId::Mul, &[]), &[Src::Node(0), Src::Node(1)]),
+            node(NodeOp::Op(OpId::Sub, &[]), &[Src::F64(2.0), Src::Node(2)]),
+            node(NodeOp::Op(OpId::Relu, &[]), &[Src::Node(3)]),
+            node(
+                NodeOp::Op(
+                    OpId::Reshape,
+                    &[graph::Lit::Dims(&[&[Name(0), Lit(2), Mul]])],
+                ),
+                &[Src::Node(4)],
+            ),
+            node(
+                NodeOp::Op(OpId::Reshape, &[graph::Lit::Dims(&[&[Name(0)], &[Lit(2)]])]),
+                &[Src::Node(5)],
+            ),
+            node(
+                NodeOp::Op(
+                    OpId::Sum,
+                    &[graph::Lit::Axes(&[1]), graph::Lit::Bool(false)],
+                ),
+                &[Src::Node(6)],
+            ),
         ],
         result: 7,
     };

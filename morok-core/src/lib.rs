@@ -4,6 +4,8 @@
 //!
 //! - [`dtype`], [`shape`]: scalar, vector and pointer types, type
 //!   promotion, and shape rules;
+//! - [`tensor_ops`]: the table of tensor ops a DSL body may call (names,
+//!   arguments, element-type and shape rules);
 //! - [`uop`]: the hash-consed IR node and the op set;
 //! - [`rewrite`]: pattern matchers and the fixpoint graph rewriter (the
 //!   `patterns!` macro from `morok-patterns` is re-exported here);
@@ -42,6 +44,7 @@ pub mod rewrite;
 pub mod sample_kernels;
 pub mod shape;
 pub mod target;
+pub mod tensor_ops;
 pub mod uop;
 
 // The stages: other crates reach them only through the re-exports below.

@@ -8,7 +8,7 @@
 //! only, and reaches `reshape`/`expand` nodes as a symbolic entry.
 
 use crate::layers::DeclaredLayer;
-use morok_core::shape::{self, ReshapeDim, ShapeError, SymDim};
+use morok_core::shape::{self, ReshapeDim, SymDim};
 use morok_core::ScalarType;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -88,13 +88,6 @@ pub struct Ctx<'a> {
     pub used_layers: Vec<String>,
 }
 
-/// `Capitalized` form of a method name: its `Unary`/`Binary` variant.
-fn variant(method: &str) -> syn::Ident {
-    let mut c = method.chars();
-    let first = c.next().map(|f| f.to_ascii_uppercase()).unwrap_or('_');
-    format_ident!("{}{}", first, c.as_str())
-}
-
 /// Checks that a float literal (or a folded one) is finite.
 fn finite(e: &Expr, v: f64) -> Result<Ref> {
     if v.is_finite() {
@@ -102,10 +95,6 @@ fn finite(e: &Expr, v: f64) -> Result<Ref> {
     } else {
         Err(Error::new_spanned(e, "the literal overflows"))
     }
-}
-
-fn shape_error(node: &impl quote::ToTokens, e: ShapeError) -> Error {
-    Error::new_spanned(node, e.to_string())
 }
 
 fn shape_text(s: &[SymDim]) -> String {
@@ -166,6 +155,8 @@ fn bool_lit(e: &Expr, what: &str) -> Result<bool> {
 
 fn float_lit(e: &Expr, what: &str) -> Result<f64> {
     match e {
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => Ok(-float_lit(&u.expr, what)?),
+        Expr::Paren(p) => float_lit(&p.expr, what),
         Expr::Lit(syn::ExprLit {
             lit: Lit::Float(f), ..
         }) => f.base10_parse(),
@@ -199,18 +190,6 @@ fn binop_method(op: &BinOp) -> Option<&'static str> {
         _ => return None,
     })
 }
-
-const COMPARISONS: [&str; 6] = ["lt", "le", "gt", "ge", "eq", "ne"];
-const FLOAT_UNARY: [&str; 8] = [
-    "gelu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt",
-];
-const ANY_UNARY: [&str; 2] = ["relu", "abs"];
-
-/// Every method name a body may call, for "unknown method" errors.
-pub const METHODS: &str =
-    "dot, matmul, relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, abs, \
-softmax, log_softmax, sum, mean, max, min, argmax, reshape, transpose, permute, expand, cast, \
-where_, maximum, minimum, lt, le, gt, ge, eq, ne, layernorm";
 
 impl<'a> Ctx<'a> {
     /// A context with the given dim names and layers and no values.
@@ -333,13 +312,7 @@ impl<'a> Ctx<'a> {
             Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => {
                 let v = self.expr(&u.expr)?;
                 match v.ty {
-                    Ty::Tensor(ScalarType::Bool, _) => {
-                        Err(Error::new_spanned(e, "neg: not defined for bool"))
-                    }
-                    Ty::Tensor(t, s) => {
-                        let g = g();
-                        Ok(self.bind(t, s, quote!(Unary(#g::Unary::Neg)), &[v.r]))
-                    }
+                    Ty::Tensor(..) => self.negate(e, v),
                     Ty::Float | Ty::Int => {
                         let r =
                             match v.r {
@@ -351,7 +324,7 @@ impl<'a> Ctx<'a> {
                             };
                         Ok(Val { ty: v.ty, r })
                     }
-                    Ty::Bool => Err(Error::new_spanned(e, "neg: not defined for bool")),
+                    Ty::Bool => Err(Error::new_spanned(e, "neg: not defined for bool literals")),
                 }
             }
             Expr::Binary(b) => {
@@ -370,109 +343,6 @@ impl<'a> Ctx<'a> {
             _ => Err(Error::new_spanned(
                 e,
                 "unsupported expression in a kernel body",
-            )),
-        }
-    }
-
-    /// A binary op between two values (tensors or literals).
-    fn binary(&mut self, whole: &Expr, op: &str, l: Val, r: Val) -> Result<Val> {
-        let g = g();
-        let m = variant(op);
-        let cmp = COMPARISONS.contains(&op);
-        let lit_fits = |t: ScalarType, lit: &Ty| match lit {
-            Ty::Float => t.is_float(),
-            Ty::Int => !t.is_bool(),
-            Ty::Bool => t.is_bool(),
-            Ty::Tensor(..) => true,
-        };
-        let lit_name = |lit: &Ty| match lit {
-            Ty::Float => "a float literal",
-            Ty::Int => "an integer literal",
-            _ => "a bool literal",
-        };
-        let check_dtype = |t: ScalarType| -> Result<()> {
-            if op == "div" && !t.is_float() {
-                return Err(Error::new_spanned(
-                    whole,
-                    format!("div: {t} tensors: cast to a float type first"),
-                ));
-            }
-            if t.is_bool() && matches!(op, "sub" | "div") {
-                return Err(Error::new_spanned(
-                    whole,
-                    format!("{op}: not defined for bool"),
-                ));
-            }
-            Ok(())
-        };
-        match (&l.ty, &r.ty) {
-            (Ty::Tensor(a, sa), Ty::Tensor(b, sb)) => {
-                if a != b {
-                    return Err(Error::new_spanned(
-                        whole,
-                        format!("{op}: dtype mismatch: {a} and {b} (the DSL does not promote; add a `.cast(..)`)"),
-                    ));
-                }
-                check_dtype(*a)?;
-                let s = shape::broadcast_shapes(op, sa, sb).map_err(|e| shape_error(whole, e))?;
-                let t = if cmp { ScalarType::Bool } else { *a };
-                Ok(self.bind(t, s.to_vec(), quote!(Binary(#g::Binary::#m)), &[l.r, r.r]))
-            }
-            (Ty::Tensor(a, s), lit) | (lit, Ty::Tensor(a, s)) => {
-                if !lit_fits(*a, lit) {
-                    return Err(Error::new_spanned(
-                        whole,
-                        format!(
-                            "{op}: dtype mismatch: {a} tensor and {} (add a `.cast(..)`)",
-                            lit_name(lit)
-                        ),
-                    ));
-                }
-                check_dtype(*a)?;
-                let t = if cmp { ScalarType::Bool } else { *a };
-                let s = s.clone();
-                Ok(self.bind(t, s, quote!(Binary(#g::Binary::#m)), &[l.r, r.r]))
-            }
-            (Ty::Float | Ty::Int, Ty::Float | Ty::Int) if !cmp => {
-                let ty = if matches!((&l.ty, &r.ty), (Ty::Int, Ty::Int)) {
-                    Ty::Int
-                } else {
-                    Ty::Float
-                };
-                let over = || Error::new_spanned(whole, format!("{op}: the literal overflows"));
-                let as_f64 = |r: Ref| match r {
-                    Ref::F(v) => v,
-                    Ref::I(v) => v as f64,
-                    _ => 0.0,
-                };
-                let r = match (&ty, l.r, r.r) {
-                    (Ty::Int, Ref::I(a), Ref::I(b)) => Ref::I(
-                        match op {
-                            "add" => a.checked_add(b),
-                            "sub" => a.checked_sub(b),
-                            "mul" => a.checked_mul(b),
-                            _ => a.checked_div(b),
-                        }
-                        .ok_or_else(over)?,
-                    ),
-                    (_, a, b) => {
-                        let (a, b) = (as_f64(a), as_f64(b));
-                        finite(
-                            whole,
-                            match op {
-                                "add" => a + b,
-                                "sub" => a - b,
-                                "mul" => a * b,
-                                _ => a / b,
-                            },
-                        )?
-                    }
-                };
-                Ok(Val { ty, r })
-            }
-            _ => Err(Error::new_spanned(
-                whole,
-                format!("{op}: needs at least one tensor operand"),
             )),
         }
     }

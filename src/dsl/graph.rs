@@ -15,7 +15,8 @@
 use super::layers::Layer;
 use super::rt::Signature;
 use crate::tensor::{IntoOperand, Operand};
-use crate::{DType, Error, Result, ScalarType, Tensor};
+use crate::{Error, Result, ScalarType, Tensor};
+pub use morok_core::tensor_ops::OpId;
 
 /// An operand of a node.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,49 +31,28 @@ pub enum Src {
     Bool(bool),
 }
 
-/// A one-operand elementwise op (the tensor API method of that name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Unary {
-    Neg,
-    Relu,
-    Abs,
-    Gelu,
-    Silu,
-    Sigmoid,
-    Tanh,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-}
-
-/// A two-operand elementwise op (the tensor API method of that name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Binary {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Maximum,
-    Minimum,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
-/// A reduction over a list of axes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Reduce {
-    Sum,
-    Mean,
-    Max,
-    Min,
+/// A literal argument of an op node, in the order the op table declares
+/// its non-tensor arguments.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lit {
+    /// An axis.
+    Axis(isize),
+    /// A list of axes.
+    Axes(&'static [isize]),
+    /// A bool.
+    Bool(bool),
+    /// A number.
+    Float(f64),
+    /// An integer.
+    Int(i64),
+    /// A non-negative integer.
+    Count(usize),
+    /// A list of sizes.
+    Sizes(&'static [usize]),
+    /// A list of dims, each in postfix form.
+    Dims(&'static [&'static [DimTok]]),
+    /// An element type.
+    DType(ScalarType),
 }
 
 /// One entry of a dim written in a body (`reshape([B * 2, -1])`), in
@@ -103,36 +83,9 @@ pub enum NodeOp {
     Field(u32),
     /// The model's layer number `i` applied to the operand.
     Layer(u32),
-    /// An elementwise op of one tensor.
-    Unary(Unary),
-    /// An elementwise op of two operands (at least one a tensor).
-    Binary(Binary),
-    /// `a.dot(b)`.
-    Dot,
-    /// `a.matmul(b)`.
-    Matmul,
-    /// `softmax(axis)`.
-    Softmax(isize),
-    /// `log_softmax(axis)`.
-    LogSoftmax(isize),
-    /// `sum/mean/max/min(axes, keepdim)`.
-    Reduce(Reduce, &'static [isize], bool),
-    /// `argmax(axis)`.
-    Argmax(isize),
-    /// `layernorm(axes, eps)` without an affine transform.
-    LayerNorm(&'static [isize], f64),
-    /// `reshape([dims])`, each dim in postfix form.
-    Reshape(&'static [&'static [DimTok]]),
-    /// `expand([dims])`, each dim in postfix form.
-    Expand(&'static [&'static [DimTok]]),
-    /// `transpose(a, b)`.
-    Transpose(isize, isize),
-    /// `permute([axes])`.
-    Permute(&'static [isize]),
-    /// `cast(dtype)`.
-    Cast(ScalarType),
-    /// `cond.where_(a, b)`: the operands are the condition and both values.
-    Where,
+    /// An op of the table with its literal arguments; the operands are
+    /// the receiver and the tensor arguments.
+    Op(OpId, &'static [Lit]),
 }
 
 /// One node of an embedded graph.
@@ -157,15 +110,29 @@ pub struct Graph {
 }
 
 /// A node's value: a tensor, or a literal operand.
-enum Value<'a> {
+pub enum Value<'a> {
+    /// A tensor.
     Tensor(&'a Tensor),
+    /// A float literal.
     F64(f64),
+    /// An integer literal.
     I64(i64),
+    /// A bool literal.
     Bool(bool),
 }
 
+/// Calls the `Tensor` method of op `id` as an embedded graph's node does:
+/// `operands` are the receiver and the tensor arguments, `lits` the
+/// literal ones (dims may not name signature dims). The op table's test
+/// compares it with the table's rules.
+#[track_caller]
+pub fn call_op(id: OpId, operands: &[Value<'_>], lits: &[Lit]) -> Result<Tensor> {
+    let broken = |what: String| Error::runtime("op table", what);
+    super::ops::call(id, operands, lits, &[], &broken)
+}
+
 /// The value of a dim in postfix form, with the call's dim values.
-fn dim_value(toks: &[DimTok], dims: &[usize]) -> Option<isize> {
+pub(super) fn dim_value(toks: &[DimTok], dims: &[usize]) -> Option<isize> {
     let mut stack: Vec<isize> = Vec::with_capacity(4);
     for t in toks {
         let v = match *t {
@@ -221,13 +188,6 @@ impl Graph {
                     _ => Err(broken(format!("operand {k} of node {at} is no tensor"))),
                 }
             };
-            let dim_list = |list: &[&[DimTok]]| -> Result<Vec<isize>> {
-                list.iter()
-                    .map(|d| {
-                        dim_value(d, &dims).ok_or_else(|| broken(format!("dim {d:?} of node {at}")))
-                    })
-                    .collect()
-            };
             let t = match node.op {
                 NodeOp::Arg(i) => args
                     .get(i as usize)
@@ -241,30 +201,10 @@ impl Graph {
                     .get(i as usize)
                     .ok_or_else(|| broken(format!("no layer {i}")))?
                     .apply(tensor(0)?)?,
-                NodeOp::Unary(u) => unary(tensor(0)?, u)?,
-                NodeOp::Binary(b) => binary(src(0)?, src(1)?, b)
-                    .unwrap_or_else(|| Err(broken(format!("node {at} has no tensor operand"))))?,
-                NodeOp::Dot => tensor(0)?.dot(tensor(1)?)?,
-                NodeOp::Matmul => tensor(0)?.matmul(tensor(1)?)?,
-                NodeOp::Softmax(a) => tensor(0)?.softmax(a)?,
-                NodeOp::LogSoftmax(a) => tensor(0)?.log_softmax(a)?,
-                NodeOp::Reduce(r, axes, keep) => {
-                    let x = tensor(0)?;
-                    match r {
-                        Reduce::Sum => x.sum(Some(axes), keep)?,
-                        Reduce::Mean => x.mean(Some(axes), keep)?,
-                        Reduce::Max => x.max(Some(axes), keep)?,
-                        Reduce::Min => x.min(Some(axes), keep)?,
-                    }
+                NodeOp::Op(id, lits) => {
+                    let operands = (0..node.src.len()).map(&src).collect::<Result<Vec<_>>>()?;
+                    super::ops::call(id, &operands, lits, &dims, &broken)?
                 }
-                NodeOp::Argmax(a) => tensor(0)?.argmax(Some(a))?,
-                NodeOp::LayerNorm(axes, eps) => tensor(0)?.layernorm(axes, None, None, eps)?,
-                NodeOp::Reshape(list) => tensor(0)?.try_reshape(&dim_list(list)?)?,
-                NodeOp::Expand(list) => tensor(0)?.try_expand(&dim_list(list)?)?,
-                NodeOp::Transpose(a, b) => tensor(0)?.try_transpose(a, b)?,
-                NodeOp::Permute(p) => tensor(0)?.try_permute(p)?,
-                NodeOp::Cast(to) => tensor(0)?.cast(DType::scalar(to))?,
-                NodeOp::Where => tensor(0)?.where_(src(1)?.operand(), src(2)?.operand())?,
             };
             if t.dtype().scalar_type() != node.dtype {
                 return Err(broken(format!(
@@ -283,47 +223,10 @@ impl Graph {
     }
 }
 
-/// `x.op()` for a [`Unary`].
-#[track_caller]
-fn unary(x: &Tensor, u: Unary) -> Result<Tensor> {
-    match u {
-        Unary::Neg => x.neg(),
-        Unary::Relu => x.relu(),
-        Unary::Abs => x.abs(),
-        Unary::Gelu => x.gelu(),
-        Unary::Silu => x.silu(),
-        Unary::Sigmoid => x.sigmoid(),
-        Unary::Tanh => x.tanh(),
-        Unary::Exp => x.exp(),
-        Unary::Log => x.log(),
-        Unary::Sqrt => x.sqrt(),
-        Unary::Rsqrt => x.rsqrt(),
-    }
-}
-
-/// `x.op(other)` for a [`Binary`], `other` a tensor or a literal.
-#[track_caller]
-fn binary_with(x: &Tensor, other: Operand, b: Binary) -> Result<Tensor> {
-    match b {
-        Binary::Add => x.add(other),
-        Binary::Sub => x.sub(other),
-        Binary::Mul => x.mul(other),
-        Binary::Div => x.div(other),
-        Binary::Maximum => x.maximum(other),
-        Binary::Minimum => x.minimum(other),
-        Binary::Lt => x.lt(other),
-        Binary::Le => x.le(other),
-        Binary::Gt => x.gt(other),
-        Binary::Ge => x.ge(other),
-        Binary::Eq => x.eq(other),
-        Binary::Ne => x.ne(other),
-    }
-}
-
 impl Value<'_> {
     /// The value as a tensor API operand (a literal keeps its Rust type,
     /// so it adopts the tensor's element type as in the tensor API).
-    fn operand(&self) -> Operand {
+    pub(super) fn operand(&self) -> Operand {
         match *self {
             Value::Tensor(t) => t.into_operand(),
             Value::F64(v) => v.into_operand(),
@@ -331,26 +234,6 @@ impl Value<'_> {
             Value::Bool(v) => v.into_operand(),
         }
     }
-}
-
-/// A binary op of two operands; `None` when neither is a tensor. A
-/// literal left operand becomes the tensor API's `full_like` of the
-/// right one.
-#[track_caller]
-fn binary(l: Value<'_>, r: Value<'_>, b: Binary) -> Option<Result<Tensor>> {
-    Some(match (&l, &r) {
-        (Value::Tensor(x), _) => binary_with(x, r.operand(), b),
-        (Value::F64(v), Value::Tensor(y)) => y
-            .full_like(*v)
-            .and_then(|x| binary_with(&x, r.operand(), b)),
-        (Value::I64(v), Value::Tensor(y)) => y
-            .full_like(*v)
-            .and_then(|x| binary_with(&x, r.operand(), b)),
-        (Value::Bool(v), Value::Tensor(y)) => y
-            .full_like(*v)
-            .and_then(|x| binary_with(&x, r.operand(), b)),
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ mod generic;
 #[doc(hidden)]
 pub mod graph;
 pub mod layers;
+mod ops;
 pub(crate) mod plan;
 #[doc(hidden)]
 pub mod rt;

@@ -108,6 +108,7 @@ impl Tensor {
     /// `softmax(-x)` along `axis`.
     #[track_caller]
     pub fn softmin(&self, axis: isize) -> Result<Tensor> {
+        self.axis("softmin", axis)?;
         self.to_float()?.neg()?.softmax(axis)
     }
 

@@ -6,8 +6,9 @@ use super::Tensor;
 use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
 use morok_core::shape::{
-    broadcast_to_shape, expand_shape, normalize_axis, numel, permute_shape, reshape_target,
-    transpose_shape, ShapeError,
+    broadcast_to_shape, expand_dims, flatten_shape, flip_axes, normalize_axis, permute_shape,
+    repeat_shape, reshape_target, squeeze_shape, transpose_shape, unsqueeze_shape, ReshapeDim,
+    ShapeError,
 };
 use morok_core::uop::{Arg, Op, Shape, UOp};
 use morok_core::ScalarType;
@@ -275,8 +276,9 @@ impl Tensor {
     #[track_caller]
     pub fn try_expand(&self, shape: &[isize]) -> Result<Tensor> {
         let src = self.graph()?.shape.clone();
-        let wanted: Vec<Option<usize>> = shape.iter().map(|&d| usize::try_from(d).ok()).collect();
-        let target = expand_shape(&src, &wanted).located()?;
+        let wanted: Vec<ReshapeDim<usize>> =
+            shape.iter().map(|&d| ReshapeDim::from_signed(d)).collect();
+        let target = expand_dims(&src, &wanted).located()?;
         self.broadcast_as("expand", &target)
     }
 
@@ -427,76 +429,31 @@ impl Tensor {
     /// Reverses the order of elements along `axes`.
     #[track_caller]
     pub fn try_flip(&self, axes: &[isize]) -> Result<Tensor> {
-        self.graph()?;
-        let mut norm = Vec::with_capacity(axes.len());
-        for &a in axes {
-            let n = self.axis("flip", a)?;
-            if norm.contains(&n) {
-                return Err(Error::shape(ShapeError::new(
-                    "flip",
-                    &[self.shape()],
-                    format!("axis {a} is listed twice in {axes:?}"),
-                )));
-            }
-            norm.push(n);
-        }
+        let norm = flip_axes(&self.graph()?.shape, axes).located()?;
         if self.ndim() == 0 {
             return Ok(self.clone());
         }
-        norm.sort_unstable();
         self.flip_axes(&norm)
     }
 
     /// Removes axis `dim`, which must have size 1.
     #[track_caller]
     pub fn try_squeeze(&self, dim: isize) -> Result<Tensor> {
-        let shape = self.graph()?.shape.clone();
-        let d = self.axis("squeeze", dim)?;
-        if shape.is_empty() {
-            return Ok(self.clone());
-        }
-        if shape[d] != 1 {
-            return Err(Error::shape(ShapeError::new(
-                "squeeze",
-                &[&shape],
-                format!("axis {dim} has size {}, not 1", shape[d]),
-            )));
-        }
-        let mut out = shape.to_vec();
-        out.remove(d);
+        let out = squeeze_shape(&self.graph()?.shape, dim).located()?;
         self.reshape_to(&out)
     }
 
     /// Inserts an axis of size 1 at `dim` (`-1` appends).
     #[track_caller]
     pub fn try_unsqueeze(&self, dim: isize) -> Result<Tensor> {
-        let mut shape = self.graph()?.shape.to_vec();
-        let mut extended = shape.clone();
-        extended.push(1);
-        let d = normalize_axis("unsqueeze", &extended, dim).located()?;
-        shape.insert(d, 1);
-        self.reshape_to(&shape)
+        let out = unsqueeze_shape(&self.graph()?.shape, dim).located()?;
+        self.reshape_to(&out)
     }
 
     /// Merges axes `start..=end` into one.
     #[track_caller]
     pub fn try_flatten(&self, start: isize, end: isize) -> Result<Tensor> {
-        let shape = self.graph()?.shape.clone();
-        if shape.is_empty() {
-            return self.reshape_to(&[1]);
-        }
-        let s = self.axis("flatten", start)?;
-        let e = self.axis("flatten", end)?;
-        if s > e {
-            return Err(Error::shape(ShapeError::new(
-                "flatten",
-                &[&shape],
-                format!("start axis {start} comes after end axis {end}"),
-            )));
-        }
-        let mut out: Vec<usize> = shape[..s].to_vec();
-        out.push(numel(&shape[s..=e]));
-        out.extend_from_slice(&shape[e + 1..]);
+        let out = flatten_shape(&self.graph()?.shape, start, end).located()?;
         self.reshape_to(&out)
     }
 
@@ -511,13 +468,7 @@ impl Tensor {
     #[track_caller]
     pub(super) fn repeat_as(&self, op: &str, reps: &[usize]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
-        if reps.len() < shape.len() {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape],
-                format!("{} repetitions for {} axes", reps.len(), shape.len()),
-            )));
-        }
+        repeat_shape(op, &shape, reps).located()?;
         let mut base = vec![1; reps.len() - shape.len()];
         base.extend_from_slice(&shape);
         let mut grown = base.clone();

@@ -1,7 +1,8 @@
 //! Shape rules, in one place.
 //!
 //! The pure functions of [`rules`] (broadcasting, matmul, reductions,
-//! reshape with `-1`, permute / transpose / expand, linear and conv) are
+//! reshape with `-1`, permute / transpose / expand, linear and conv) and
+//! of [`axis_edits`] (flip, squeeze, unsqueeze, flatten, repeat) are
 //! the only definition of the shape rules. They are generic over a
 //! [`Dim`]: the tensor API calls them with `usize` dims at run time and the
 //! macros with symbolic [`SymDim`]s at expansion time, so both report the
@@ -10,10 +11,12 @@
 //! This module depends on nothing else in the crate; the shape of a UOp
 //! node (checked and cached on the node) is `uop::shape_of`, built on it.
 
+pub mod axis_edits;
 mod dim;
 mod dims;
 pub mod rules;
 
+pub use axis_edits::{flatten_shape, flip_axes, repeat_shape, squeeze_shape, unsqueeze_shape};
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use rules::*;

@@ -164,6 +164,18 @@ impl<D: Dim> std::fmt::Display for ReshapeDim<D> {
     }
 }
 
+impl ReshapeDim<usize> {
+    /// A numeric target dim: `-1` infers, another negative number is an
+    /// error, the rest are sizes.
+    pub fn from_signed(d: isize) -> Self {
+        match d {
+            -1 => ReshapeDim::Infer,
+            d if d < 0 => ReshapeDim::Negative(d),
+            d => ReshapeDim::Size(d as usize),
+        }
+    }
+}
+
 /// Resolves a reshape target with at most one `-1` against `shape`.
 pub fn reshape_dims<D: Dim>(shape: &[D], target: &[ReshapeDim<D>]) -> Result<Dims<D>, ShapeError> {
     let err = |reason: String| {
@@ -211,14 +223,7 @@ pub fn reshape_dims<D: Dim>(shape: &[D], target: &[ReshapeDim<D>]) -> Result<Dim
 
 /// [`reshape_dims`] for a numeric target where `-1` is inferred.
 pub fn reshape_target(shape: &[usize], target: &[isize]) -> Result<Dims<usize>, ShapeError> {
-    let t: Vec<ReshapeDim<usize>> = target
-        .iter()
-        .map(|&d| match d {
-            -1 => ReshapeDim::Infer,
-            d if d < 0 => ReshapeDim::Negative(d),
-            d => ReshapeDim::Size(d as usize),
-        })
-        .collect();
+    let t: Vec<ReshapeDim<usize>> = target.iter().map(|&d| ReshapeDim::from_signed(d)).collect();
     reshape_dims(shape, &t)
 }
 
@@ -300,6 +305,26 @@ pub fn expand_shape<D: Dim>(src: &[D], target: &[Option<D>]) -> Result<Dims<D>, 
     }
     broadcast_to_shape("expand", src, &out)?;
     Ok(out)
+}
+
+/// [`expand_shape`] of a target written as reshape dims: `-1` keeps the
+/// aligned axis, any other negative number is an error.
+pub fn expand_dims<D: Dim>(src: &[D], target: &[ReshapeDim<D>]) -> Result<Dims<D>, ShapeError> {
+    let mut wanted = Vec::with_capacity(target.len());
+    for d in target {
+        wanted.push(match d {
+            ReshapeDim::Size(d) => Some(d.clone()),
+            ReshapeDim::Infer => None,
+            ReshapeDim::Negative(n) => {
+                return Err(ShapeError::new(
+                    "expand",
+                    &[src],
+                    format!("dimension {n} is negative"),
+                ))
+            }
+        });
+    }
+    expand_shape(src, &wanted)
 }
 
 /// `x @ weight.T + bias` (PyTorch `linear`): `weight` is `[out, in]` (or

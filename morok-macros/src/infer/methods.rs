@@ -1,226 +1,399 @@
-//! Method calls in a kernel body (`x.relu()`, `x.sum(1)`, ...): each
-//! method's arguments and shape rule, as the node it adds.
+//! Method calls and operators in a kernel body (`x.relu()`, `x.sum([1],
+//! false)`, `a + b`): the op table's entry of the method
+//! (`morok_core::tensor_ops`) says how to read each argument and gives the
+//! result's element type and shape; the call becomes one `Op` node.
+//!
+//! Two rules are the DSL's own, stricter than the tensor API's: tensor
+//! operands of one op have one element type (no promotion), and a literal
+//! operand fits it (a float literal needs a float tensor).
 
 use super::*;
+use morok_core::tensor_ops::{ArgKind, ArgValue, DTypeRule, OpError, OpSpec, ShapeRule, OPS};
+
+/// One checked argument of a call.
+struct Checked {
+    /// What the rules see.
+    value: ArgValue<SymDim>,
+    /// The operand, for tensor and operand arguments (a node or literal).
+    operand: Option<Ref>,
+    /// The `Lit` tokens, for literal arguments.
+    lit: Option<TokenStream>,
+}
+
+/// The closest method name to `name`, when it is close (a typo).
+fn closest(name: &str) -> Option<&'static str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let next = (row[j + 1] + 1)
+                    .min(row[j] + 1)
+                    .min(prev + usize::from(ca != cb));
+                prev = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[b.len()]
+    };
+    OPS.iter()
+        .map(|s| (distance(name, s.name), s.name))
+        .filter(|&(d, n)| d <= 2 && d < n.len())
+        .min()
+        .map(|(_, n)| n)
+}
 
 impl Ctx<'_> {
-    fn arity(m: &syn::ExprMethodCall, n: usize, what: &str) -> Result<()> {
-        if m.args.len() != n {
-            return Err(Error::new_spanned(
-                m,
-                format!(
-                    "`{}` takes {n} argument(s) ({what}), got {}",
-                    m.method,
-                    m.args.len()
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// A method call on a tensor.
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Result<Val> {
         let name = m.method.to_string();
         let whole: Expr = Expr::MethodCall(m.clone());
-        let known = METHODS.split(", ").any(|k| k == name);
-        if !known {
+        let Some(spec) = OpSpec::named(&name) else {
+            let hint = closest(&name).map_or(String::new(), |n| format!("; did you mean `{n}`?"));
             return Err(Error::new_spanned(
                 &m.method,
-                format!("unknown method `{name}` (a kernel body may call: {METHODS})"),
+                format!(
+                    "unknown method `{name}`: a kernel body may call the methods listed in \
+                     docs/DSL.md{hint}"
+                ),
+            ));
+        };
+        if m.args.len() != spec.args.len() {
+            let what: Vec<String> = spec
+                .args
+                .iter()
+                .map(|a| format!("{}: {}", a.name, a.kind.literal_form()))
+                .collect();
+            return Err(Error::new_spanned(
+                &whole,
+                format!(
+                    "`{name}` takes {} argument(s) ({}), got {}",
+                    spec.args.len(),
+                    if what.is_empty() {
+                        "none".to_string()
+                    } else {
+                        what.join(", ")
+                    },
+                    m.args.len()
+                ),
             ));
         }
-        let (dt, s, x) = self.tensor(&m.receiver)?;
+        let recv = self.expr(&m.receiver)?;
+        if !matches!(recv.ty, Ty::Tensor(..)) {
+            return Err(Error::new_spanned(
+                &m.receiver,
+                "expected a tensor, found a literal",
+            ));
+        }
         let args: Vec<&Expr> = m.args.iter().collect();
-        let g = g();
-        let need_float = |what: &str| -> Result<()> {
-            if dt.is_float() {
-                Ok(())
-            } else {
-                Err(Error::new_spanned(
-                    &whole,
-                    format!("{what}: needs a float tensor, got {dt} (add a `.cast(f32)`)"),
-                ))
-            }
+        let checked = spec
+            .args
+            .iter()
+            .zip(&args)
+            .map(|(a, e)| self.argument(a.kind, a.name, e))
+            .collect::<Result<Vec<_>>>()?;
+        self.apply(spec, &whole, recv, checked, &args)
+    }
+
+    /// A binary operator or comparison (`a + b`, `a < b`) of two values,
+    /// as the op table's entry `op`; literals on both sides fold.
+    pub(super) fn binary(&mut self, whole: &Expr, op: &str, l: Val, r: Val) -> Result<Val> {
+        if !matches!(l.ty, Ty::Tensor(..)) && !matches!(r.ty, Ty::Tensor(..)) {
+            return fold(whole, op, l, r);
+        }
+        let spec = OpSpec::named(op)
+            .ok_or_else(|| Error::new_spanned(whole, format!("no op `{op}` in the op table")))?;
+        let arg = Checked {
+            value: arg_value(&r.ty, r.r),
+            operand: Some(r.r),
+            lit: None,
         };
-        match name.as_str() {
-            "dot" | "matmul" => {
-                Self::arity(m, 1, "the other matrix")?;
-                let (dt2, s2, y) = self.tensor(args[0])?;
-                if dt != dt2 {
-                    return Err(Error::new_spanned(&whole, format!("matmul: dtype mismatch: {dt} and {dt2} (the DSL does not promote; add a `.cast(..)`)")));
+        self.apply(spec, whole, l, vec![arg], &[])
+    }
+
+    /// `-x` of a tensor.
+    pub(super) fn negate(&mut self, whole: &Expr, v: Val) -> Result<Val> {
+        let spec = OpSpec::named("neg").expect("neg is in the op table");
+        self.apply(spec, whole, v, Vec::new(), &[])
+    }
+
+    /// Reads one argument of kind `kind` named `name` (for errors).
+    fn argument(&mut self, kind: ArgKind, name: &str, e: &Expr) -> Result<Checked> {
+        let g = g();
+        let lit = |value: ArgValue<SymDim>, lit: TokenStream| Checked {
+            value,
+            operand: None,
+            lit: Some(lit),
+        };
+        Ok(match kind {
+            ArgKind::Tensor => {
+                let (t, s, r) = self.tensor(e)?;
+                Checked {
+                    value: ArgValue::Tensor(t, s),
+                    operand: Some(r),
+                    lit: None,
                 }
-                let out = shape::matmul_shape(&s, &s2).map_err(|e| shape_error(&whole, e))?;
-                let op = if name == "dot" {
-                    quote!(Dot)
-                } else {
-                    quote!(Matmul)
-                };
-                Ok(self.bind(dt, out.to_vec(), op, &[x, y]))
             }
-            n if FLOAT_UNARY.contains(&n) || ANY_UNARY.contains(&n) => {
-                Self::arity(m, 0, "none")?;
-                if FLOAT_UNARY.contains(&n) {
-                    need_float(n)?;
+            ArgKind::Operand => {
+                let v = self.expr(e)?;
+                Checked {
+                    value: arg_value(&v.ty, v.r),
+                    operand: Some(v.r),
+                    lit: None,
                 }
-                let u = variant(n);
-                Ok(self.bind(dt, s, quote!(Unary(#g::Unary::#u)), &[x]))
             }
-            "softmax" | "log_softmax" => {
-                Self::arity(m, 1, "the axis")?;
-                need_float(&name)?;
-                let a = axis(args[0])?;
-                shape::normalize_axis(&name, &s, a).map_err(|e| shape_error(args[0], e))?;
-                let op = if name == "softmax" {
-                    quote!(Softmax(#a))
-                } else {
-                    quote!(LogSoftmax(#a))
-                };
-                Ok(self.bind(dt, s, op, &[x]))
+            ArgKind::Axis => {
+                let a = axis(e)?;
+                lit(ArgValue::Axis(a), quote!(#g::Lit::Axis(#a)))
             }
-            "sum" | "mean" | "max" | "min" => {
-                Self::arity(m, 2, "the axes list and keepdim")?;
-                if matches!(name.as_str(), "sum" | "mean") {
-                    need_float(&name)?;
+            ArgKind::Axes => {
+                let a = axes_list(e)?;
+                lit(ArgValue::Axes(a.clone()), quote!(#g::Lit::Axes(&[#(#a),*])))
+            }
+            ArgKind::Bool => {
+                let b = bool_lit(e, name)?;
+                lit(ArgValue::Bool(b), quote!(#g::Lit::Bool(#b)))
+            }
+            ArgKind::Float => {
+                let v = float_lit(e, name)?;
+                if !v.is_finite() {
+                    return Err(Error::new_spanned(e, "the literal overflows"));
                 }
-                let axes: Vec<isize> = axes_list(args[0])?;
-                let keep = bool_lit(args[1], "keepdim")?;
-                let norm = shape::reduce_axes(&name, &s, Some(&axes))
-                    .map_err(|e| shape_error(args[0], e))?;
-                let out = shape::reduce_shape(&s, &norm, keep);
-                let r = variant(&name);
-                Ok(self.bind(
-                    dt,
-                    out.to_vec(),
-                    quote!(Reduce(#g::Reduce::#r, &[#(#axes),*], #keep)),
-                    &[x],
-                ))
+                lit(ArgValue::Float(v), quote!(#g::Lit::Float(#v)))
             }
-            "argmax" => {
-                Self::arity(m, 1, "the axis")?;
-                let a = axis(args[0])?;
-                let n =
-                    shape::normalize_axis("argmax", &s, a).map_err(|e| shape_error(args[0], e))?;
-                let out = shape::reduce_shape(&s, &[n], false);
-                Ok(self.bind(ScalarType::I32, out.to_vec(), quote!(Argmax(#a)), &[x]))
+            ArgKind::Int => {
+                let v = int_lit(e, name)?;
+                lit(ArgValue::Int(v), quote!(#g::Lit::Int(#v)))
             }
-            "layernorm" => {
-                Self::arity(m, 2, "the axes list and eps")?;
-                need_float(&name)?;
-                let axes: Vec<isize> = axes_list(args[0])?;
-                let eps = float_lit(args[1], "eps")?;
-                shape::reduce_axes("layernorm", &s, Some(&axes))
-                    .map_err(|e| shape_error(args[0], e))?;
-                if !eps.is_finite() {
-                    return Err(Error::new_spanned(args[1], "eps overflows"));
-                }
-                Ok(self.bind(dt, s, quote!(LayerNorm(&[#(#axes),*], #eps)), &[x]))
+            ArgKind::Count => {
+                let v = count_lit(e, name)?;
+                lit(ArgValue::Count(v), quote!(#g::Lit::Count(#v)))
             }
-            "reshape" => {
-                Self::arity(m, 1, "the new dims")?;
-                let (target, codes) = self.dim_list(args[0])?;
-                let out = shape::reshape_dims(&s, &target).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(dt, out.to_vec(), quote!(Reshape(&[#(#codes),*])), &[x]))
-            }
-            "transpose" => {
-                Self::arity(m, 2, "two axes")?;
-                let (a, b) = (axis(args[0])?, axis(args[1])?);
-                let (_, out) =
-                    shape::transpose_shape(&s, a, b).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(dt, out.to_vec(), quote!(Transpose(#a, #b)), &[x]))
-            }
-            "permute" => {
-                Self::arity(m, 1, "the axes list")?;
-                let perm: Vec<isize> = axes_list(args[0])?;
-                let (_, out) =
-                    shape::permute_shape(&s, &perm).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(dt, out.to_vec(), quote!(Permute(&[#(#perm),*])), &[x]))
-            }
-            "expand" => {
-                Self::arity(m, 1, "the new dims")?;
-                let (dims, codes) = self.dim_list(args[0])?;
-                let mut target = Vec::new();
-                for (d, e) in dims.into_iter().zip(list_elems(args[0])) {
-                    target.push(match d {
-                        ReshapeDim::Size(d) => Some(d),
-                        ReshapeDim::Infer => None,
-                        ReshapeDim::Negative(n) => {
-                            return Err(Error::new_spanned(
-                                e,
-                                format!("expand: dimension {n} is negative"),
-                            ))
-                        }
-                    });
-                }
-                let out = shape::expand_shape(&s, &target).map_err(|e| shape_error(&whole, e))?;
-                Ok(self.bind(dt, out.to_vec(), quote!(Expand(&[#(#codes),*])), &[x]))
-            }
-            "cast" => {
-                Self::arity(m, 1, "the element type")?;
-                let syn::Expr::Path(p) = args[0] else {
+            ArgKind::Sizes => {
+                if !matches!(e, Expr::Array(_)) {
                     return Err(Error::new_spanned(
-                        args[0],
-                        "expected an element type such as `f16`",
+                        e,
+                        format!("{name} must be a list literal such as `[2, 1]`"),
                     ));
-                };
-                let id = p.path.get_ident().ok_or_else(|| {
-                    Error::new_spanned(p, "expected an element type such as `f16`")
-                })?;
+                }
+                let v = list_elems(e)
+                    .map(|d| count_lit(d, name))
+                    .collect::<Result<Vec<_>>>()?;
+                lit(
+                    ArgValue::Sizes(v.clone()),
+                    quote!(#g::Lit::Sizes(&[#(#v),*])),
+                )
+            }
+            ArgKind::Dims => {
+                let (target, codes) = self.dim_list(e)?;
+                lit(
+                    ArgValue::Dims(target),
+                    quote!(#g::Lit::Dims(&[#(#codes),*])),
+                )
+            }
+            ArgKind::DType => {
+                let id = match e {
+                    Expr::Path(p) => p.path.get_ident(),
+                    _ => None,
+                }
+                .ok_or_else(|| Error::new_spanned(e, "expected an element type such as `f16`"))?;
                 let to = crate::sig::dtype_named(id)?;
                 let tt = crate::sig::dtype_tokens(to);
-                Ok(self.bind(to, s, quote!(Cast(#tt)), &[x]))
+                lit(ArgValue::DType(to), quote!(#g::Lit::DType(#tt)))
             }
-            "where_" => {
-                Self::arity(m, 2, "the values where true and where false")?;
-                if dt != ScalarType::Bool {
-                    return Err(Error::new_spanned(
-                        &m.receiver,
-                        format!("where: the condition must be a bool tensor, got {dt}"),
-                    ));
-                }
-                let a = self.expr(args[0])?;
-                let b = self.expr(args[1])?;
-                let (vt, mut out) = match (&a.ty, &b.ty) {
-                    (Ty::Tensor(ta, sa), Ty::Tensor(tb, sb)) => {
-                        if ta != tb {
-                            return Err(Error::new_spanned(
-                                &whole,
-                                format!("where: dtype mismatch: {ta} and {tb} (add a `.cast(..)`)"),
-                            ));
-                        }
-                        (
-                            *ta,
-                            shape::broadcast_shapes("where", sa, sb)
-                                .map_err(|e| shape_error(&whole, e))?
-                                .to_vec(),
-                        )
-                    }
-                    (Ty::Tensor(t, sa), _) | (_, Ty::Tensor(t, sa)) => (*t, sa.clone()),
-                    _ => (ScalarType::F32, Vec::new()),
-                };
-                if !matches!((&a.ty, &b.ty), (Ty::Tensor(..), _) | (_, Ty::Tensor(..))) {
-                    return Err(Error::new_spanned(
-                        &whole,
-                        "where: give at least one tensor branch",
-                    ));
-                }
-                out = shape::broadcast_shapes("where", &s, &out)
-                    .map_err(|e| shape_error(&whole, e))?
-                    .to_vec();
-                Ok(self.bind(vt, out, quote!(Where), &[x, a.r, b.r]))
-            }
-            "maximum" | "minimum" | "lt" | "le" | "gt" | "ge" | "eq" | "ne" => {
-                Self::arity(m, 1, "the other operand")?;
-                let r = self.expr(args[0])?;
-                let l = Val {
-                    ty: Ty::Tensor(dt, s),
-                    r: x,
-                };
-                self.binary(&whole, &name, l, r)
-            }
-            _ => Err(Error::new_spanned(
-                &m.method,
-                format!("unknown method `{name}`"),
-            )),
-        }
+        })
     }
+
+    /// Checks `spec` on the receiver `recv` (a tensor, or the literal left
+    /// operand of an operator) and the checked arguments, and adds its
+    /// node. `exprs` are the argument expressions of a method call (for
+    /// error spans; empty for operators).
+    fn apply(
+        &mut self,
+        spec: &OpSpec,
+        whole: &Expr,
+        recv: Val,
+        args: Vec<Checked>,
+        exprs: &[&Expr],
+    ) -> Result<Val> {
+        let op = spec.error_name();
+        // The element type every tensor operand has and every literal fits:
+        // the receiver's, or for `where_` (whose receiver is the
+        // condition) the first tensor branch's.
+        let mut operand_type = None;
+        let mut shape_of_literal_recv = None;
+        if spec.dtype != DTypeRule::Branch {
+            if let Ty::Tensor(t, s) = &recv.ty {
+                operand_type = Some(*t);
+                shape_of_literal_recv = Some(s.clone());
+            }
+        }
+        for a in &args {
+            if let ArgValue::Tensor(t, s) = &a.value {
+                match operand_type {
+                    None => {
+                        operand_type = Some(*t);
+                        if shape_of_literal_recv.is_none() {
+                            shape_of_literal_recv = Some(s.clone());
+                        }
+                    }
+                    Some(u) if u != *t => {
+                        return Err(Error::new_spanned(
+                            whole,
+                            format!(
+                                "{op}: dtype mismatch: {u} and {t} (the DSL does not promote; \
+                                 add a `.cast(..)`)"
+                            ),
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        let Some(operand_type) = operand_type else {
+            let e = OpError::Argument {
+                op: op.to_string(),
+                reason: "give at least one tensor branch".to_string(),
+            };
+            return Err(Error::new_spanned(whole, e.to_string()));
+        };
+        // Literal operands (and a literal receiver) fit the operand type.
+        let literal_types = std::iter::once(&recv.ty)
+            .filter(|t| !matches!(t, Ty::Tensor(..)))
+            .cloned()
+            .chain(
+                args.iter()
+                    .filter(|a| a.operand.is_some())
+                    .filter_map(|a| match a.value {
+                        ArgValue::Float(_) => Some(Ty::Float),
+                        ArgValue::Int(_) => Some(Ty::Int),
+                        ArgValue::Bool(_) => Some(Ty::Bool),
+                        _ => None,
+                    }),
+            );
+        for lit in literal_types {
+            let fits = match lit {
+                Ty::Float => operand_type.is_float(),
+                Ty::Int => !operand_type.is_bool(),
+                _ => operand_type.is_bool(),
+            };
+            if !fits {
+                let name = match lit {
+                    Ty::Float => "a float literal",
+                    Ty::Int => "an integer literal",
+                    _ => "a bool literal",
+                };
+                return Err(Error::new_spanned(
+                    whole,
+                    format!("{op}: dtype mismatch: {operand_type} tensor and {name} (add a `.cast(..)`)"),
+                ));
+            }
+        }
+        let (recv_type, recv_shape) = match &recv.ty {
+            Ty::Tensor(t, s) => (*t, s.clone()),
+            _ => (operand_type, shape_of_literal_recv.unwrap_or_default()),
+        };
+        let values: Vec<ArgValue<SymDim>> = args.iter().map(|a| a.value.clone()).collect();
+        let (dtype, shape) = spec.infer(recv_type, &recv_shape, &values).map_err(|e| {
+            // An axis the rule rejects is underlined where it is written.
+            let at = match (&e, spec.shape) {
+                (
+                    OpError::Shape(_),
+                    ShapeRule::Axis(i)
+                    | ShapeRule::Axes(i)
+                    | ShapeRule::ReduceAxis(i)
+                    | ShapeRule::Reduce { axes: i, .. },
+                ) => exprs.get(i).copied(),
+                _ => None,
+            };
+            match at {
+                Some(arg) => Error::new_spanned(arg, e.to_string()),
+                None => Error::new_spanned(whole, e.to_string()),
+            }
+        })?;
+        let g = g();
+        let id = format_ident!("{}", format!("{:?}", spec.id));
+        let lits = args.iter().filter_map(|a| a.lit.clone());
+        let operands: Vec<Ref> = std::iter::once(recv.r)
+            .chain(args.iter().filter_map(|a| a.operand))
+            .collect();
+        Ok(self.bind(
+            dtype,
+            shape.to_vec(),
+            quote!(Op(#g::OpId::#id, &[#(#lits),*])),
+            &operands,
+        ))
+    }
+}
+
+/// What the rules see of an operand: a tensor's type and shape, or a
+/// literal.
+fn arg_value(ty: &Ty, r: Ref) -> ArgValue<SymDim> {
+    match (ty, r) {
+        (Ty::Tensor(t, s), _) => ArgValue::Tensor(*t, s.clone()),
+        (_, Ref::F(v)) => ArgValue::Float(v),
+        (_, Ref::I(v)) => ArgValue::Int(v),
+        (_, Ref::B(v)) => ArgValue::Bool(v),
+        (_, Ref::Node(_)) => ArgValue::Bool(false),
+    }
+}
+
+/// A non-negative integer literal (`what` names it in errors).
+fn count_lit(e: &Expr, what: &str) -> Result<usize> {
+    let v = int_lit(e, what)?;
+    usize::try_from(v).map_err(|_| {
+        Error::new_spanned(e, format!("{what} must be a non-negative integer literal"))
+    })
+}
+
+/// `op` of two literals, folded (`2.0 * 3`): arithmetic only.
+fn fold(whole: &Expr, op: &str, l: Val, r: Val) -> Result<Val> {
+    if !matches!(op, "add" | "sub" | "mul" | "div") {
+        return Err(Error::new_spanned(
+            whole,
+            format!("{op}: needs at least one tensor operand"),
+        ));
+    }
+    let ty = match (&l.ty, &r.ty) {
+        (Ty::Int, Ty::Int) => Ty::Int,
+        (Ty::Float | Ty::Int, Ty::Float | Ty::Int) => Ty::Float,
+        _ => {
+            return Err(Error::new_spanned(
+                whole,
+                format!("{op}: needs at least one tensor operand"),
+            ))
+        }
+    };
+    let over = || Error::new_spanned(whole, format!("{op}: the literal overflows"));
+    let as_f64 = |r: Ref| match r {
+        Ref::F(v) => v,
+        Ref::I(v) => v as f64,
+        _ => 0.0,
+    };
+    let r = match (&ty, l.r, r.r) {
+        (Ty::Int, Ref::I(a), Ref::I(b)) => Ref::I(
+            match op {
+                "add" => a.checked_add(b),
+                "sub" => a.checked_sub(b),
+                "mul" => a.checked_mul(b),
+                _ => a.checked_div(b),
+            }
+            .ok_or_else(over)?,
+        ),
+        (_, a, b) => {
+            let (a, b) = (as_f64(a), as_f64(b));
+            finite(
+                whole,
+                match op {
+                    "add" => a + b,
+                    "sub" => a - b,
+                    "mul" => a * b,
+                    _ => a / b,
+                },
+            )?
+        }
+    };
+    Ok(Val { ty, r })
 }

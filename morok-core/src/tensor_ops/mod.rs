@@ -1,0 +1,285 @@
+//! The tensor op table: each `Tensor` operation a DSL body may call,
+//! declared once with its name, its arguments and their literal forms, its
+//! element-type rule and its shape rule.
+//!
+//! The table drives three things: the macros (`#[morok::kernel]`,
+//! `kernel!`, `model!`) parse a method call by its entry's arguments and
+//! infer its element type and shape with [`OpSpec::infer`] over symbolic
+//! dims; the DSL's embedded graph names the op by its [`OpId`], and the
+//! run-time builder dispatches on it (an exhaustive `match`, so an entry
+//! without a `Tensor` call does not compile); and a test walks [`OPS`]
+//! and checks that [`OpSpec::infer`] over `usize` dims agrees with the
+//! `Tensor` method, result and error, on a grid of shapes, element types
+//! and arguments. The shape rules are the functions of [`crate::shape`],
+//! which the `Tensor` methods call too, so the texts of their errors agree.
+//!
+//! Operations whose result shape depends on data (`nonzero`,
+//! `masked_select`) or that take several tensors of one list (`cat`,
+//! `stack`) are not in the table: a DSL body cannot give them a static
+//! shape; [`NOT_IN_THE_DSL`] lists them with the reason.
+
+mod rules;
+mod table;
+
+pub use rules::OpError;
+pub use table::{OpId, NOT_IN_THE_DSL, OPS};
+
+use crate::shape::{Dim, Dims, ReshapeDim};
+use crate::ScalarType;
+
+/// What one argument of an op is, and how a DSL body writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Another tensor of the receiver's element type (`x.matmul(w)`).
+    Tensor,
+    /// A tensor of the receiver's element type or a number or bool
+    /// literal (`x.maximum(0.0)`, `x.add(y)`).
+    Operand,
+    /// An axis: an integer literal, negative from the end (`-1`).
+    Axis,
+    /// A list literal of axes (`[0, -1]`).
+    Axes,
+    /// `true` or `false`.
+    Bool,
+    /// A number literal (`0.01`, `1`).
+    Float,
+    /// An integer literal (`-1`, `2`).
+    Int,
+    /// A non-negative integer literal (`1`).
+    Count,
+    /// A list literal of non-negative integers (`[2, 1]`).
+    Sizes,
+    /// A list of dims: literals, `-1`, signature names and `+ - * /` of
+    /// them (`[B, -1]`).
+    Dims,
+    /// An element type name (`f16`, `i32`).
+    DType,
+}
+
+impl ArgKind {
+    /// How a DSL body writes an argument of this kind (for the docs).
+    pub fn literal_form(self) -> &'static str {
+        match self {
+            ArgKind::Tensor => "tensor",
+            ArgKind::Operand => "tensor or literal",
+            ArgKind::Axis => "`-1`",
+            ArgKind::Axes => "`[0, -1]`",
+            ArgKind::Bool => "`true`",
+            ArgKind::Float => "`0.5`",
+            ArgKind::Int => "`-1`",
+            ArgKind::Count => "`1`",
+            ArgKind::Sizes => "`[2, 1]`",
+            ArgKind::Dims => "`[B, -1]`",
+            ArgKind::DType => "`f16`",
+        }
+    }
+}
+
+/// One declared argument: its name (as in the `Tensor` method) and kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arg {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// What it is.
+    pub kind: ArgKind,
+}
+
+/// The element type of an op's result, from the receiver's.
+///
+/// The other tensor operands of an op in a DSL body have the receiver's
+/// element type (the DSL does not promote), so the rule reads only the
+/// receiver's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DTypeRule {
+    /// The receiver's type.
+    Same,
+    /// The receiver's type; an error for bool.
+    NotBool,
+    /// The receiver's type; an error for floats (bitwise ops).
+    NotFloat,
+    /// Floats keep their type; integers and bools become f32
+    /// ([`ScalarType::to_float`]).
+    Float,
+    /// Bool (comparisons, tests such as `isnan`).
+    Bool,
+    /// The index type of `argmax`/`argmin` (i32).
+    Index,
+    /// A sum's type: floats keep theirs, integers and bools accumulate in
+    /// their [`ScalarType::sum_accumulator`].
+    Sum,
+    /// The element type given as argument `i`.
+    Cast(usize),
+    /// The element type of the first tensor argument (`where_`, whose
+    /// receiver is the condition); an error when every argument is a
+    /// literal.
+    Branch,
+}
+
+impl DTypeRule {
+    /// The rule in a few words (the docs' method table).
+    pub fn text(self) -> &'static str {
+        match self {
+            DTypeRule::Same => "same",
+            DTypeRule::NotBool => "same; not bool",
+            DTypeRule::NotFloat => "same; integers and bool only",
+            DTypeRule::Float => "same float; integers and bool give f32",
+            DTypeRule::Bool => "bool",
+            DTypeRule::Index => "i32",
+            DTypeRule::Sum => "same float; narrow integers and bool widen to 32 bits",
+            DTypeRule::Cast(_) => "the given type",
+            DTypeRule::Branch => "the branches' type",
+        }
+    }
+}
+
+/// The shape of an op's result; the numbers are argument positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeRule {
+    /// The receiver's shape.
+    Same,
+    /// The broadcast of the receiver and every tensor argument.
+    Broadcast,
+    /// The broadcast of the tensor arguments, then of that and the
+    /// receiver (`where_`: the branches, then the condition).
+    Select,
+    /// The receiver's shape; argument `i` is an axis of it.
+    Axis(usize),
+    /// The receiver's shape; argument `i` lists distinct axes of it.
+    Axes(usize),
+    /// Reduces the axes of argument `axes`, keeping them as size 1 when
+    /// argument `keepdim` is true.
+    Reduce {
+        /// The axes' argument.
+        axes: usize,
+        /// The keepdim flag's argument.
+        keepdim: usize,
+    },
+    /// Removes the axis of argument `i` (`argmax`); an empty axis is an
+    /// error.
+    ReduceAxis(usize),
+    /// `matmul` of the receiver and argument 0.
+    Matmul,
+    /// `reshape` to the dims of argument `i`.
+    Reshape(usize),
+    /// `expand` to the dims of argument `i`.
+    Expand(usize),
+    /// Swaps the axes of arguments `a` and `b`.
+    Transpose(usize, usize),
+    /// Permutes the axes by argument `i`.
+    Permute(usize),
+    /// The receiver's shape; argument `i` lists distinct axes (`flip`).
+    Flip(usize),
+    /// Removes the size-1 axis of argument `i`.
+    Squeeze(usize),
+    /// Inserts a size-1 axis at argument `i`.
+    Unsqueeze(usize),
+    /// Merges the axes from argument `a` to argument `b`.
+    Flatten(usize, usize),
+    /// Tiles by the sizes of argument `i`.
+    Repeat(usize),
+    /// The receiver's shape, which has at least 2 axes (`tril`).
+    Matrix,
+}
+
+impl ShapeRule {
+    /// The rule in a few words (the docs' method table).
+    pub fn text(self) -> &'static str {
+        match self {
+            ShapeRule::Same | ShapeRule::Axis(_) | ShapeRule::Axes(_) | ShapeRule::Flip(_) => {
+                "same"
+            }
+            ShapeRule::Broadcast => "broadcast",
+            ShapeRule::Select => "broadcast of all three",
+            ShapeRule::Reduce { .. } => "axes reduced (kept as 1 with keepdim)",
+            ShapeRule::ReduceAxis(_) => "axis removed",
+            ShapeRule::Matmul => "NumPy matmul",
+            ShapeRule::Reshape(_) => "the dims",
+            ShapeRule::Expand(_) => "the dims (`-1` keeps an axis)",
+            ShapeRule::Transpose(..) => "two axes swapped",
+            ShapeRule::Permute(_) => "axes permuted",
+            ShapeRule::Squeeze(_) => "axis removed",
+            ShapeRule::Unsqueeze(_) => "size-1 axis inserted",
+            ShapeRule::Flatten(..) => "axes merged",
+            ShapeRule::Repeat(_) => "each axis times its count",
+            ShapeRule::Matrix => "same (at least 2 axes)",
+        }
+    }
+}
+
+/// The value of one argument of a call, as the shape and element-type
+/// rules see it: a tensor's type and shape, or a literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue<D> {
+    /// A tensor operand: its element type and shape.
+    Tensor(ScalarType, Vec<D>),
+    /// An axis.
+    Axis(isize),
+    /// A list of axes.
+    Axes(Vec<isize>),
+    /// A bool literal.
+    Bool(bool),
+    /// A number literal.
+    Float(f64),
+    /// An integer literal.
+    Int(i64),
+    /// A non-negative integer literal.
+    Count(usize),
+    /// A list of sizes.
+    Sizes(Vec<usize>),
+    /// A list of dims.
+    Dims(Vec<ReshapeDim<D>>),
+    /// An element type.
+    DType(ScalarType),
+}
+
+/// One entry of the op table.
+#[derive(Clone, Copy, Debug)]
+pub struct OpSpec {
+    /// The op, as the DSL's embedded graph names it.
+    pub id: OpId,
+    /// The method name in a DSL body (the `Tensor` method, without a
+    /// `try_` prefix).
+    pub name: &'static str,
+    /// The `Tensor` method it calls.
+    pub method: &'static str,
+    /// Its arguments after the receiver, in order.
+    pub args: &'static [Arg],
+    /// The result's element type.
+    pub dtype: DTypeRule,
+    /// The result's shape.
+    pub shape: ShapeRule,
+    /// What it computes, in a few words (the docs' method table).
+    pub doc: &'static str,
+}
+
+impl OpSpec {
+    /// The entry named `name` in a DSL body.
+    pub fn named(name: &str) -> Option<&'static OpSpec> {
+        OPS.iter().find(|s| s.name == name)
+    }
+
+    /// The op's name in error messages: the DSL name without a trailing
+    /// `_` (`where_` reports as `where`).
+    pub fn error_name(&self) -> &'static str {
+        self.name.strip_suffix('_').unwrap_or(self.name)
+    }
+
+    /// The entry of `id`.
+    pub fn of(id: OpId) -> &'static OpSpec {
+        &OPS[id as usize]
+    }
+
+    /// The result's element type and shape for a receiver of `dtype` and
+    /// `shape` and the arguments `args` (one per declared argument, of its
+    /// kind), or the error the `Tensor` method reports for them.
+    pub fn infer<D: Dim>(
+        &self,
+        dtype: ScalarType,
+        shape: &[D],
+        args: &[ArgValue<D>],
+    ) -> Result<(ScalarType, Dims<D>), OpError> {
+        let out_shape = rules::shape(self, shape, args)?;
+        let out_dtype = rules::dtype(self, dtype, shape, args)?;
+        Ok((out_dtype, out_shape))
+    }
+}

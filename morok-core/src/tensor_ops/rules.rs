@@ -1,0 +1,214 @@
+//! What the table's [`DTypeRule`]s and [`ShapeRule`]s compute: each
+//! shape rule is a function of [`crate::shape`], which the `Tensor`
+//! method calls too.
+
+use super::{ArgValue, DTypeRule, OpSpec, ShapeRule};
+use crate::shape::{self, Dim, Dims, ShapeError};
+use crate::ScalarType;
+use std::fmt;
+
+/// Why an op cannot take its operands: the words the `Tensor` method's
+/// error has (without the caller's location).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpError {
+    /// A shape rule failed.
+    Shape(ShapeError),
+    /// The element type is not one the op takes.
+    DType {
+        /// The op.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An argument's value is not one the op takes.
+    Argument {
+        /// The op.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The arguments do not match the entry's declaration (a caller's
+    /// mistake in building them, not the user's).
+    Malformed(String),
+}
+
+impl fmt::Display for OpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpError::Shape(e) => e.fmt(f),
+            OpError::DType { op, reason } | OpError::Argument { op, reason } => {
+                write!(f, "{op}: {reason}")
+            }
+            OpError::Malformed(what) => write!(f, "malformed op arguments: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for OpError {}
+
+impl From<ShapeError> for OpError {
+    fn from(e: ShapeError) -> Self {
+        OpError::Shape(e)
+    }
+}
+
+/// The result's element type under `spec.dtype`.
+pub(super) fn dtype<D: Dim>(
+    spec: &OpSpec,
+    t: ScalarType,
+    s: &[D],
+    args: &[ArgValue<D>],
+) -> Result<ScalarType, OpError> {
+    let refuse = |reason: &str| OpError::DType {
+        op: spec.error_name().to_string(),
+        reason: reason.to_string(),
+    };
+    Ok(match spec.dtype {
+        DTypeRule::Same => t,
+        DTypeRule::NotBool if t.is_bool() => return Err(refuse("not defined for bool tensors")),
+        DTypeRule::NotBool => t,
+        DTypeRule::NotFloat if t.is_float() => {
+            return Err(refuse(&format!(
+                "needs integer or bool tensors, not {t} ({})",
+                shape::shape_text(s)
+            )))
+        }
+        DTypeRule::NotFloat => t,
+        DTypeRule::Float => t.to_float(),
+        DTypeRule::Bool => ScalarType::Bool,
+        DTypeRule::Index => ScalarType::I32,
+        DTypeRule::Sum if t.is_float() => t,
+        DTypeRule::Sum => t.sum_accumulator(),
+        DTypeRule::Cast(i) => match args.get(i) {
+            Some(ArgValue::DType(to)) => *to,
+            _ => return Err(malformed(spec, i)),
+        },
+        DTypeRule::Branch => match args.iter().find_map(|a| match a {
+            ArgValue::Tensor(t, _) => Some(*t),
+            _ => None,
+        }) {
+            Some(t) => t,
+            None => {
+                return Err(OpError::Argument {
+                    op: spec.error_name().to_string(),
+                    reason: "give at least one tensor branch".to_string(),
+                })
+            }
+        },
+    })
+}
+
+fn malformed(spec: &OpSpec, i: usize) -> OpError {
+    OpError::Malformed(format!(
+        "{}: argument {i} is not a {:?}",
+        spec.name,
+        spec.args.get(i).map(|a| a.kind)
+    ))
+}
+
+/// The result's shape under `spec.shape`.
+pub(super) fn shape<D: Dim>(
+    spec: &OpSpec,
+    s: &[D],
+    args: &[ArgValue<D>],
+) -> Result<Dims<D>, OpError> {
+    let op = spec.error_name();
+    let same = || -> Dims<D> { s.iter().cloned().collect() };
+    let axis = |i: usize| match args.get(i) {
+        Some(ArgValue::Axis(a)) => Ok(*a),
+        _ => Err(malformed(spec, i)),
+    };
+    let axes = |i: usize| match args.get(i) {
+        Some(ArgValue::Axes(a)) => Ok(a.as_slice()),
+        _ => Err(malformed(spec, i)),
+    };
+    let dims = |i: usize| match args.get(i) {
+        Some(ArgValue::Dims(d)) => Ok(d.as_slice()),
+        _ => Err(malformed(spec, i)),
+    };
+    Ok(match spec.shape {
+        ShapeRule::Same => same(),
+        ShapeRule::Broadcast => {
+            let mut out = same();
+            for a in args {
+                if let ArgValue::Tensor(_, other) = a {
+                    out = shape::broadcast_shapes(op, &out, other)?;
+                }
+            }
+            out
+        }
+        ShapeRule::Select => {
+            let mut branches: Option<Dims<D>> = None;
+            for a in args {
+                if let ArgValue::Tensor(_, b) = a {
+                    branches = Some(match branches {
+                        None => b.iter().cloned().collect(),
+                        Some(prev) => shape::broadcast_shapes(op, &prev, b)?,
+                    });
+                }
+            }
+            match branches {
+                Some(b) => shape::broadcast_shapes(op, s, &b)?,
+                None => same(),
+            }
+        }
+        ShapeRule::Axis(i) => {
+            shape::normalize_axis(op, s, axis(i)?)?;
+            same()
+        }
+        ShapeRule::Axes(i) => {
+            shape::reduce_axes(op, s, Some(axes(i)?))?;
+            same()
+        }
+        ShapeRule::Reduce {
+            axes: a,
+            keepdim: k,
+        } => {
+            let keep = match args.get(k) {
+                Some(ArgValue::Bool(b)) => *b,
+                _ => return Err(malformed(spec, k)),
+            };
+            let norm = shape::reduce_axes(op, s, Some(axes(a)?))?;
+            shape::reduce_shape(s, &norm, keep)
+        }
+        ShapeRule::ReduceAxis(i) => {
+            let a = axis(i)?;
+            let n = shape::normalize_axis(op, s, a)?;
+            if s.is_empty() {
+                return Ok(Dims::new());
+            }
+            if s[n].as_lit() == Some(0) {
+                return Err(OpError::Argument {
+                    op: op.to_string(),
+                    reason: format!("axis {a} is empty"),
+                });
+            }
+            shape::reduce_shape(s, &[n], false)
+        }
+        ShapeRule::Matmul => match args.first() {
+            Some(ArgValue::Tensor(_, other)) => shape::matmul_shape(s, other)?,
+            _ => return Err(malformed(spec, 0)),
+        },
+        ShapeRule::Reshape(i) => shape::reshape_dims(s, dims(i)?)?,
+        ShapeRule::Expand(i) => shape::expand_dims(s, dims(i)?)?,
+        ShapeRule::Transpose(a, b) => shape::transpose_shape(s, axis(a)?, axis(b)?)?.1,
+        ShapeRule::Permute(i) => shape::permute_shape(s, axes(i)?)?.1,
+        ShapeRule::Flip(i) => {
+            shape::flip_axes(s, axes(i)?)?;
+            same()
+        }
+        ShapeRule::Squeeze(i) => shape::squeeze_shape(s, axis(i)?)?,
+        ShapeRule::Unsqueeze(i) => shape::unsqueeze_shape(s, axis(i)?)?,
+        ShapeRule::Flatten(a, b) => shape::flatten_shape(s, axis(a)?, axis(b)?)?,
+        ShapeRule::Repeat(i) => match args.get(i) {
+            Some(ArgValue::Sizes(r)) => shape::repeat_shape(op, s, r)?,
+            _ => return Err(malformed(spec, i)),
+        },
+        ShapeRule::Matrix => {
+            if s.len() < 2 {
+                return Err(ShapeError::new(op, &[s], "needs at least 2 axes").into());
+            }
+            same()
+        }
+    })
+}

@@ -1,0 +1,282 @@
+//! The entries of the op table, one line each: the DSL name, the `Tensor`
+//! method, the arguments, the element-type rule and the shape rule.
+
+use super::{Arg, ArgKind, DTypeRule as D, OpSpec, ShapeRule as S};
+
+/// Declares [`OpId`] and [`OPS`] from one list, in the same order (so
+/// `OPS[id as usize].id == id`).
+macro_rules! op_table {
+    ($(
+        #[doc = $doc:literal]
+        $id:ident = $name:literal $method:literal ($($arg:ident: $kind:ident),*) -> $dtype:expr, $shape:expr;
+    )*) => {
+        /// A tensor op of the table, as the DSL's embedded graph names it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum OpId {
+            $(
+                #[doc = $doc]
+                $id,
+            )*
+        }
+
+        /// The op table: every tensor op a DSL body may call.
+        pub static OPS: &[OpSpec] = &[$(
+            OpSpec {
+                id: OpId::$id,
+                name: $name,
+                method: $method,
+                args: &[$(Arg { name: stringify!($arg), kind: ArgKind::$kind }),*],
+                dtype: $dtype,
+                shape: $shape,
+                doc: $doc,
+            },
+        )*];
+    };
+}
+
+op_table! {
+    /// `-x` (not for bools).
+    Neg = "neg" "neg" () -> D::NotBool, S::Same;
+    /// `max(x, 0)`.
+    Relu = "relu" "relu" () -> D::Same, S::Same;
+    /// Absolute value.
+    Abs = "abs" "abs" () -> D::Same, S::Same;
+    /// -1, 0 or 1 by sign.
+    Sign = "sign" "sign" () -> D::Same, S::Same;
+    /// Rounds down.
+    Floor = "floor" "floor" () -> D::Same, S::Same;
+    /// Rounds up.
+    Ceil = "ceil" "ceil" () -> D::Same, S::Same;
+    /// Rounds half to even.
+    Round = "round" "round" () -> D::Same, S::Same;
+    /// Rounds toward zero.
+    Trunc = "trunc" "trunc" () -> D::Same, S::Same;
+    /// `e^x`.
+    Exp = "exp" "exp" () -> D::Float, S::Same;
+    /// `2^x`.
+    Exp2 = "exp2" "exp2" () -> D::Float, S::Same;
+    /// `e^x - 1`.
+    Expm1 = "expm1" "expm1" () -> D::Float, S::Same;
+    /// Natural logarithm.
+    Log = "log" "log" () -> D::Float, S::Same;
+    /// Base-2 logarithm.
+    Log2 = "log2" "log2" () -> D::Float, S::Same;
+    /// Base-10 logarithm.
+    Log10 = "log10" "log10" () -> D::Float, S::Same;
+    /// `ln(1 + x)`.
+    Log1p = "log1p" "log1p" () -> D::Float, S::Same;
+    /// Square root.
+    Sqrt = "sqrt" "sqrt" () -> D::Float, S::Same;
+    /// `1 / sqrt(x)`.
+    Rsqrt = "rsqrt" "rsqrt" () -> D::Float, S::Same;
+    /// `1 / x`.
+    Reciprocal = "reciprocal" "reciprocal" () -> D::Float, S::Same;
+    /// Sine.
+    Sin = "sin" "sin" () -> D::Float, S::Same;
+    /// Cosine.
+    Cos = "cos" "cos" () -> D::Float, S::Same;
+    /// Tangent.
+    Tan = "tan" "tan" () -> D::Float, S::Same;
+    /// Arcsine.
+    Asin = "asin" "asin" () -> D::Float, S::Same;
+    /// Arccosine.
+    Acos = "acos" "acos" () -> D::Float, S::Same;
+    /// Arctangent.
+    Atan = "atan" "atan" () -> D::Float, S::Same;
+    /// Hyperbolic sine.
+    Sinh = "sinh" "sinh" () -> D::Float, S::Same;
+    /// Hyperbolic cosine.
+    Cosh = "cosh" "cosh" () -> D::Float, S::Same;
+    /// Hyperbolic tangent.
+    Tanh = "tanh" "tanh" () -> D::Float, S::Same;
+    /// Inverse hyperbolic sine.
+    Asinh = "asinh" "asinh" () -> D::Float, S::Same;
+    /// Inverse hyperbolic cosine.
+    Acosh = "acosh" "acosh" () -> D::Float, S::Same;
+    /// Inverse hyperbolic tangent.
+    Atanh = "atanh" "atanh" () -> D::Float, S::Same;
+    /// The error function.
+    Erf = "erf" "erf" () -> D::Float, S::Same;
+    /// `1 / (1 + e^-x)`.
+    Sigmoid = "sigmoid" "sigmoid" () -> D::Float, S::Same;
+    /// `ln(sigmoid(x))`.
+    Logsigmoid = "logsigmoid" "logsigmoid" () -> D::Float, S::Same;
+    /// GELU with the error function.
+    Gelu = "gelu" "gelu" () -> D::Float, S::Same;
+    /// GELU's tanh approximation.
+    GeluTanh = "gelu_tanh" "gelu_tanh" () -> D::Float, S::Same;
+    /// `x * sigmoid(1.702 x)`.
+    QuickGelu = "quick_gelu" "quick_gelu" () -> D::Float, S::Same;
+    /// `x * sigmoid(x)`.
+    Silu = "silu" "silu" () -> D::Float, S::Same;
+    /// `x * tanh(softplus(x))`.
+    Mish = "mish" "mish" () -> D::Float, S::Same;
+    /// Scaled ELU.
+    Selu = "selu" "selu" () -> D::Float, S::Same;
+    /// `x / (1 + abs(x))`.
+    Softsign = "softsign" "softsign" () -> D::Float, S::Same;
+    /// `clamp(x / 6 + 0.5, 0, 1)`.
+    Hardsigmoid = "hardsigmoid" "hardsigmoid" () -> D::Float, S::Same;
+    /// `x * hardsigmoid(x)`.
+    Hardswish = "hardswish" "hardswish" () -> D::Float, S::Same;
+    /// `clamp(x, 0, 6)`.
+    Relu6 = "relu6" "relu6" () -> D::Float, S::Same;
+    /// `x` where positive, `slope * x` elsewhere.
+    LeakyRelu = "leaky_relu" "leaky_relu" (slope: Float) -> D::Float, S::Same;
+    /// `x` where positive, `alpha * (e^x - 1)` elsewhere.
+    Elu = "elu" "elu" (alpha: Float) -> D::Float, S::Same;
+    /// Continuously differentiable ELU.
+    Celu = "celu" "celu" (alpha: Float) -> D::Float, S::Same;
+    /// `ln(1 + e^(beta x)) / beta`, linear above `threshold`.
+    Softplus = "softplus" "softplus" (beta: Float, threshold: Float) -> D::Float, S::Same;
+    /// `clamp(x, min, max)` in floats.
+    Hardtanh = "hardtanh" "hardtanh" (min: Float, max: Float) -> D::Float, S::Same;
+    /// Whether each element is NaN.
+    Isnan = "isnan" "isnan" () -> D::Bool, S::Same;
+    /// Whether each element is infinite.
+    Isinf = "isinf" "isinf" () -> D::Bool, S::Same;
+    /// Whether each element is finite.
+    Isfinite = "isfinite" "isfinite" () -> D::Bool, S::Same;
+    /// Whether each element is `+inf`.
+    Isposinf = "isposinf" "isposinf" () -> D::Bool, S::Same;
+    /// Whether each element is `-inf`.
+    Isneginf = "isneginf" "isneginf" () -> D::Bool, S::Same;
+    /// Logical NOT of the truth values.
+    LogicalNot = "logical_not" "logical_not" () -> D::Bool, S::Same;
+    /// Bitwise NOT (integers and bools).
+    BitwiseNot = "bitwise_not" "bitwise_not" () -> D::NotFloat, S::Same;
+    /// `x + other` (`+` in a body).
+    Add = "add" "add" (other: Operand) -> D::Same, S::Broadcast;
+    /// `x - other` (`-` in a body).
+    Sub = "sub" "sub" (other: Operand) -> D::NotBool, S::Broadcast;
+    /// `x * other` (`*` in a body).
+    Mul = "mul" "mul" (other: Operand) -> D::Same, S::Broadcast;
+    /// True division (`/` in a body).
+    Div = "div" "div" (other: Operand) -> D::Float, S::Broadcast;
+    /// `floor(x / other)`.
+    FloorDiv = "floor_div" "floor_div" (other: Operand) -> D::NotBool, S::Broadcast;
+    /// Remainder with the divisor's sign.
+    Remainder = "remainder" "remainder" (other: Operand) -> D::NotBool, S::Broadcast;
+    /// Remainder with the dividend's sign.
+    Fmod = "fmod" "fmod" (other: Operand) -> D::NotBool, S::Broadcast;
+    /// `x ^ other` in floats.
+    Pow = "pow" "pow" (other: Operand) -> D::Float, S::Broadcast;
+    /// Elementwise maximum.
+    Maximum = "maximum" "maximum" (other: Operand) -> D::Same, S::Broadcast;
+    /// Elementwise minimum.
+    Minimum = "minimum" "minimum" (other: Operand) -> D::Same, S::Broadcast;
+    /// `atan(x / other)` by quadrant.
+    Atan2 = "atan2" "atan2" (other: Operand) -> D::Float, S::Broadcast;
+    /// Absolute value.with the sign of `other`.
+    Copysign = "copysign" "copysign" (other: Operand) -> D::Float, S::Broadcast;
+    /// `ln(e^x + e^other)`.
+    Logaddexp = "logaddexp" "logaddexp" (other: Operand) -> D::Float, S::Broadcast;
+    /// `x == other`.
+    Eq = "eq" "eq" (other: Operand) -> D::Bool, S::Broadcast;
+    /// `x != other`.
+    Ne = "ne" "ne" (other: Operand) -> D::Bool, S::Broadcast;
+    /// `x < other` (`<` in a body).
+    Lt = "lt" "lt" (other: Operand) -> D::Bool, S::Broadcast;
+    /// `x <= other` (`<=` in a body).
+    Le = "le" "le" (other: Operand) -> D::Bool, S::Broadcast;
+    /// `x > other` (`>` in a body).
+    Gt = "gt" "gt" (other: Operand) -> D::Bool, S::Broadcast;
+    /// `x >= other` (`>=` in a body).
+    Ge = "ge" "ge" (other: Operand) -> D::Bool, S::Broadcast;
+    /// Logical AND of the truth values.
+    LogicalAnd = "logical_and" "logical_and" (other: Operand) -> D::Bool, S::Broadcast;
+    /// Logical OR of the truth values.
+    LogicalOr = "logical_or" "logical_or" (other: Operand) -> D::Bool, S::Broadcast;
+    /// Logical XOR of the truth values.
+    LogicalXor = "logical_xor" "logical_xor" (other: Operand) -> D::Bool, S::Broadcast;
+    /// Bitwise AND (integers and bools).
+    BitwiseAnd = "bitwise_and" "bitwise_and" (other: Operand) -> D::NotFloat, S::Broadcast;
+    /// Bitwise OR (integers and bools).
+    BitwiseOr = "bitwise_or" "bitwise_or" (other: Operand) -> D::NotFloat, S::Broadcast;
+    /// Bitwise XOR (integers and bools).
+    BitwiseXor = "bitwise_xor" "bitwise_xor" (other: Operand) -> D::NotFloat, S::Broadcast;
+    /// `clamp(x, min, max)`.
+    Clamp = "clamp" "clamp" (min: Operand, max: Operand) -> D::Same, S::Broadcast;
+    /// `cond.where_(a, b)`: `a` where the receiver is true, else `b`.
+    Where = "where_" "where_" (a: Operand, b: Operand) -> D::Branch, S::Select;
+    /// Converts the element type.
+    Cast = "cast" "cast" (dtype: DType) -> D::Cast(0), S::Same;
+    /// Sum over axes.
+    Sum = "sum" "sum" (axes: Axes, keepdim: Bool) -> D::Sum, S::Reduce { axes: 0, keepdim: 1 };
+    /// Product over axes.
+    Prod = "prod" "prod" (axes: Axes, keepdim: Bool) -> D::Sum, S::Reduce { axes: 0, keepdim: 1 };
+    /// Mean over axes.
+    Mean = "mean" "mean" (axes: Axes, keepdim: Bool) -> D::Float, S::Reduce { axes: 0, keepdim: 1 };
+    /// Maximum over axes.
+    Max = "max" "max" (axes: Axes, keepdim: Bool) -> D::Same, S::Reduce { axes: 0, keepdim: 1 };
+    /// Minimum over axes.
+    Min = "min" "min" (axes: Axes, keepdim: Bool) -> D::Same, S::Reduce { axes: 0, keepdim: 1 };
+    /// Whether any element over axes is true.
+    Any = "any" "any" (axes: Axes, keepdim: Bool) -> D::Bool, S::Reduce { axes: 0, keepdim: 1 };
+    /// Whether every element over axes is true.
+    All = "all" "all" (axes: Axes, keepdim: Bool) -> D::Bool, S::Reduce { axes: 0, keepdim: 1 };
+    /// `ln(sum(e^x))` over axes.
+    Logsumexp = "logsumexp" "logsumexp" (axes: Axes, keepdim: Bool) -> D::Float, S::Reduce { axes: 0, keepdim: 1 };
+    /// Variance over axes, dividing by `n - correction`.
+    Var = "var" "var" (axes: Axes, correction: Count, keepdim: Bool) -> D::Float, S::Reduce { axes: 0, keepdim: 2 };
+    /// Standard deviation over axes, dividing by `n - correction`.
+    Std = "std" "std" (axes: Axes, correction: Count, keepdim: Bool) -> D::Float, S::Reduce { axes: 0, keepdim: 2 };
+    /// Index of the first maximum along an axis.
+    Argmax = "argmax" "argmax" (axis: Axis) -> D::Index, S::ReduceAxis(0);
+    /// Index of the first minimum along an axis.
+    Argmin = "argmin" "argmin" (axis: Axis) -> D::Index, S::ReduceAxis(0);
+    /// Softmax along an axis.
+    Softmax = "softmax" "softmax" (axis: Axis) -> D::Float, S::Axis(0);
+    /// Log of the softmax along an axis.
+    LogSoftmax = "log_softmax" "log_softmax" (axis: Axis) -> D::Float, S::Axis(0);
+    /// Softmax of `-x` along an axis.
+    Softmin = "softmin" "softmin" (axis: Axis) -> D::Float, S::Axis(0);
+    /// Running sum along an axis.
+    Cumsum = "cumsum" "cumsum" (axis: Axis) -> D::Sum, S::Axis(0);
+    /// Running product along an axis.
+    Cumprod = "cumprod" "cumprod" (axis: Axis) -> D::Sum, S::Axis(0);
+    /// Running `logsumexp` along an axis.
+    Logcumsumexp = "logcumsumexp" "logcumsumexp" (axis: Axis) -> D::Float, S::Axis(0);
+    /// Layer normalization over axes, without an affine transform.
+    Layernorm = "layernorm" "layernorm" (axes: Axes, eps: Float) -> D::Float, S::Axes(0);
+    /// Zeroes above diagonal `diagonal` of the last two axes.
+    Tril = "tril" "tril" (diagonal: Int) -> D::Same, S::Matrix;
+    /// Zeroes below diagonal `diagonal` of the last two axes.
+    Triu = "triu" "triu" (diagonal: Int) -> D::Same, S::Matrix;
+    /// Matrix product (batched, broadcast).
+    Matmul = "matmul" "matmul" (other: Tensor) -> D::Sum, S::Matmul;
+    /// Matrix product (as `matmul`).
+    Dot = "dot" "dot" (other: Tensor) -> D::Sum, S::Matmul;
+    /// A view with new dims (one may be `-1`).
+    Reshape = "reshape" "try_reshape" (dims: Dims) -> D::Same, S::Reshape(0);
+    /// Broadcasts size-1 axes to new dims (`-1` keeps one).
+    Expand = "expand" "try_expand" (dims: Dims) -> D::Same, S::Expand(0);
+    /// Swaps two axes.
+    Transpose = "transpose" "try_transpose" (a: Axis, b: Axis) -> D::Same, S::Transpose(0, 1);
+    /// Reorders the axes.
+    Permute = "permute" "try_permute" (axes: Axes) -> D::Same, S::Permute(0);
+    /// Reverses the order along axes.
+    Flip = "flip" "try_flip" (axes: Axes) -> D::Same, S::Flip(0);
+    /// Removes a size-1 axis.
+    Squeeze = "squeeze" "try_squeeze" (axis: Axis) -> D::Same, S::Squeeze(0);
+    /// Inserts a size-1 axis.
+    Unsqueeze = "unsqueeze" "try_unsqueeze" (axis: Axis) -> D::Same, S::Unsqueeze(0);
+    /// Merges the axes `start..=end`.
+    Flatten = "flatten" "try_flatten" (start: Axis, end: Axis) -> D::Same, S::Flatten(0, 1);
+    /// Tiles the tensor.
+    Repeat = "repeat" "try_repeat" (repeats: Sizes) -> D::Same, S::Repeat(0);
+}
+
+/// Tensor methods a DSL body cannot call, and why.
+pub static NOT_IN_THE_DSL: &[(&str, &str)] = &[
+    ("nonzero", "the result's length depends on the data"),
+    ("masked_select", "the result's length depends on the data"),
+    (
+        "try_cat",
+        "takes a list of tensors; write the parts as parameters",
+    ),
+    (
+        "try_stack",
+        "takes a list of tensors; write the parts as parameters",
+    ),
+];

@@ -1,0 +1,267 @@
+//! The run-time half of the op table (`morok_core::tensor_ops`): an op
+//! node of an embedded graph calls its `Tensor` method with the node's
+//! operands and literal arguments. The `match` is exhaustive over
+//! [`OpId`], so an entry added to the table without its call here does
+//! not compile; the macros' half is `morok-macros/src/infer/methods.rs`.
+
+use super::graph::{dim_value, Lit, Value};
+use crate::tensor::Operand;
+use crate::{DType, Error, Result, Tensor};
+use morok_core::tensor_ops::OpId;
+
+/// The operands and literal arguments of one op node.
+struct Args<'a, 'v> {
+    operands: &'a [Value<'v>],
+    lits: &'a [Lit],
+    dims: &'a [usize],
+    broken: &'a dyn Fn(String) -> Error,
+    id: OpId,
+}
+
+impl Args<'_, '_> {
+    fn bad(&self, what: &str, k: usize) -> Error {
+        (self.broken)(format!("{:?} node: {what} {k} is missing", self.id))
+    }
+    /// Tensor argument `k` (operand `k + 1`; operand 0 is the receiver).
+    fn tensor(&self, k: usize) -> Result<&Tensor> {
+        match self.operands.get(k + 1) {
+            Some(Value::Tensor(t)) => Ok(t),
+            _ => Err(self.bad("tensor argument", k)),
+        }
+    }
+    /// Tensor-or-literal argument `k`.
+    fn operand(&self, k: usize) -> Result<Operand> {
+        self.operands
+            .get(k + 1)
+            .map(Value::operand)
+            .ok_or_else(|| self.bad("operand", k))
+    }
+    fn lit(&self, k: usize) -> Result<Lit> {
+        self.lits
+            .get(k)
+            .copied()
+            .ok_or_else(|| self.bad("literal", k))
+    }
+    fn axis(&self, k: usize) -> Result<isize> {
+        match self.lit(k)? {
+            Lit::Axis(a) => Ok(a),
+            _ => Err(self.bad("axis", k)),
+        }
+    }
+    fn axes(&self, k: usize) -> Result<&'static [isize]> {
+        match self.lit(k)? {
+            Lit::Axes(a) => Ok(a),
+            _ => Err(self.bad("axes", k)),
+        }
+    }
+    fn flag(&self, k: usize) -> Result<bool> {
+        match self.lit(k)? {
+            Lit::Bool(b) => Ok(b),
+            _ => Err(self.bad("bool", k)),
+        }
+    }
+    fn float(&self, k: usize) -> Result<f64> {
+        match self.lit(k)? {
+            Lit::Float(v) => Ok(v),
+            _ => Err(self.bad("number", k)),
+        }
+    }
+    fn int(&self, k: usize) -> Result<i64> {
+        match self.lit(k)? {
+            Lit::Int(v) => Ok(v),
+            _ => Err(self.bad("integer", k)),
+        }
+    }
+    fn count(&self, k: usize) -> Result<usize> {
+        match self.lit(k)? {
+            Lit::Count(v) => Ok(v),
+            _ => Err(self.bad("count", k)),
+        }
+    }
+    fn sizes(&self, k: usize) -> Result<&'static [usize]> {
+        match self.lit(k)? {
+            Lit::Sizes(v) => Ok(v),
+            _ => Err(self.bad("sizes", k)),
+        }
+    }
+    /// Dims argument `k` with the call's named dims bound.
+    fn dims(&self, k: usize) -> Result<Vec<isize>> {
+        match self.lit(k)? {
+            Lit::Dims(list) => list
+                .iter()
+                .map(|d| {
+                    dim_value(d, self.dims)
+                        .ok_or_else(|| (self.broken)(format!("dim {d:?} of a {:?}", self.id)))
+                })
+                .collect(),
+            _ => Err(self.bad("dims", k)),
+        }
+    }
+    fn dtype(&self, k: usize) -> Result<DType> {
+        match self.lit(k)? {
+            Lit::DType(t) => Ok(DType::scalar(t)),
+            _ => Err(self.bad("element type", k)),
+        }
+    }
+}
+
+/// The receiver: operand 0, or for a literal left operand of a binary
+/// operator (`2.0 - x`), that literal filled in the first tensor
+/// operand's element type and shape.
+fn receiver(operands: &[Value<'_>], broken: &dyn Fn(String) -> Error) -> Result<Tensor> {
+    let like = || {
+        operands
+            .iter()
+            .find_map(|v| match v {
+                Value::Tensor(t) => Some(*t),
+                _ => None,
+            })
+            .ok_or_else(|| broken("an op node without a tensor operand".into()))
+    };
+    match operands.first() {
+        Some(Value::Tensor(t)) => Ok((*t).clone()),
+        Some(Value::F64(v)) => like()?.full_like(*v),
+        Some(Value::I64(v)) => like()?.full_like(*v),
+        Some(Value::Bool(v)) => like()?.full_like(*v),
+        None => Err(broken("an op node without operands".into())),
+    }
+}
+
+/// Calls the `Tensor` method of `id`: `operands` are the receiver and the
+/// tensor arguments, `lits` the literal ones, `dims` the call's bound
+/// dim names.
+#[track_caller]
+pub(super) fn call(
+    id: OpId,
+    operands: &[Value<'_>],
+    lits: &[Lit],
+    dims: &[usize],
+    broken: &dyn Fn(String) -> Error,
+) -> Result<Tensor> {
+    let x = &receiver(operands, broken)?;
+    let a = Args {
+        operands,
+        lits,
+        dims,
+        broken,
+        id,
+    };
+    use OpId::*;
+    match id {
+        Neg => x.neg(),
+        Relu => x.relu(),
+        Abs => x.abs(),
+        Sign => x.sign(),
+        Floor => x.floor(),
+        Ceil => x.ceil(),
+        Round => x.round(),
+        Trunc => x.trunc(),
+        Exp => x.exp(),
+        Exp2 => x.exp2(),
+        Expm1 => x.expm1(),
+        Log => x.log(),
+        Log2 => x.log2(),
+        Log10 => x.log10(),
+        Log1p => x.log1p(),
+        Sqrt => x.sqrt(),
+        Rsqrt => x.rsqrt(),
+        Reciprocal => x.reciprocal(),
+        Sin => x.sin(),
+        Cos => x.cos(),
+        Tan => x.tan(),
+        Asin => x.asin(),
+        Acos => x.acos(),
+        Atan => x.atan(),
+        Sinh => x.sinh(),
+        Cosh => x.cosh(),
+        Tanh => x.tanh(),
+        Asinh => x.asinh(),
+        Acosh => x.acosh(),
+        Atanh => x.atanh(),
+        Erf => x.erf(),
+        Sigmoid => x.sigmoid(),
+        Logsigmoid => x.logsigmoid(),
+        Gelu => x.gelu(),
+        GeluTanh => x.gelu_tanh(),
+        QuickGelu => x.quick_gelu(),
+        Silu => x.silu(),
+        Mish => x.mish(),
+        Selu => x.selu(),
+        Softsign => x.softsign(),
+        Hardsigmoid => x.hardsigmoid(),
+        Hardswish => x.hardswish(),
+        Relu6 => x.relu6(),
+        LeakyRelu => x.leaky_relu(a.float(0)?),
+        Elu => x.elu(a.float(0)?),
+        Celu => x.celu(a.float(0)?),
+        Softplus => x.softplus(a.float(0)?, a.float(1)?),
+        Hardtanh => x.hardtanh(a.float(0)?, a.float(1)?),
+        Isnan => x.isnan(),
+        Isinf => x.isinf(),
+        Isfinite => x.isfinite(),
+        Isposinf => x.isposinf(),
+        Isneginf => x.isneginf(),
+        LogicalNot => x.logical_not(),
+        BitwiseNot => x.bitwise_not(),
+        Add => x.add(a.operand(0)?),
+        Sub => x.sub(a.operand(0)?),
+        Mul => x.mul(a.operand(0)?),
+        Div => x.div(a.operand(0)?),
+        FloorDiv => x.floor_div(a.operand(0)?),
+        Remainder => x.remainder(a.operand(0)?),
+        Fmod => x.fmod(a.operand(0)?),
+        Pow => x.pow(a.operand(0)?),
+        Maximum => x.maximum(a.operand(0)?),
+        Minimum => x.minimum(a.operand(0)?),
+        Atan2 => x.atan2(a.operand(0)?),
+        Copysign => x.copysign(a.operand(0)?),
+        Logaddexp => x.logaddexp(a.operand(0)?),
+        Eq => x.eq(a.operand(0)?),
+        Ne => x.ne(a.operand(0)?),
+        Lt => x.lt(a.operand(0)?),
+        Le => x.le(a.operand(0)?),
+        Gt => x.gt(a.operand(0)?),
+        Ge => x.ge(a.operand(0)?),
+        LogicalAnd => x.logical_and(a.operand(0)?),
+        LogicalOr => x.logical_or(a.operand(0)?),
+        LogicalXor => x.logical_xor(a.operand(0)?),
+        BitwiseAnd => x.bitwise_and(a.operand(0)?),
+        BitwiseOr => x.bitwise_or(a.operand(0)?),
+        BitwiseXor => x.bitwise_xor(a.operand(0)?),
+        Clamp => x.clamp(a.operand(0)?, a.operand(1)?),
+        Where => x.where_(a.operand(0)?, a.operand(1)?),
+        Cast => x.cast(a.dtype(0)?),
+        Sum => x.sum(Some(a.axes(0)?), a.flag(1)?),
+        Prod => x.prod(Some(a.axes(0)?), a.flag(1)?),
+        Mean => x.mean(Some(a.axes(0)?), a.flag(1)?),
+        Max => x.max(Some(a.axes(0)?), a.flag(1)?),
+        Min => x.min(Some(a.axes(0)?), a.flag(1)?),
+        Any => x.any(Some(a.axes(0)?), a.flag(1)?),
+        All => x.all(Some(a.axes(0)?), a.flag(1)?),
+        Logsumexp => x.logsumexp(Some(a.axes(0)?), a.flag(1)?),
+        Var => x.var(Some(a.axes(0)?), a.count(1)?, a.flag(2)?),
+        Std => x.std(Some(a.axes(0)?), a.count(1)?, a.flag(2)?),
+        Argmax => x.argmax(Some(a.axis(0)?)),
+        Argmin => x.argmin(Some(a.axis(0)?)),
+        Softmax => x.softmax(a.axis(0)?),
+        LogSoftmax => x.log_softmax(a.axis(0)?),
+        Softmin => x.softmin(a.axis(0)?),
+        Cumsum => x.cumsum(a.axis(0)?),
+        Cumprod => x.cumprod(a.axis(0)?),
+        Logcumsumexp => x.logcumsumexp(a.axis(0)?),
+        Layernorm => x.layernorm(a.axes(0)?, None, None, a.float(1)?),
+        Tril => x.tril(a.int(0)? as isize),
+        Triu => x.triu(a.int(0)? as isize),
+        Matmul => x.matmul(a.tensor(0)?),
+        Dot => x.dot(a.tensor(0)?),
+        Reshape => x.try_reshape(&a.dims(0)?),
+        Expand => x.try_expand(&a.dims(0)?),
+        Transpose => x.try_transpose(a.axis(0)?, a.axis(1)?),
+        Permute => x.try_permute(a.axes(0)?),
+        Flip => x.try_flip(a.axes(0)?),
+        Squeeze => x.try_squeeze(a.axis(0)?),
+        Unsqueeze => x.try_unsqueeze(a.axis(0)?),
+        Flatten => x.try_flatten(a.axis(0)?, a.axis(1)?),
+        Repeat => x.try_repeat(a.sizes(0)?),
+    }
+}

@@ -1,0 +1,758 @@
+//! Every op of the table (`morok_core::tensor_ops::OPS`) is callable from
+//! a DSL body: one `#[morok::kernel]` per op, whose embedded graph builds
+//! the very graph (the same interned root) the `Tensor` method gives.
+//! A test checks that each entry of the table has its kernel here, so an
+//! op added to the table without a DSL test fails.
+
+use morok::{DType, ScalarType, Tensor};
+use morok_core::tensor_ops::OPS;
+use std::sync::Arc;
+
+#[morok::kernel]
+fn k_neg(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.neg()
+}
+
+#[morok::kernel]
+fn k_relu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.relu()
+}
+
+#[morok::kernel]
+fn k_abs(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.abs()
+}
+
+#[morok::kernel]
+fn k_sign(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.sign()
+}
+
+#[morok::kernel]
+fn k_floor(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.floor()
+}
+
+#[morok::kernel]
+fn k_ceil(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.ceil()
+}
+
+#[morok::kernel]
+fn k_round(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.round()
+}
+
+#[morok::kernel]
+fn k_trunc(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.trunc()
+}
+
+#[morok::kernel]
+fn k_exp(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.exp()
+}
+
+#[morok::kernel]
+fn k_exp2(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.exp2()
+}
+
+#[morok::kernel]
+fn k_expm1(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.expm1()
+}
+
+#[morok::kernel]
+fn k_log(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.log()
+}
+
+#[morok::kernel]
+fn k_log2(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.log2()
+}
+
+#[morok::kernel]
+fn k_log10(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.log10()
+}
+
+#[morok::kernel]
+fn k_log1p(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.log1p()
+}
+
+#[morok::kernel]
+fn k_sqrt(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.sqrt()
+}
+
+#[morok::kernel]
+fn k_rsqrt(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.rsqrt()
+}
+
+#[morok::kernel]
+fn k_reciprocal(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.reciprocal()
+}
+
+#[morok::kernel]
+fn k_sin(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.sin()
+}
+
+#[morok::kernel]
+fn k_cos(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.cos()
+}
+
+#[morok::kernel]
+fn k_tan(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.tan()
+}
+
+#[morok::kernel]
+fn k_asin(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.asin()
+}
+
+#[morok::kernel]
+fn k_acos(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.acos()
+}
+
+#[morok::kernel]
+fn k_atan(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.atan()
+}
+
+#[morok::kernel]
+fn k_sinh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.sinh()
+}
+
+#[morok::kernel]
+fn k_cosh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.cosh()
+}
+
+#[morok::kernel]
+fn k_tanh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.tanh()
+}
+
+#[morok::kernel]
+fn k_asinh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.asinh()
+}
+
+#[morok::kernel]
+fn k_acosh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.acosh()
+}
+
+#[morok::kernel]
+fn k_atanh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.atanh()
+}
+
+#[morok::kernel]
+fn k_erf(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.erf()
+}
+
+#[morok::kernel]
+fn k_sigmoid(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.sigmoid()
+}
+
+#[morok::kernel]
+fn k_logsigmoid(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.logsigmoid()
+}
+
+#[morok::kernel]
+fn k_gelu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.gelu()
+}
+
+#[morok::kernel]
+fn k_gelu_tanh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.gelu_tanh()
+}
+
+#[morok::kernel]
+fn k_quick_gelu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.quick_gelu()
+}
+
+#[morok::kernel]
+fn k_silu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.silu()
+}
+
+#[morok::kernel]
+fn k_mish(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.mish()
+}
+
+#[morok::kernel]
+fn k_selu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.selu()
+}
+
+#[morok::kernel]
+fn k_softsign(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.softsign()
+}
+
+#[morok::kernel]
+fn k_hardsigmoid(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.hardsigmoid()
+}
+
+#[morok::kernel]
+fn k_hardswish(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.hardswish()
+}
+
+#[morok::kernel]
+fn k_relu6(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.relu6()
+}
+
+#[morok::kernel]
+fn k_leaky_relu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.leaky_relu(0.01)
+}
+
+#[morok::kernel]
+fn k_elu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.elu(1.0)
+}
+
+#[morok::kernel]
+fn k_celu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.celu(0.5)
+}
+
+#[morok::kernel]
+fn k_softplus(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.softplus(1.0, 20.0)
+}
+
+#[morok::kernel]
+fn k_hardtanh(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.hardtanh(-1.0, 1.0)
+}
+
+#[morok::kernel]
+fn k_isnan(x: Tensor<f32, 2, 3>) -> Tensor<bool, 2, 3> {
+    x.isnan()
+}
+
+#[morok::kernel]
+fn k_isinf(x: Tensor<f32, 2, 3>) -> Tensor<bool, 2, 3> {
+    x.isinf()
+}
+
+#[morok::kernel]
+fn k_isfinite(x: Tensor<f32, 2, 3>) -> Tensor<bool, 2, 3> {
+    x.isfinite()
+}
+
+#[morok::kernel]
+fn k_isposinf(x: Tensor<f32, 2, 3>) -> Tensor<bool, 2, 3> {
+    x.isposinf()
+}
+
+#[morok::kernel]
+fn k_isneginf(x: Tensor<f32, 2, 3>) -> Tensor<bool, 2, 3> {
+    x.isneginf()
+}
+
+#[morok::kernel]
+fn k_logical_not(c: Tensor<bool, 2, 3>) -> Tensor<bool, 2, 3> {
+    c.logical_not()
+}
+
+#[morok::kernel]
+fn k_bitwise_not(i: Tensor<i32, 2, 3>) -> Tensor<i32, 2, 3> {
+    i.bitwise_not()
+}
+
+#[morok::kernel]
+fn k_add(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.add(y)
+}
+
+#[morok::kernel]
+fn k_sub(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.sub(y)
+}
+
+#[morok::kernel]
+fn k_mul(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.mul(y)
+}
+
+#[morok::kernel]
+fn k_div(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.div(y)
+}
+
+#[morok::kernel]
+fn k_floor_div(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.floor_div(y)
+}
+
+#[morok::kernel]
+fn k_remainder(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.remainder(y)
+}
+
+#[morok::kernel]
+fn k_fmod(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.fmod(y)
+}
+
+#[morok::kernel]
+fn k_pow(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.pow(y)
+}
+
+#[morok::kernel]
+fn k_maximum(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.maximum(y)
+}
+
+#[morok::kernel]
+fn k_minimum(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.minimum(y)
+}
+
+#[morok::kernel]
+fn k_atan2(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.atan2(y)
+}
+
+#[morok::kernel]
+fn k_copysign(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.copysign(y)
+}
+
+#[morok::kernel]
+fn k_logaddexp(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.logaddexp(y)
+}
+
+#[morok::kernel]
+fn k_eq(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<bool, 2, 3> {
+    x.eq(y)
+}
+
+#[morok::kernel]
+fn k_ne(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<bool, 2, 3> {
+    x.ne(y)
+}
+
+#[morok::kernel]
+fn k_lt(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<bool, 2, 3> {
+    x.lt(y)
+}
+
+#[morok::kernel]
+fn k_le(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<bool, 2, 3> {
+    x.le(y)
+}
+
+#[morok::kernel]
+fn k_gt(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<bool, 2, 3> {
+    x.gt(y)
+}
+
+#[morok::kernel]
+fn k_ge(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<bool, 2, 3> {
+    x.ge(y)
+}
+
+#[morok::kernel]
+fn k_logical_and(c: Tensor<bool, 2, 3>, d: Tensor<bool, 3>) -> Tensor<bool, 2, 3> {
+    c.logical_and(d)
+}
+
+#[morok::kernel]
+fn k_logical_or(c: Tensor<bool, 2, 3>, d: Tensor<bool, 3>) -> Tensor<bool, 2, 3> {
+    c.logical_or(d)
+}
+
+#[morok::kernel]
+fn k_logical_xor(c: Tensor<bool, 2, 3>, d: Tensor<bool, 3>) -> Tensor<bool, 2, 3> {
+    c.logical_xor(d)
+}
+
+#[morok::kernel]
+fn k_bitwise_and(i: Tensor<i32, 2, 3>, j: Tensor<i32, 3>) -> Tensor<i32, 2, 3> {
+    i.bitwise_and(j)
+}
+
+#[morok::kernel]
+fn k_bitwise_or(i: Tensor<i32, 2, 3>, j: Tensor<i32, 3>) -> Tensor<i32, 2, 3> {
+    i.bitwise_or(j)
+}
+
+#[morok::kernel]
+fn k_bitwise_xor(i: Tensor<i32, 2, 3>, j: Tensor<i32, 3>) -> Tensor<i32, 2, 3> {
+    i.bitwise_xor(j)
+}
+
+#[morok::kernel]
+fn k_clamp(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.clamp(-0.5, 0.5)
+}
+
+#[morok::kernel]
+fn k_where_(c: Tensor<bool, 2, 3>, x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    c.where_(x, 0.0)
+}
+
+#[morok::kernel]
+fn k_cast(x: Tensor<f32, 2, 3>) -> Tensor<f16, 2, 3> {
+    x.cast(f16)
+}
+
+#[morok::kernel]
+fn k_sum(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.sum([1], false)
+}
+
+#[morok::kernel]
+fn k_prod(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.prod([1], false)
+}
+
+#[morok::kernel]
+fn k_mean(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.mean([1], false)
+}
+
+#[morok::kernel]
+fn k_max(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.max([1], false)
+}
+
+#[morok::kernel]
+fn k_min(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.min([1], false)
+}
+
+#[morok::kernel]
+fn k_logsumexp(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.logsumexp([1], false)
+}
+
+#[morok::kernel]
+fn k_any(c: Tensor<bool, 2, 3>) -> Tensor<bool, 2, 1> {
+    c.any([1], true)
+}
+
+#[morok::kernel]
+fn k_all(c: Tensor<bool, 2, 3>) -> Tensor<bool, 2, 1> {
+    c.all([1], true)
+}
+
+#[morok::kernel]
+fn k_var(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.var([1], 1, false)
+}
+
+#[morok::kernel]
+fn k_std(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.std([1], 1, false)
+}
+
+#[morok::kernel]
+fn k_argmax(x: Tensor<f32, 2, 3>) -> Tensor<i32, 2> {
+    x.argmax(1)
+}
+
+#[morok::kernel]
+fn k_argmin(x: Tensor<f32, 2, 3>) -> Tensor<i32, 2> {
+    x.argmin(1)
+}
+
+#[morok::kernel]
+fn k_softmax(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.softmax(-1)
+}
+
+#[morok::kernel]
+fn k_log_softmax(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.log_softmax(-1)
+}
+
+#[morok::kernel]
+fn k_softmin(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.softmin(-1)
+}
+
+#[morok::kernel]
+fn k_cumsum(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.cumsum(-1)
+}
+
+#[morok::kernel]
+fn k_cumprod(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.cumprod(-1)
+}
+
+#[morok::kernel]
+fn k_logcumsumexp(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.logcumsumexp(-1)
+}
+
+#[morok::kernel]
+fn k_layernorm(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.layernorm([-1], 0.00001)
+}
+
+#[morok::kernel]
+fn k_tril(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.tril(0)
+}
+
+#[morok::kernel]
+fn k_triu(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.triu(0)
+}
+
+#[morok::kernel]
+fn k_matmul(x: Tensor<f32, 2, 3>, w: Tensor<f32, 3, 4>) -> Tensor<f32, 2, 4> {
+    x.matmul(w)
+}
+
+#[morok::kernel]
+fn k_dot(x: Tensor<f32, 2, 3>, w: Tensor<f32, 3, 4>) -> Tensor<f32, 2, 4> {
+    x.dot(w)
+}
+
+#[morok::kernel]
+fn k_reshape(x: Tensor<f32, 2, 3>) -> Tensor<f32, 3, 2> {
+    x.reshape([3, -1])
+}
+
+#[morok::kernel]
+fn k_expand(r: Tensor<f32, 1, 3>) -> Tensor<f32, 2, 3> {
+    r.expand([2, -1])
+}
+
+#[morok::kernel]
+fn k_transpose(x: Tensor<f32, 2, 3>) -> Tensor<f32, 3, 2> {
+    x.transpose(0, 1)
+}
+
+#[morok::kernel]
+fn k_permute(x: Tensor<f32, 2, 3>) -> Tensor<f32, 3, 2> {
+    x.permute([1, 0])
+}
+
+#[morok::kernel]
+fn k_flip(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.flip([0, -1])
+}
+
+#[morok::kernel]
+fn k_squeeze(m: Tensor<f32, 2, 1, 3>) -> Tensor<f32, 2, 3> {
+    m.squeeze(1)
+}
+
+#[morok::kernel]
+fn k_unsqueeze(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 1, 3> {
+    x.unsqueeze(1)
+}
+
+#[morok::kernel]
+fn k_flatten(m: Tensor<f32, 2, 1, 3>) -> Tensor<f32, 2, 3> {
+    m.flatten(1, 2)
+}
+
+#[morok::kernel]
+fn k_repeat(x: Tensor<f32, 2, 3>) -> Tensor<f32, 4, 3> {
+    x.repeat([2, 1])
+}
+
+/// The embedded graph of `$kernel` built on `$args` is `$api`'s graph.
+macro_rules! same_graph {
+    ($aot:ident, [$($arg:ident),*], $api:expr) => {{
+        let spec = $aot();
+        let built = spec.graph.build(spec.sig, &[$(&$arg),*], &[], &[])?;
+        let api: Tensor = $api;
+        assert!(
+            Arc::ptr_eq(&built.uop(), &api.uop()),
+            "{}: the DSL's graph differs from the Tensor API's",
+            stringify!($aot)
+        );
+    }};
+}
+
+fn input(dtype: ScalarType, shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let values: Vec<f64> = (0..n).map(|i| (i as f64) * 0.25 - 0.5).collect();
+    Tensor::from_vec(values, shape)
+        .and_then(|t| t.cast(DType::scalar(dtype)))
+        .expect("a valid input")
+}
+
+#[test]
+fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
+    let x = input(ScalarType::F32, &[2, 3]);
+    let y = input(ScalarType::F32, &[3]);
+    let w = input(ScalarType::F32, &[3, 4]);
+    let r = input(ScalarType::F32, &[1, 3]);
+    let m = input(ScalarType::F32, &[2, 1, 3]);
+    let c = input(ScalarType::F32, &[2, 3]).gt(0.0)?;
+    let d = input(ScalarType::F32, &[3]).lt(0.0)?;
+    let i = input(ScalarType::I32, &[2, 3]);
+    let j = input(ScalarType::I32, &[3]);
+
+    same_graph!(__morok_aot_k_neg, [x], x.neg()?);
+    same_graph!(__morok_aot_k_relu, [x], x.relu()?);
+    same_graph!(__morok_aot_k_abs, [x], x.abs()?);
+    same_graph!(__morok_aot_k_sign, [x], x.sign()?);
+    same_graph!(__morok_aot_k_floor, [x], x.floor()?);
+    same_graph!(__morok_aot_k_ceil, [x], x.ceil()?);
+    same_graph!(__morok_aot_k_round, [x], x.round()?);
+    same_graph!(__morok_aot_k_trunc, [x], x.trunc()?);
+    same_graph!(__morok_aot_k_exp, [x], x.exp()?);
+    same_graph!(__morok_aot_k_exp2, [x], x.exp2()?);
+    same_graph!(__morok_aot_k_expm1, [x], x.expm1()?);
+    same_graph!(__morok_aot_k_log, [x], x.log()?);
+    same_graph!(__morok_aot_k_log2, [x], x.log2()?);
+    same_graph!(__morok_aot_k_log10, [x], x.log10()?);
+    same_graph!(__morok_aot_k_log1p, [x], x.log1p()?);
+    same_graph!(__morok_aot_k_sqrt, [x], x.sqrt()?);
+    same_graph!(__morok_aot_k_rsqrt, [x], x.rsqrt()?);
+    same_graph!(__morok_aot_k_reciprocal, [x], x.reciprocal()?);
+    same_graph!(__morok_aot_k_sin, [x], x.sin()?);
+    same_graph!(__morok_aot_k_cos, [x], x.cos()?);
+    same_graph!(__morok_aot_k_tan, [x], x.tan()?);
+    same_graph!(__morok_aot_k_asin, [x], x.asin()?);
+    same_graph!(__morok_aot_k_acos, [x], x.acos()?);
+    same_graph!(__morok_aot_k_atan, [x], x.atan()?);
+    same_graph!(__morok_aot_k_sinh, [x], x.sinh()?);
+    same_graph!(__morok_aot_k_cosh, [x], x.cosh()?);
+    same_graph!(__morok_aot_k_tanh, [x], x.tanh()?);
+    same_graph!(__morok_aot_k_asinh, [x], x.asinh()?);
+    same_graph!(__morok_aot_k_acosh, [x], x.acosh()?);
+    same_graph!(__morok_aot_k_atanh, [x], x.atanh()?);
+    same_graph!(__morok_aot_k_erf, [x], x.erf()?);
+    same_graph!(__morok_aot_k_sigmoid, [x], x.sigmoid()?);
+    same_graph!(__morok_aot_k_logsigmoid, [x], x.logsigmoid()?);
+    same_graph!(__morok_aot_k_gelu, [x], x.gelu()?);
+    same_graph!(__morok_aot_k_gelu_tanh, [x], x.gelu_tanh()?);
+    same_graph!(__morok_aot_k_quick_gelu, [x], x.quick_gelu()?);
+    same_graph!(__morok_aot_k_silu, [x], x.silu()?);
+    same_graph!(__morok_aot_k_mish, [x], x.mish()?);
+    same_graph!(__morok_aot_k_selu, [x], x.selu()?);
+    same_graph!(__morok_aot_k_softsign, [x], x.softsign()?);
+    same_graph!(__morok_aot_k_hardsigmoid, [x], x.hardsigmoid()?);
+    same_graph!(__morok_aot_k_hardswish, [x], x.hardswish()?);
+    same_graph!(__morok_aot_k_relu6, [x], x.relu6()?);
+    same_graph!(__morok_aot_k_leaky_relu, [x], x.leaky_relu(0.01)?);
+    same_graph!(__morok_aot_k_elu, [x], x.elu(1.0)?);
+    same_graph!(__morok_aot_k_celu, [x], x.celu(0.5)?);
+    same_graph!(__morok_aot_k_softplus, [x], x.softplus(1.0, 20.0)?);
+    same_graph!(__morok_aot_k_hardtanh, [x], x.hardtanh(-1.0, 1.0)?);
+    same_graph!(__morok_aot_k_isnan, [x], x.isnan()?);
+    same_graph!(__morok_aot_k_isinf, [x], x.isinf()?);
+    same_graph!(__morok_aot_k_isfinite, [x], x.isfinite()?);
+    same_graph!(__morok_aot_k_isposinf, [x], x.isposinf()?);
+    same_graph!(__morok_aot_k_isneginf, [x], x.isneginf()?);
+    same_graph!(__morok_aot_k_logical_not, [c], c.logical_not()?);
+    same_graph!(__morok_aot_k_bitwise_not, [i], i.bitwise_not()?);
+    same_graph!(__morok_aot_k_add, [x, y], x.add(&y)?);
+    same_graph!(__morok_aot_k_sub, [x, y], x.sub(&y)?);
+    same_graph!(__morok_aot_k_mul, [x, y], x.mul(&y)?);
+    same_graph!(__morok_aot_k_div, [x, y], x.div(&y)?);
+    same_graph!(__morok_aot_k_floor_div, [x, y], x.floor_div(&y)?);
+    same_graph!(__morok_aot_k_remainder, [x, y], x.remainder(&y)?);
+    same_graph!(__morok_aot_k_fmod, [x, y], x.fmod(&y)?);
+    same_graph!(__morok_aot_k_pow, [x, y], x.pow(&y)?);
+    same_graph!(__morok_aot_k_maximum, [x, y], x.maximum(&y)?);
+    same_graph!(__morok_aot_k_minimum, [x, y], x.minimum(&y)?);
+    same_graph!(__morok_aot_k_atan2, [x, y], x.atan2(&y)?);
+    same_graph!(__morok_aot_k_copysign, [x, y], x.copysign(&y)?);
+    same_graph!(__morok_aot_k_logaddexp, [x, y], x.logaddexp(&y)?);
+    same_graph!(__morok_aot_k_eq, [x, y], x.eq(&y)?);
+    same_graph!(__morok_aot_k_ne, [x, y], x.ne(&y)?);
+    same_graph!(__morok_aot_k_lt, [x, y], x.lt(&y)?);
+    same_graph!(__morok_aot_k_le, [x, y], x.le(&y)?);
+    same_graph!(__morok_aot_k_gt, [x, y], x.gt(&y)?);
+    same_graph!(__morok_aot_k_ge, [x, y], x.ge(&y)?);
+    same_graph!(__morok_aot_k_logical_and, [c, d], c.logical_and(&d)?);
+    same_graph!(__morok_aot_k_logical_or, [c, d], c.logical_or(&d)?);
+    same_graph!(__morok_aot_k_logical_xor, [c, d], c.logical_xor(&d)?);
+    same_graph!(__morok_aot_k_bitwise_and, [i, j], i.bitwise_and(&j)?);
+    same_graph!(__morok_aot_k_bitwise_or, [i, j], i.bitwise_or(&j)?);
+    same_graph!(__morok_aot_k_bitwise_xor, [i, j], i.bitwise_xor(&j)?);
+    same_graph!(__morok_aot_k_clamp, [x], x.clamp(-0.5, 0.5)?);
+    same_graph!(__morok_aot_k_where_, [c, x], c.where_(&x, 0.0)?);
+    same_graph!(__morok_aot_k_cast, [x], x.cast(DType::F16)?);
+    same_graph!(__morok_aot_k_sum, [x], x.sum(Some(&[1]), false)?);
+    same_graph!(__morok_aot_k_prod, [x], x.prod(Some(&[1]), false)?);
+    same_graph!(__morok_aot_k_mean, [x], x.mean(Some(&[1]), false)?);
+    same_graph!(__morok_aot_k_max, [x], x.max(Some(&[1]), false)?);
+    same_graph!(__morok_aot_k_min, [x], x.min(Some(&[1]), false)?);
+    same_graph!(
+        __morok_aot_k_logsumexp,
+        [x],
+        x.logsumexp(Some(&[1]), false)?
+    );
+    same_graph!(__morok_aot_k_any, [c], c.any(Some(&[1]), true)?);
+    same_graph!(__morok_aot_k_all, [c], c.all(Some(&[1]), true)?);
+    same_graph!(__morok_aot_k_var, [x], x.var(Some(&[1]), 1, false)?);
+    same_graph!(__morok_aot_k_std, [x], x.std(Some(&[1]), 1, false)?);
+    same_graph!(__morok_aot_k_argmax, [x], x.argmax(Some(1))?);
+    same_graph!(__morok_aot_k_argmin, [x], x.argmin(Some(1))?);
+    same_graph!(__morok_aot_k_softmax, [x], x.softmax(-1)?);
+    same_graph!(__morok_aot_k_log_softmax, [x], x.log_softmax(-1)?);
+    same_graph!(__morok_aot_k_softmin, [x], x.softmin(-1)?);
+    same_graph!(__morok_aot_k_cumsum, [x], x.cumsum(-1)?);
+    same_graph!(__morok_aot_k_cumprod, [x], x.cumprod(-1)?);
+    same_graph!(__morok_aot_k_logcumsumexp, [x], x.logcumsumexp(-1)?);
+    same_graph!(
+        __morok_aot_k_layernorm,
+        [x],
+        x.layernorm(&[-1], None, None, 0.00001)?
+    );
+    same_graph!(__morok_aot_k_tril, [x], x.tril(0)?);
+    same_graph!(__morok_aot_k_triu, [x], x.triu(0)?);
+    same_graph!(__morok_aot_k_matmul, [x, w], x.matmul(&w)?);
+    same_graph!(__morok_aot_k_dot, [x, w], x.dot(&w)?);
+    same_graph!(__morok_aot_k_reshape, [x], x.try_reshape(&[3, -1])?);
+    same_graph!(__morok_aot_k_expand, [r], r.try_expand(&[2, -1])?);
+    same_graph!(__morok_aot_k_transpose, [x], x.try_transpose(0, 1)?);
+    same_graph!(__morok_aot_k_permute, [x], x.try_permute(&[1, 0])?);
+    same_graph!(__morok_aot_k_flip, [x], x.try_flip(&[0, -1])?);
+    same_graph!(__morok_aot_k_squeeze, [m], m.try_squeeze(1)?);
+    same_graph!(__morok_aot_k_unsqueeze, [x], x.try_unsqueeze(1)?);
+    same_graph!(__morok_aot_k_flatten, [m], m.try_flatten(1, 2)?);
+    same_graph!(__morok_aot_k_repeat, [x], x.try_repeat(&[2, 1])?);
+    Ok(())
+}
+
+#[test]
+fn every_entry_of_the_table_has_a_kernel_here() {
+    let source = include_str!("dsl_ops.rs");
+    let missing: Vec<&str> = OPS
+        .iter()
+        .map(|s| s.name)
+        .filter(|name| !source.contains(&format!("fn k_{name}(")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ops without a DSL kernel here: {missing:?}"
+    );
+}

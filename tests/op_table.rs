@@ -1,0 +1,279 @@
+//! The op table (`morok_core::tensor_ops`) and the `Tensor` API cannot
+//! drift apart: for every entry, on a grid of receiver element types and
+//! shapes and of arguments of each declared kind, the table's rules
+//! (`OpSpec::infer`) and the `Tensor` method (called as a DSL node calls
+//! it) agree: the same element type and shape, or both an error with the
+//! same words.
+
+use morok::dsl::graph::{call_op, Lit, Value};
+use morok::{DType, ScalarType, Tensor};
+use morok_core::shape::ReshapeDim;
+use morok_core::tensor_ops::{ArgKind, ArgValue, OpSpec, OPS};
+
+mod common;
+
+use common::Rng;
+
+/// A uniform pick of the sampled grid (it is sampled, not exhausted).
+trait Pick {
+    fn below(&mut self, n: usize) -> usize;
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T;
+}
+
+impl Pick for Rng {
+    fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+const DTYPES: [ScalarType; 5] = [
+    ScalarType::F32,
+    ScalarType::F16,
+    ScalarType::I32,
+    ScalarType::U8,
+    ScalarType::Bool,
+];
+const SHAPES: [&[usize]; 8] = [
+    &[],
+    &[3],
+    &[1],
+    &[2, 3],
+    &[3, 2],
+    &[2, 1, 3],
+    &[0, 3],
+    &[4, 2, 3],
+];
+const AXES: [&[isize]; 7] = [&[], &[0], &[-1], &[0, 1], &[1, 1], &[3], &[1, -3]];
+const SIZES: [&[usize]; 5] = [&[], &[2], &[1, 2], &[2, 1, 3], &[3, 1, 1, 2]];
+const DIMS: [&[isize]; 7] = [
+    &[-1],
+    &[3, -1],
+    &[6],
+    &[2, 3],
+    &[1, -1, 3],
+    &[4, 2, 3],
+    &[-2, 3],
+];
+
+/// One sampled argument: what the rules see, and how the node passes it.
+enum Sample {
+    Tensor(Tensor),
+    Literal(ArgValue<usize>, Lit),
+    Scalar(ArgValue<usize>, f64, bool),
+}
+
+fn sample(kind: ArgKind, dtype: ScalarType, rng: &mut Rng) -> Sample {
+    let leak_isize = |v: &[isize]| -> &'static [isize] { Box::leak(v.to_vec().into_boxed_slice()) };
+    match kind {
+        ArgKind::Tensor => {
+            let shape: &[usize] = SHAPES[rng.below(SHAPES.len())];
+            Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
+        }
+        ArgKind::Operand if rng.below(3) == 0 => {
+            // A literal that fits the element type (the DSL's rule).
+            match dtype {
+                t if t.is_float() => Sample::Scalar(ArgValue::Float(0.5), 0.5, false),
+                ScalarType::Bool => Sample::Scalar(ArgValue::Bool(true), 1.0, true),
+                _ => Sample::Scalar(ArgValue::Int(2), 2.0, false),
+            }
+        }
+        ArgKind::Operand => {
+            let shape = *rng.pick(&[&[][..], &[3], &[1, 3], &[4], &[2, 1]]);
+            Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
+        }
+        ArgKind::Axis => {
+            let a = *rng.pick(&[0isize, 1, -1, 2, 3, -4]);
+            Sample::Literal(ArgValue::Axis(a), Lit::Axis(a))
+        }
+        ArgKind::Axes => {
+            let a = *rng.pick(&AXES);
+            Sample::Literal(ArgValue::Axes(a.to_vec()), Lit::Axes(leak_isize(a)))
+        }
+        ArgKind::Bool => {
+            let b = rng.below(2) == 0;
+            Sample::Literal(ArgValue::Bool(b), Lit::Bool(b))
+        }
+        ArgKind::Float => {
+            let v = *rng.pick(&[0.5, 2.0, -1.0]);
+            Sample::Literal(ArgValue::Float(v), Lit::Float(v))
+        }
+        ArgKind::Int => {
+            let v = *rng.pick(&[-1i64, 0, 1]);
+            Sample::Literal(ArgValue::Int(v), Lit::Int(v))
+        }
+        ArgKind::Count => {
+            let v = rng.below(2);
+            Sample::Literal(ArgValue::Count(v), Lit::Count(v))
+        }
+        ArgKind::Sizes => {
+            let v = *rng.pick(&SIZES);
+            let leaked: &'static [usize] = Box::leak(v.to_vec().into_boxed_slice());
+            Sample::Literal(ArgValue::Sizes(v.to_vec()), Lit::Sizes(leaked))
+        }
+        ArgKind::Dims => {
+            let v = *rng.pick(&DIMS);
+            let rules = v.iter().map(|&d| ReshapeDim::from_signed(d)).collect();
+            let toks: Vec<&'static [morok::dsl::graph::DimTok]> = v
+                .iter()
+                .map(|&d| -> &'static [morok::dsl::graph::DimTok] {
+                    Box::leak(Box::new([morok::dsl::graph::DimTok::Lit(d as i64)]))
+                })
+                .collect();
+            Sample::Literal(
+                ArgValue::Dims(rules),
+                Lit::Dims(Box::leak(toks.into_boxed_slice())),
+            )
+        }
+        ArgKind::DType => {
+            let t = *rng.pick(&[ScalarType::F32, ScalarType::I32, ScalarType::Bool]);
+            Sample::Literal(ArgValue::DType(t), Lit::DType(t))
+        }
+    }
+}
+
+/// An error's words without the caller's location.
+fn words(e: &morok::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+#[test]
+fn every_entry_agrees_with_its_tensor_method() {
+    let mut rng = Rng::new(2026);
+    let mut cases = 0;
+    let mut disagreements = Vec::new();
+    for spec in OPS {
+        for _ in 0..48 {
+            let dtype = *rng.pick(&DTYPES);
+            let shape = *rng.pick(&SHAPES);
+            let x = Tensor::zeros(shape, DType::scalar(dtype));
+            // `where_`'s branches take their own type; its receiver is the
+            // condition.
+            let branch = *rng.pick(&DTYPES);
+            let operand_type = if spec.name == "where_" { branch } else { dtype };
+            let samples: Vec<Sample> = spec
+                .args
+                .iter()
+                .map(|a| sample(a.kind, operand_type, &mut rng))
+                .collect();
+            let mut values = Vec::new();
+            let mut operands = vec![Value::Tensor(&x)];
+            let mut lits = Vec::new();
+            for s in &samples {
+                match s {
+                    Sample::Tensor(t) => {
+                        let t_shape = t.shape().to_vec();
+                        values.push(ArgValue::Tensor(t.dtype().scalar_type(), t_shape));
+                        operands.push(Value::Tensor(t));
+                    }
+                    Sample::Literal(v, l) => {
+                        values.push(v.clone());
+                        lits.push(*l);
+                    }
+                    Sample::Scalar(v, f, is_bool) => {
+                        values.push(v.clone());
+                        operands.push(match v {
+                            ArgValue::Float(_) => Value::F64(*f),
+                            _ if *is_bool => Value::Bool(true),
+                            _ => Value::I64(*f as i64),
+                        });
+                    }
+                }
+            }
+            if spec.name == "where_" && !values.iter().any(|v| matches!(v, ArgValue::Tensor(..))) {
+                continue;
+            }
+            let table = OpSpec::of(spec.id).infer::<usize>(dtype, shape, &values);
+            let api = call_op(spec.id, &operands, &lits);
+            cases += 1;
+            let agree = match (&table, &api) {
+                (Ok((t, s)), Ok(y)) => *t == y.dtype().scalar_type() && s.as_slice() == y.shape(),
+                (Err(a), Err(b)) => a.to_string() == words(b),
+                _ => false,
+            };
+            if !agree {
+                disagreements.push(format!(
+                    "{}: x = {dtype}{shape:?}, args {values:?}: table {:?}, tensor API {:?}",
+                    spec.name,
+                    table
+                        .map(|(t, s)| (t, s.to_vec()))
+                        .map_err(|e| e.to_string()),
+                    api.map(|y| (y.dtype().scalar_type(), y.shape().to_vec()))
+                        .map_err(|e| words(&e)),
+                ));
+            }
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {cases} cases disagree:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+}
+
+#[test]
+fn ids_index_the_table_and_names_are_unique() {
+    for (i, spec) in OPS.iter().enumerate() {
+        assert_eq!(spec.id as usize, i, "{}", spec.name);
+        assert_eq!(OpSpec::named(spec.name).map(|s| s.id), Some(spec.id));
+    }
+}
+
+/// The method table of `docs/DSL.md`, rendered from the op table.
+fn method_table() -> String {
+    let mut out = String::from(
+        "| method | arguments | element type | shape | what it computes |\n|---|---|---|---|---|\n",
+    );
+    for spec in OPS {
+        let args: Vec<String> = spec
+            .args
+            .iter()
+            .map(|a| format!("{}: {}", a.name, a.kind.literal_form()))
+            .collect();
+        let args = if args.is_empty() {
+            "—".to_string()
+        } else {
+            args.join(", ")
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            spec.name,
+            args,
+            spec.dtype.text(),
+            spec.shape.text(),
+            spec.doc.trim()
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_docs_method_table_is_the_op_table() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/DSL.md");
+    let doc = std::fs::read_to_string(path).expect("docs/DSL.md exists");
+    let (start, end) = ("<!-- op-table:start -->\n", "<!-- op-table:end -->");
+    let a = doc
+        .find(start)
+        .expect("docs/DSL.md has the op-table start marker")
+        + start.len();
+    let b = doc
+        .find(end)
+        .expect("docs/DSL.md has the op-table end marker");
+    let want = method_table();
+    if doc[a..b] == want {
+        return;
+    }
+    if std::env::var("MOROK_BLESS").is_ok_and(|v| v == "1") {
+        let fresh = format!("{}{want}{}", &doc[..a], &doc[b..]);
+        std::fs::write(path, fresh).expect("docs/DSL.md is writable");
+        return;
+    }
+    panic!("docs/DSL.md's method table is stale: run `MOROK_BLESS=1 cargo test --test op_table`");
+}

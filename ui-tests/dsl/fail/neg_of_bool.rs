@@ -1,0 +1,6 @@
+#[morok::kernel]
+fn f(x: Tensor<bool, N>) -> Tensor<bool, N> {
+    -x
+}
+
+fn main() {}
