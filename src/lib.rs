@@ -245,5 +245,5 @@ pub use tensor::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, FanMode, Index, InterpolateMode, IntoOperand,
     KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pool3dOptions, PoolOptions,
-    Reduction, RoundingMode, ScatterReduce, Slice, Tensor,
+    Reduction, RoundingMode, ScalarPow, ScatterReduce, Slice, Tensor,
 };

@@ -569,6 +569,21 @@ fn k_squeeze(m: Tensor<f32, 2, 1, 3>) -> Tensor<f32, 2, 3> {
 }
 
 #[morok::kernel]
+fn k_squeeze_all(m: Tensor<f32, 2, 1, 3>) -> Tensor<f32, 2, 3> {
+    m.squeeze_all()
+}
+
+#[morok::kernel]
+fn k_unflatten(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3, 1> {
+    x.unflatten(1, [-1, 1])
+}
+
+#[morok::kernel]
+fn k_normalize(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.normalize(2.0, -1, 0.000001)
+}
+
+#[morok::kernel]
 fn k_unsqueeze(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 1, 3> {
     x.unsqueeze(1)
 }
@@ -737,6 +752,13 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     same_graph!(__morok_aot_k_permute, [x], x.try_permute(&[1, 0])?);
     same_graph!(__morok_aot_k_flip, [x], x.try_flip(&[0, -1])?);
     same_graph!(__morok_aot_k_squeeze, [m], m.try_squeeze(1)?);
+    same_graph!(__morok_aot_k_squeeze_all, [m], m.squeeze_all()?);
+    same_graph!(__morok_aot_k_unflatten, [x], x.try_unflatten(1, &[-1, 1])?);
+    same_graph!(
+        __morok_aot_k_normalize,
+        [x],
+        x.normalize(2.0, -1, 0.000001)?
+    );
     same_graph!(__morok_aot_k_unsqueeze, [x], x.try_unsqueeze(1)?);
     same_graph!(__morok_aot_k_flatten, [m], m.try_flatten(1, 2)?);
     same_graph!(__morok_aot_k_repeat, [x], x.try_repeat(&[2, 1])?);

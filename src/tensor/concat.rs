@@ -173,11 +173,23 @@ impl Tensor {
             )));
         };
         let size = len.div_ceil(chunks).max(1);
-        let mut sizes = vec![size; len / size];
-        if !len.is_multiple_of(size) {
-            sizes.push(len % size);
+        self.split_as("chunk", &parts_of(len, size), dim)
+    }
+
+    /// Splits axis `dim` into consecutive parts of `size` elements, the
+    /// last one smaller when `size` does not divide the length (PyTorch's
+    /// `split` with an integer).
+    #[track_caller]
+    pub fn try_split_every(&self, size: usize, dim: isize) -> Result<Vec<Tensor>> {
+        if size == 0 {
+            return Err(Error::argument("split", "the part size must be positive"));
         }
-        self.split_as("chunk", &sizes, dim)
+        let (shape, d) = self.nonscalar_axis(
+            "split",
+            dim,
+            "a zero-dimensional tensor has no axis to split",
+        )?;
+        self.split_as("split", &parts_of(shape[d], size), dim)
     }
 
     /// Sliding windows over the last `kernel.len()` axes: the result has
@@ -288,4 +300,14 @@ impl Tensor {
         perm.extend((0..n).map(|j| lead + 2 * j));
         x.permute_to(&perm)
     }
+}
+
+/// The sizes of consecutive parts of `size` (> 0) covering `len`, the last
+/// one smaller when `size` does not divide it.
+fn parts_of(len: usize, size: usize) -> Vec<usize> {
+    let mut sizes = vec![size; len / size];
+    if !len.is_multiple_of(size) {
+        sizes.push(len % size);
+    }
+    sizes
 }

@@ -57,6 +57,7 @@ pub use losses::{ClassLossOptions, Reduction};
 pub use math::RoundingMode;
 pub use movement::Slice;
 pub use operand::{IntoOperand, Operand};
+pub use ops::ScalarPow;
 pub use padding::PadMode;
 pub use pooling::{Pool3dOptions, PoolOptions};
 pub use scatter::ScatterReduce;

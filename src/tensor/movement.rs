@@ -7,8 +7,8 @@ use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
 use morok_core::shape::{
     broadcast_to_shape, expand_dims, flatten_shape, flip_axes, normalize_axis, permute_shape,
-    repeat_shape, reshape_target, squeeze_shape, transpose_shape, unsqueeze_shape, ReshapeDim,
-    ShapeError,
+    repeat_shape, reshape_target, squeeze_all_shape, squeeze_shape, transpose_shape,
+    unflatten_shape, unsqueeze_shape, ReshapeDim, ShapeError,
 };
 use morok_core::uop::{Arg, Op, Shape, UOp};
 use morok_core::ScalarType;
@@ -440,6 +440,24 @@ impl Tensor {
     #[track_caller]
     pub fn try_squeeze(&self, dim: isize) -> Result<Tensor> {
         let out = squeeze_shape(&self.graph()?.shape, dim).located()?;
+        self.reshape_to(&out)
+    }
+
+    /// Removes every axis of size 1 (PyTorch's `squeeze()` without a dim).
+    #[track_caller]
+    pub fn squeeze_all(&self) -> Result<Tensor> {
+        let out = squeeze_all_shape(&self.graph()?.shape);
+        self.reshape_to(&out)
+    }
+
+    /// Splits axis `dim` into axes of `sizes` (one may be `-1`, inferred),
+    /// whose product is its length: PyTorch's `unflatten`, the inverse of
+    /// [`Tensor::try_flatten`].
+    #[track_caller]
+    pub fn try_unflatten(&self, dim: isize, sizes: &[isize]) -> Result<Tensor> {
+        let sizes: Vec<ReshapeDim<usize>> =
+            sizes.iter().map(|&d| ReshapeDim::from_signed(d)).collect();
+        let out = unflatten_shape(&self.graph()?.shape, dim, &sizes).located()?;
         self.reshape_to(&out)
     }
 

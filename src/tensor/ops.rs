@@ -1,11 +1,12 @@
-//! The arithmetic operators. They cannot return a `Result`, so a failure
+//! The arithmetic operators (`+ - * / %`, with a tensor or a scalar on
+//! either side) and [`ScalarPow`]. The operators cannot return a `Result`, so a failure
 //! (a broadcast mismatch, a bool subtraction, ...) gives a tensor that
 //! carries the error (see the module docs of [`super`]).
 
 use super::elementwise::Binary;
 use super::{IntoOperand, Tensor};
 use morok_core::dtype::Element;
-use std::ops::{Add, Div, Mul, Neg, Sub};
+use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 macro_rules! tensor_operators {
     ($($trait:ident :: $method:ident => $kind:ident),* $(,)?) => {$(
@@ -54,13 +55,43 @@ macro_rules! tensor_operators {
     )*};
 }
 
-tensor_operators!(Add::add => Add, Sub::sub => Sub, Mul::mul => Mul, Div::div => Div);
+tensor_operators!(
+    Add::add => Add,
+    Sub::sub => Sub,
+    Mul::mul => Mul,
+    Div::div => Div,
+    Rem::rem => Remainder,
+);
+
+/// A scalar raised to the power of each element of a tensor
+/// (`2.0f32.pow(&t)`): the reflected form of [`Tensor::pow`], as the
+/// operators `2.0 - &t` and `2 % &t` are of `sub` and `remainder`.
+///
+/// Integers have an inherent `pow`, which method syntax finds first: write
+/// `ScalarPow::pow(2, &t)` for them.
+pub trait ScalarPow {
+    /// `self ^ exponent`, elementwise, in floats (as [`Tensor::pow`]).
+    fn pow(self, exponent: &Tensor) -> crate::Result<Tensor>;
+}
 
 /// `scalar op tensor` for each scalar type (a generic impl would break
 /// the orphan rule).
 macro_rules! scalar_operators {
     ($($scalar:ty),*) => {$(
-        scalar_operators!(@one $scalar, Add::add => Add, Sub::sub => Sub, Mul::mul => Mul, Div::div => Div);
+        scalar_operators!(
+            @one $scalar,
+            Add::add => Add,
+            Sub::sub => Sub,
+            Mul::mul => Mul,
+            Div::div => Div,
+            Rem::rem => Remainder
+        );
+        impl ScalarPow for $scalar {
+            #[track_caller]
+            fn pow(self, exponent: &Tensor) -> crate::Result<Tensor> {
+                Tensor::binary(self.into_operand(), exponent.into_operand(), Binary::Pow)
+            }
+        }
     )*};
     (@one $scalar:ty, $($trait:ident :: $method:ident => $kind:ident),*) => {$(
         impl $trait<&Tensor> for $scalar {

@@ -147,6 +147,34 @@ impl Tensor {
         self.variance("std", axes, correction, keepdim)?.sqrt()
     }
 
+    /// The variance and the mean over `axes` in one call (PyTorch's
+    /// `var_mean`): `(var(axes, correction, keepdim), mean(axes, keepdim))`.
+    #[track_caller]
+    pub fn var_mean(
+        &self,
+        axes: Option<&[isize]>,
+        correction: usize,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let var = self.variance("var_mean", axes, correction, keepdim)?;
+        Ok((var, self.mean(axes, keepdim)?))
+    }
+
+    /// The standard deviation and the mean over `axes` in one call
+    /// (PyTorch's `std_mean`).
+    #[track_caller]
+    pub fn std_mean(
+        &self,
+        axes: Option<&[isize]>,
+        correction: usize,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let std = self
+            .variance("std_mean", axes, correction, keepdim)?
+            .sqrt()?;
+        Ok((std, self.mean(axes, keepdim)?))
+    }
+
     /// Index (`i32`) of the first maximum along `axis`; `None` searches
     /// the flattened tensor. NaN counts as the maximum.
     #[track_caller]

@@ -5,8 +5,10 @@
 //! docs).
 
 use super::indexing::{expect_dtype, fits_except, integer_index, shape_error};
+use super::operand::const_value;
 use super::Tensor;
 use crate::error::{Error, Located, Result};
+use morok_core::dtype::Element;
 use morok_core::uop::ReduceOp;
 use morok_core::{ConstValue, ScalarType};
 
@@ -130,6 +132,21 @@ impl Tensor {
         let written = self.scatter_collect(op, d, &vals, how)?;
         let any = self.scatter_collect(op, d, &hits, ReduceOp::Max)?;
         any.where_(&written, self)
+    }
+
+    /// PyTorch's `scatter(dim, index, value)`: [`Tensor::scatter`] of a
+    /// scalar, `value` (in `self`'s element type) written wherever `index`
+    /// points.
+    #[track_caller]
+    pub fn scatter_value<T: Element>(
+        &self,
+        dim: isize,
+        index: &Tensor,
+        value: T,
+    ) -> Result<Tensor> {
+        let dtype = self.graph()?.dtype;
+        let src = Tensor::constant(const_value(value), dtype, &index.graph()?.shape);
+        self.scatter(dim, index, &src)
     }
 
     /// PyTorch's `scatter_add(dim, index, src)`: `self` plus the sum of

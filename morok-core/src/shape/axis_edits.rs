@@ -1,7 +1,7 @@
-//! Shape rules of the ops that add, remove, merge, reverse or tile axes:
-//! `flip`, `squeeze`, `unsqueeze`, `flatten`, `repeat`.
+//! Shape rules of the ops that add, remove, merge, split, reverse or tile
+//! axes: `flip`, `squeeze`, `unsqueeze`, `flatten`, `unflatten`, `repeat`.
 
-use super::rules::{normalize_axis, numel_of};
+use super::rules::{normalize_axis, numel_of, reshape_dims, ReshapeDim};
 use super::{Dim, Dims, ShapeError};
 
 /// The distinct normalized axes of `flip(axes)`, sorted.
@@ -38,6 +38,35 @@ pub fn squeeze_shape<D: Dim>(shape: &[D], axis: isize) -> Result<Dims<D>, ShapeE
         ));
     }
     out.remove(d);
+    Ok(out)
+}
+
+/// The shape without any size-1 axis (PyTorch's `squeeze()`; a symbolic
+/// dim is kept, since it is never known to be 1).
+pub fn squeeze_all_shape<D: Dim>(shape: &[D]) -> Dims<D> {
+    shape.iter().filter(|d| !d.is_one()).cloned().collect()
+}
+
+/// The shape with axis `axis` split into `sizes` (one may be `-1`), whose
+/// product is the axis' length (PyTorch's `unflatten`).
+pub fn unflatten_shape<D: Dim>(
+    shape: &[D],
+    axis: isize,
+    sizes: &[ReshapeDim<D>],
+) -> Result<Dims<D>, ShapeError> {
+    let d = normalize_axis("unflatten", shape, axis)?;
+    if shape.is_empty() || sizes.is_empty() {
+        return Err(ShapeError::new(
+            "unflatten",
+            &[shape],
+            "needs an axis and at least one size",
+        ));
+    }
+    let parts = reshape_dims(&shape[d..=d], sizes)
+        .map_err(|e| ShapeError::new("unflatten", &[shape], format!("axis {axis} {}", e.reason)))?;
+    let mut out: Dims<D> = shape[..d].iter().cloned().collect();
+    out.extend(parts);
+    out.extend(shape[d + 1..].iter().cloned());
     Ok(out)
 }
 

@@ -2,7 +2,8 @@
 //!
 //! The pure functions of [`rules`] (broadcasting, matmul, reductions,
 //! reshape with `-1`, permute / transpose / expand, linear and conv) and
-//! of [`axis_edits`] (flip, squeeze, unsqueeze, flatten, repeat) are
+//! of [`axis_edits`] (flip, squeeze, unsqueeze, flatten, unflatten,
+//! repeat) are
 //! the only definition of the shape rules. They are generic over a
 //! [`Dim`]: the tensor API calls them with `usize` dims at run time and the
 //! macros with symbolic [`SymDim`]s at expansion time, so both report the
@@ -16,7 +17,10 @@ mod dim;
 mod dims;
 pub mod rules;
 
-pub use axis_edits::{flatten_shape, flip_axes, repeat_shape, squeeze_shape, unsqueeze_shape};
+pub use axis_edits::{
+    flatten_shape, flip_axes, repeat_shape, squeeze_all_shape, squeeze_shape, unflatten_shape,
+    unsqueeze_shape,
+};
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use rules::*;

@@ -171,6 +171,10 @@ pub enum ShapeRule {
     Flip(usize),
     /// Removes the size-1 axis of argument `i`.
     Squeeze(usize),
+    /// Removes every size-1 axis.
+    SqueezeAll,
+    /// Splits the axis of argument `axis` into the dims of argument `dims`.
+    Unflatten(usize, usize),
     /// Inserts a size-1 axis at argument `i`.
     Unsqueeze(usize),
     /// Merges the axes from argument `a` to argument `b`.
@@ -198,6 +202,8 @@ impl ShapeRule {
             ShapeRule::Transpose(..) => "two axes swapped",
             ShapeRule::Permute(_) => "axes permuted",
             ShapeRule::Squeeze(_) => "axis removed",
+            ShapeRule::SqueezeAll => "size-1 axes removed",
+            ShapeRule::Unflatten(..) => "axis split into the dims",
             ShapeRule::Unsqueeze(_) => "size-1 axis inserted",
             ShapeRule::Flatten(..) => "axes merged",
             ShapeRule::Repeat(_) => "each axis times its count",

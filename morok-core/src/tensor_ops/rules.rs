@@ -198,6 +198,8 @@ pub(super) fn shape<D: Dim>(
             same()
         }
         ShapeRule::Squeeze(i) => shape::squeeze_shape(s, axis(i)?)?,
+        ShapeRule::SqueezeAll => shape::squeeze_all_shape(s),
+        ShapeRule::Unflatten(a, d) => shape::unflatten_shape(s, axis(a)?, dims(d)?)?,
         ShapeRule::Unsqueeze(i) => shape::unsqueeze_shape(s, axis(i)?)?,
         ShapeRule::Flatten(a, b) => shape::flatten_shape(s, axis(a)?, axis(b)?)?,
         ShapeRule::Repeat(i) => match args.get(i) {

@@ -237,6 +237,8 @@ op_table! {
     Cumprod = "cumprod" "cumprod" (axis: Axis) -> D::Sum, S::Axis(0);
     /// Running `logsumexp` along an axis.
     Logcumsumexp = "logcumsumexp" "logcumsumexp" (axis: Axis) -> D::Float, S::Axis(0);
+    /// Divides by the `p`-norm along an axis (at least `eps`).
+    Normalize = "normalize" "normalize" (p: Float, axis: Axis, eps: Float) -> D::Float, S::Axis(1);
     /// Layer normalization over axes, without an affine transform.
     Layernorm = "layernorm" "layernorm" (axes: Axes, eps: Float) -> D::Float, S::Axes(0);
     /// Zeroes above diagonal `diagonal` of the last two axes.
@@ -259,6 +261,10 @@ op_table! {
     Flip = "flip" "try_flip" (axes: Axes) -> D::Same, S::Flip(0);
     /// Removes a size-1 axis.
     Squeeze = "squeeze" "try_squeeze" (axis: Axis) -> D::Same, S::Squeeze(0);
+    /// Removes every size-1 axis.
+    SqueezeAll = "squeeze_all" "squeeze_all" () -> D::Same, S::SqueezeAll;
+    /// Splits an axis into several (one size may be `-1`).
+    Unflatten = "unflatten" "try_unflatten" (axis: Axis, sizes: Dims) -> D::Same, S::Unflatten(0, 1);
     /// Inserts a size-1 axis.
     Unsqueeze = "unsqueeze" "try_unsqueeze" (axis: Axis) -> D::Same, S::Unsqueeze(0);
     /// Merges the axes `start..=end`.
