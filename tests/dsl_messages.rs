@@ -43,6 +43,23 @@ fn compile_time_and_run_time_errors_match() {
         ("tril_needs_matrix", z(&[3]).tril(0)),
         ("argmin_bad_axis", z(&[3, 4]).argmin(Some(2))),
         ("cumsum_bad_axis", z(&[3, 4]).cumsum(-3)),
+        ("gather_float_index", z(&[2, 3]).gather(1, &z(&[2, 2]))),
+        (
+            "gather_index_too_long",
+            z(&[2, 3]).gather(1, &t(&[4, 2], DType::I64)),
+        ),
+        (
+            "index_select_2d_index",
+            z(&[2, 3]).index_select(1, &t(&[2, 2], DType::I64)),
+        ),
+        (
+            "masked_fill_mask_not_bool",
+            z(&[2, 3]).masked_fill(&t(&[3], DType::I32), 0.0),
+        ),
+        (
+            "masked_fill_mask_too_big",
+            z(&[3]).masked_fill(&t(&[2, 3], DType::BOOL), 0.0),
+        ),
     ];
     // These kernels' first dim is the signature's `N`, which the tensor
     // API reports as its value (3).

@@ -514,6 +514,26 @@ fn k_logcumsumexp(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
 }
 
 #[morok::kernel]
+fn k_gather(x: Tensor<f32, 2, 3>, ix: Tensor<i64, 2, 2>) -> Tensor<f32, 2, 2> {
+    x.gather(1, ix)
+}
+
+#[morok::kernel]
+fn k_index_select(x: Tensor<f32, 2, 3>, ix: Tensor<i64, 4>) -> Tensor<f32, 2, 4> {
+    x.index_select(1, ix)
+}
+
+#[morok::kernel]
+fn k_masked_fill(x: Tensor<f32, 2, 3>, c: Tensor<bool, 3>) -> Tensor<f32, 2, 3> {
+    x.masked_fill(c, 0.5)
+}
+
+#[morok::kernel]
+fn k_one_hot(i: Tensor<i32, 2, 3>) -> Tensor<i64, 2, 3, 4> {
+    i.one_hot(4)
+}
+
+#[morok::kernel]
 fn k_layernorm(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
     x.layernorm([-1], 0.00001)
 }
@@ -631,6 +651,8 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let d = input(ScalarType::F32, &[3]).lt(0.0)?;
     let i = input(ScalarType::I32, &[2, 3]);
     let j = input(ScalarType::I32, &[3]);
+    let ix = Tensor::from_vec(vec![0i64, 2, 1, 1], &[2, 2])?;
+    let ix4 = Tensor::from_vec(vec![0i64, 2, 1, 1], &[4])?;
 
     same_graph!(__morok_aot_k_neg, [x], x.neg()?);
     same_graph!(__morok_aot_k_relu, [x], x.relu()?);
@@ -737,6 +759,14 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     same_graph!(__morok_aot_k_cumsum, [x], x.cumsum(-1)?);
     same_graph!(__morok_aot_k_cumprod, [x], x.cumprod(-1)?);
     same_graph!(__morok_aot_k_logcumsumexp, [x], x.logcumsumexp(-1)?);
+    same_graph!(__morok_aot_k_gather, [x, ix], x.gather(1, &ix)?);
+    same_graph!(
+        __morok_aot_k_index_select,
+        [x, ix4],
+        x.index_select(1, &ix4)?
+    );
+    same_graph!(__morok_aot_k_masked_fill, [x, d], x.masked_fill(&d, 0.5)?);
+    same_graph!(__morok_aot_k_one_hot, [i], i.one_hot(4)?);
     same_graph!(
         __morok_aot_k_layernorm,
         [x],

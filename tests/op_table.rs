@@ -46,6 +46,7 @@ const SHAPES: [&[usize]; 8] = [
     &[0, 3],
     &[4, 2, 3],
 ];
+const INDEX_SHAPES: [&[usize]; 7] = [&[], &[2], &[1, 3], &[2, 2], &[2, 3], &[3, 1], &[1, 1, 2]];
 const AXES: [&[isize]; 7] = [&[], &[0], &[-1], &[0, 1], &[1, 1], &[3], &[1, -3]];
 const SIZES: [&[usize]; 5] = [&[], &[2], &[1, 2], &[2, 1, 3], &[3, 1, 1, 2]];
 const DIMS: [&[isize]; 7] = [
@@ -126,6 +127,16 @@ fn sample(kind: ArgKind, dtype: ScalarType, rng: &mut Rng) -> Sample {
                 ArgValue::Dims(rules),
                 Lit::Dims(Box::leak(toks.into_boxed_slice())),
             )
+        }
+        ArgKind::Index => {
+            let dtype = *rng.pick(&[ScalarType::I64, ScalarType::I32, ScalarType::F32]);
+            let shape: &[usize] = INDEX_SHAPES[rng.below(INDEX_SHAPES.len())];
+            Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
+        }
+        ArgKind::Mask => {
+            let dtype = *rng.pick(&[ScalarType::Bool, ScalarType::Bool, ScalarType::I32]);
+            let shape: &[usize] = INDEX_SHAPES[rng.below(INDEX_SHAPES.len())];
+            Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
         }
         ArgKind::DType => {
             let t = *rng.pick(&[ScalarType::F32, ScalarType::I32, ScalarType::Bool]);

@@ -23,7 +23,7 @@
 use super::movement::dim_index;
 use super::{Slice, Tensor};
 use crate::error::{Error, Located, Result};
-use morok_core::shape::ShapeError;
+use morok_core::shape::{gather_shape, index_select_shape, ShapeError};
 use morok_core::uop::ReduceOp;
 use morok_core::{ConstValue, ScalarType};
 
@@ -179,14 +179,7 @@ impl Tensor {
                 .select_along(op, 0, &index.reshape_to(&[1])?)?
                 .reshape_to(&[]);
         }
-        let fits = fits_except(&ishape, &shape, d);
-        if !fits {
-            return Err(shape_error(
-                op,
-                &[&shape, &ishape],
-                format!("the index must have the input's rank and fit it except on axis {d}"),
-            ));
-        }
+        gather_shape(&shape, &ishape, dim).located()?;
         let bounds: Vec<(usize, usize)> = shape
             .iter()
             .zip(&ishape)
@@ -203,13 +196,7 @@ impl Tensor {
     pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let op = "index_select";
         let (shape, ishape, d) = self.index_args(op, dim, index)?;
-        if ishape.len() > 1 {
-            return Err(shape_error(
-                op,
-                &[&shape, &ishape],
-                "the index must be 0-d or 1-D",
-            ));
-        }
+        index_select_shape(&shape, &ishape, dim).located()?;
         let x = if shape.is_empty() {
             self.reshape_to(&[1])?
         } else {

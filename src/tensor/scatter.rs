@@ -9,6 +9,7 @@ use super::operand::const_value;
 use super::Tensor;
 use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
+use morok_core::shape::masked_shape;
 use morok_core::uop::ReduceOp;
 use morok_core::{ConstValue, ScalarType};
 
@@ -237,18 +238,18 @@ impl Tensor {
     }
 
     /// PyTorch's `masked_fill(mask, value)`: `value` where the bool `mask`
-    /// (broadcast to `self`'s shape) is true.
+    /// (broadcast to `self`'s shape) is true; a tensor `value` must broadcast to
+    /// it too.
     #[track_caller]
     pub fn masked_fill(&self, mask: &Tensor, value: impl super::IntoOperand) -> Result<Tensor> {
         let op = "masked_fill";
-        let (shape, joint) = self.mask_shapes(op, mask)?;
-        if joint != shape {
-            return Err(shape_error(
-                op,
-                &[&shape, mask.shape()],
-                "the mask must broadcast to the input's shape",
-            ));
-        }
+        let (shape, _) = self.mask_shapes(op, mask)?;
+        let value = value.into_operand();
+        let value_shape = match &value.kind {
+            super::operand::Kind::Tensor(t) => Some(t.graph()?.shape.clone()),
+            super::operand::Kind::Scalar { .. } => None,
+        };
+        masked_shape(op, &shape, mask.shape(), value_shape.as_deref()).located()?;
         let dtype = self.graph()?.dtype;
         mask.where_(value, self)?.cast_to(dtype)
     }

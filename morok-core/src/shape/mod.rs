@@ -3,7 +3,7 @@
 //! The pure functions of [`rules`] (broadcasting, matmul, reductions,
 //! reshape with `-1`, permute / transpose / expand, linear and conv) and
 //! of [`axis_edits`] (flip, squeeze, unsqueeze, flatten, unflatten,
-//! repeat) are
+//! repeat) and of [`indexing`] (gather, index_select, masked_fill) are
 //! the only definition of the shape rules. They are generic over a
 //! [`Dim`]: the tensor API calls them with `usize` dims at run time and the
 //! macros with symbolic [`SymDim`]s at expansion time, so both report the
@@ -15,6 +15,7 @@
 pub mod axis_edits;
 mod dim;
 mod dims;
+pub mod indexing;
 pub mod rules;
 
 pub use axis_edits::{
@@ -23,4 +24,5 @@ pub use axis_edits::{
 };
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
+pub use indexing::{gather_shape, index_select_shape, masked_shape};
 pub use rules::*;

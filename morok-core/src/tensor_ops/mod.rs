@@ -54,6 +54,11 @@ pub enum ArgKind {
     Dims,
     /// An element type name (`f16`, `i32`).
     DType,
+    /// A tensor of integer positions (`gather`, `index_select`), of any
+    /// integer type.
+    Index,
+    /// A bool tensor (`masked_fill`).
+    Mask,
 }
 
 impl ArgKind {
@@ -71,6 +76,8 @@ impl ArgKind {
             ArgKind::Sizes => "`[2, 1]`",
             ArgKind::Dims => "`[B, -1]`",
             ArgKind::DType => "`f16`",
+            ArgKind::Index => "integer tensor",
+            ArgKind::Mask => "bool tensor",
         }
     }
 }
@@ -109,6 +116,8 @@ pub enum DTypeRule {
     Sum,
     /// The element type given as argument `i`.
     Cast(usize),
+    /// i64, from a receiver of integers (`one_hot`).
+    OneHot,
     /// The element type of the first tensor argument (`where_`, whose
     /// receiver is the condition); an error when every argument is a
     /// literal.
@@ -128,6 +137,7 @@ impl DTypeRule {
             DTypeRule::Sum => "same float; narrow integers and bool widen to 32 bits",
             DTypeRule::Cast(_) => "the given type",
             DTypeRule::Branch => "the branches' type",
+            DTypeRule::OneHot => "i64; integers only",
         }
     }
 }
@@ -183,6 +193,28 @@ pub enum ShapeRule {
     Repeat(usize),
     /// The receiver's shape, which has at least 2 axes (`tril`).
     Matrix,
+    /// `gather` along the axis of argument `axis` with the index of
+    /// argument `index`: the index's shape.
+    Gather {
+        /// The axis' argument.
+        axis: usize,
+        /// The index's argument.
+        index: usize,
+    },
+    /// `index_select` along the axis of argument `axis` with the 0-d or
+    /// 1-D index of argument `index`.
+    IndexSelect {
+        /// The axis' argument.
+        axis: usize,
+        /// The index's argument.
+        index: usize,
+    },
+    /// The receiver's shape; the mask of argument `i` and a value tensor
+    /// after it broadcast to it.
+    Masked(usize),
+    /// The receiver's shape with a last axis of the count of argument `i`
+    /// (`one_hot`).
+    AppendCount(usize),
 }
 
 impl ShapeRule {
@@ -208,6 +240,10 @@ impl ShapeRule {
             ShapeRule::Flatten(..) => "axes merged",
             ShapeRule::Repeat(_) => "each axis times its count",
             ShapeRule::Matrix => "same (at least 2 axes)",
+            ShapeRule::Gather { .. } => "the index's",
+            ShapeRule::IndexSelect { .. } => "the axis takes the index's length",
+            ShapeRule::Masked(_) => "same",
+            ShapeRule::AppendCount(_) => "a last axis of the count added",
         }
     }
 }
@@ -284,6 +320,7 @@ impl OpSpec {
         shape: &[D],
         args: &[ArgValue<D>],
     ) -> Result<(ScalarType, Dims<D>), OpError> {
+        rules::argument_types(self, args)?;
         let out_shape = rules::shape(self, shape, args)?;
         let out_dtype = rules::dtype(self, dtype, shape, args)?;
         Ok((out_dtype, out_shape))

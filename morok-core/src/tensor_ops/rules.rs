@@ -2,7 +2,7 @@
 //! shape rule is a function of [`crate::shape`], which the `Tensor`
 //! method calls too.
 
-use super::{ArgValue, DTypeRule, OpSpec, ShapeRule};
+use super::{ArgKind, ArgValue, DTypeRule, OpSpec, ShapeRule};
 use crate::shape::{self, Dim, Dims, ShapeError};
 use crate::ScalarType;
 use std::fmt;
@@ -52,6 +52,35 @@ impl From<ShapeError> for OpError {
     }
 }
 
+/// Checks the element types of the index and mask arguments (the
+/// `Tensor` methods check them before the shapes).
+pub(super) fn argument_types<D: Dim>(spec: &OpSpec, args: &[ArgValue<D>]) -> Result<(), OpError> {
+    for (a, v) in spec.args.iter().zip(args) {
+        let (role, ok, wanted): (&str, fn(ScalarType) -> bool, &str) = match a.kind {
+            ArgKind::Index => ("index tensor", ScalarType::is_int, "an integer type"),
+            ArgKind::Mask => ("mask", ScalarType::is_bool, "bool"),
+            _ => continue,
+        };
+        if let ArgValue::Tensor(t, s) = v {
+            if !ok(*t) {
+                return Err(wrong_type(spec, role, *t, s, wanted));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The error of a tensor `role` whose element type `t` is not `wanted`.
+fn wrong_type<D: Dim>(spec: &OpSpec, role: &str, t: ScalarType, s: &[D], wanted: &str) -> OpError {
+    OpError::DType {
+        op: spec.error_name().to_string(),
+        reason: format!(
+            "the {role} {} has dtype {t}, not {wanted}",
+            shape::shape_text(s)
+        ),
+    }
+}
+
 /// The result's element type under `spec.dtype`.
 pub(super) fn dtype<D: Dim>(
     spec: &OpSpec,
@@ -83,6 +112,10 @@ pub(super) fn dtype<D: Dim>(
             Some(ArgValue::DType(to)) => *to,
             _ => return Err(malformed(spec, i)),
         },
+        DTypeRule::OneHot if !t.is_int() => {
+            return Err(wrong_type(spec, "index tensor", t, s, "an integer type"))
+        }
+        DTypeRule::OneHot => ScalarType::I64,
         DTypeRule::Branch => match args.iter().find_map(|a| match a {
             ArgValue::Tensor(t, _) => Some(*t),
             _ => None,
@@ -204,6 +237,32 @@ pub(super) fn shape<D: Dim>(
         ShapeRule::Flatten(a, b) => shape::flatten_shape(s, axis(a)?, axis(b)?)?,
         ShapeRule::Repeat(i) => match args.get(i) {
             Some(ArgValue::Sizes(r)) => shape::repeat_shape(op, s, r)?,
+            _ => return Err(malformed(spec, i)),
+        },
+        ShapeRule::Gather { axis: a, index } => match args.get(index) {
+            Some(ArgValue::Tensor(_, ix)) => shape::gather_shape(s, ix, axis(a)?)?,
+            _ => return Err(malformed(spec, index)),
+        },
+        ShapeRule::IndexSelect { axis: a, index } => match args.get(index) {
+            Some(ArgValue::Tensor(_, ix)) => shape::index_select_shape(s, ix, axis(a)?)?,
+            _ => return Err(malformed(spec, index)),
+        },
+        ShapeRule::Masked(i) => {
+            let value = args.iter().skip(i + 1).find_map(|a| match a {
+                ArgValue::Tensor(_, v) => Some(v.as_slice()),
+                _ => None,
+            });
+            match args.get(i) {
+                Some(ArgValue::Tensor(_, m)) => shape::masked_shape(op, s, m, value)?,
+                _ => return Err(malformed(spec, i)),
+            }
+        }
+        ShapeRule::AppendCount(i) => match args.get(i) {
+            Some(ArgValue::Count(n)) => {
+                let mut out = same();
+                out.push(D::lit(*n));
+                out
+            }
             _ => return Err(malformed(spec, i)),
         },
         ShapeRule::Matrix => {

@@ -239,6 +239,14 @@ op_table! {
     Logcumsumexp = "logcumsumexp" "logcumsumexp" (axis: Axis) -> D::Float, S::Axis(0);
     /// Divides by the `p`-norm along an axis (at least `eps`).
     Normalize = "normalize" "normalize" (p: Float, axis: Axis, eps: Float) -> D::Float, S::Axis(1);
+    /// `x[index[i][j]][j]` along an axis (PyTorch's `gather`).
+    Gather = "gather" "gather" (dim: Axis, index: Index) -> D::Same, S::Gather { axis: 0, index: 1 };
+    /// The entries at the positions of a 0-d or 1-D index along an axis.
+    IndexSelect = "index_select" "index_select" (dim: Axis, index: Index) -> D::Same, S::IndexSelect { axis: 0, index: 1 };
+    /// `value` where the mask is true.
+    MaskedFill = "masked_fill" "masked_fill" (mask: Mask, value: Operand) -> D::Same, S::Masked(0);
+    /// One-hot rows (i64) of integer class indices.
+    OneHot = "one_hot" "one_hot" (num_classes: Count) -> D::OneHot, S::AppendCount(0);
     /// Layer normalization over axes, without an affine transform.
     Layernorm = "layernorm" "layernorm" (axes: Axes, eps: Float) -> D::Float, S::Axes(0);
     /// Zeroes above diagonal `diagonal` of the last two axes.

@@ -12,6 +12,8 @@ use morok_core::tensor_ops::{ArgKind, ArgValue, DTypeRule, OpError, OpSpec, Shap
 
 /// One checked argument of a call.
 struct Checked {
+    /// Its declared kind.
+    kind: ArgKind,
     /// What the rules see.
     value: ArgValue<SymDim>,
     /// The operand, for tensor and operand arguments (a node or literal).
@@ -106,6 +108,7 @@ impl Ctx<'_> {
         let spec = OpSpec::named(op)
             .ok_or_else(|| Error::new_spanned(whole, format!("no op `{op}` in the op table")))?;
         let arg = Checked {
+            kind: ArgKind::Operand,
             value: arg_value(&r.ty, r.r),
             operand: Some(r.r),
             lit: None,
@@ -123,14 +126,16 @@ impl Ctx<'_> {
     fn argument(&mut self, kind: ArgKind, name: &str, e: &Expr) -> Result<Checked> {
         let g = g();
         let lit = |value: ArgValue<SymDim>, lit: TokenStream| Checked {
+            kind,
             value,
             operand: None,
             lit: Some(lit),
         };
         Ok(match kind {
-            ArgKind::Tensor => {
+            ArgKind::Tensor | ArgKind::Index | ArgKind::Mask => {
                 let (t, s, r) = self.tensor(e)?;
                 Checked {
+                    kind,
                     value: ArgValue::Tensor(t, s),
                     operand: Some(r),
                     lit: None,
@@ -139,6 +144,7 @@ impl Ctx<'_> {
             ArgKind::Operand => {
                 let v = self.expr(e)?;
                 Checked {
+                    kind,
                     value: arg_value(&v.ty, v.r),
                     operand: Some(v.r),
                     lit: None,
@@ -230,7 +236,11 @@ impl Ctx<'_> {
                 shape_of_literal_recv = Some(s.clone());
             }
         }
-        for a in &args {
+        // Index and mask tensors have their own types.
+        let operands = args
+            .iter()
+            .filter(|a| matches!(a.kind, ArgKind::Tensor | ArgKind::Operand));
+        for a in operands {
             if let ArgValue::Tensor(t, s) = &a.value {
                 match operand_type {
                     None => {
