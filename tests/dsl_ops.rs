@@ -4,7 +4,7 @@
 //! A test checks that each entry of the table has its kernel here, so an
 //! op added to the table without a DSL test fails.
 
-use morok::{DType, ScalarType, Tensor};
+use morok::{DType, Reduction, ScalarType, Tensor};
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
 
@@ -534,6 +534,16 @@ fn k_one_hot(i: Tensor<i32, 2, 3>) -> Tensor<i64, 2, 3, 4> {
 }
 
 #[morok::kernel]
+fn k_mse_loss(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32> {
+    x.mse_loss(t, Reduction::Mean)
+}
+
+#[morok::kernel]
+fn k_l1_loss(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.l1_loss(t, Reduction::None)
+}
+
+#[morok::kernel]
 fn k_layernorm(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
     x.layernorm([-1], 0.00001)
 }
@@ -651,6 +661,7 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let d = input(ScalarType::F32, &[3]).lt(0.0)?;
     let i = input(ScalarType::I32, &[2, 3]);
     let j = input(ScalarType::I32, &[3]);
+    let x2 = input(ScalarType::F32, &[2, 3]).exp()?;
     let ix = Tensor::from_vec(vec![0i64, 2, 1, 1], &[2, 2])?;
     let ix4 = Tensor::from_vec(vec![0i64, 2, 1, 1], &[4])?;
 
@@ -767,6 +778,16 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     );
     same_graph!(__morok_aot_k_masked_fill, [x, d], x.masked_fill(&d, 0.5)?);
     same_graph!(__morok_aot_k_one_hot, [i], i.one_hot(4)?);
+    same_graph!(
+        __morok_aot_k_mse_loss,
+        [x, x2],
+        x.mse_loss(&x2, Reduction::Mean)?
+    );
+    same_graph!(
+        __morok_aot_k_l1_loss,
+        [x, x2],
+        x.l1_loss(&x2, Reduction::None)?
+    );
     same_graph!(
         __morok_aot_k_layernorm,
         [x],

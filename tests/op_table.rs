@@ -8,7 +8,7 @@
 use morok::dsl::graph::{call_op, Lit, Value};
 use morok::{DType, ScalarType, Tensor};
 use morok_core::shape::ReshapeDim;
-use morok_core::tensor_ops::{ArgKind, ArgValue, OpSpec, OPS};
+use morok_core::tensor_ops::{ArgKind, ArgValue, OpSpec, Reduction, OPS};
 
 mod common;
 
@@ -137,6 +137,10 @@ fn sample(kind: ArgKind, dtype: ScalarType, rng: &mut Rng) -> Sample {
             let dtype = *rng.pick(&[ScalarType::Bool, ScalarType::Bool, ScalarType::I32]);
             let shape: &[usize] = INDEX_SHAPES[rng.below(INDEX_SHAPES.len())];
             Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
+        }
+        ArgKind::Reduction => {
+            let r = *rng.pick(&[Reduction::None, Reduction::Mean, Reduction::Sum]);
+            Sample::Literal(ArgValue::Reduction(r), Lit::Reduction(r))
         }
         ArgKind::DType => {
             let t = *rng.pick(&[ScalarType::F32, ScalarType::I32, ScalarType::Bool]);

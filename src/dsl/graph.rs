@@ -53,6 +53,8 @@ pub enum Lit {
     Dims(&'static [&'static [DimTok]]),
     /// An element type.
     DType(ScalarType),
+    /// A loss reduction.
+    Reduction(crate::Reduction),
 }
 
 /// One entry of a dim written in a body (`reshape([B * 2, -1])`), in

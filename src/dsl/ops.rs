@@ -97,6 +97,12 @@ impl Args<'_, '_> {
             _ => Err(self.bad("dims", k)),
         }
     }
+    fn reduction(&self, k: usize) -> Result<crate::Reduction> {
+        match self.lit(k)? {
+            Lit::Reduction(r) => Ok(r),
+            _ => Err(self.bad("reduction", k)),
+        }
+    }
     fn dtype(&self, k: usize) -> Result<DType> {
         match self.lit(k)? {
             Lit::DType(t) => Ok(DType::scalar(t)),
@@ -253,6 +259,8 @@ pub(super) fn call(
         IndexSelect => x.index_select(a.axis(0)?, a.tensor(0)?),
         MaskedFill => x.masked_fill(a.tensor(0)?, a.operand(1)?),
         OneHot => x.one_hot(a.count(0)?),
+        MseLoss => x.mse_loss(a.tensor(0)?, a.reduction(0)?),
+        L1Loss => x.l1_loss(a.tensor(0)?, a.reduction(0)?),
         Normalize => x.normalize(a.float(0)?, a.axis(1)?, a.float(2)?),
         Layernorm => x.layernorm(a.axes(0)?, None, None, a.float(1)?),
         Tril => x.tril(a.int(0)? as isize),

@@ -4,21 +4,11 @@
 //! a 1-D input), as in PyTorch.
 
 use super::Tensor;
-use crate::error::{Error, Result};
-use morok_core::shape::ShapeError;
+use crate::error::{Error, Located, Result};
+use morok_core::shape::{loss_shape, ShapeError};
 use morok_core::ScalarType;
 
-/// PyTorch's `reduction` argument.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Reduction {
-    /// `"none"`: one loss per element.
-    None,
-    /// `"mean"` (the default).
-    #[default]
-    Mean,
-    /// `"sum"`.
-    Sum,
-}
+pub use morok_core::tensor_ops::Reduction;
 
 /// Options of [`Tensor::nll_loss`] and [`Tensor::cross_entropy_with`].
 #[derive(Clone, Debug, Default)]
@@ -60,13 +50,7 @@ impl Tensor {
     #[track_caller]
     fn same_shape(&self, op: &str, target: &Tensor) -> Result<()> {
         let (a, b) = (self.graph()?.shape.clone(), target.graph()?.shape.clone());
-        if a != b {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&a, &b],
-                "the input and the target must have one shape",
-            )));
-        }
+        loss_shape(op, &a, &b, true).located()?;
         Ok(())
     }
 

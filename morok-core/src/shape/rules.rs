@@ -327,6 +327,29 @@ pub fn expand_dims<D: Dim>(src: &[D], target: &[ReshapeDim<D>]) -> Result<Dims<D
     expand_shape(src, &wanted)
 }
 
+/// A loss of `input` against `target` (`op` names it): one shape; the
+/// input's shape when the per-element losses are `kept` (no reduction),
+/// else a scalar.
+pub fn loss_shape<D: Dim>(
+    op: &str,
+    input: &[D],
+    target: &[D],
+    kept: bool,
+) -> Result<Dims<D>, ShapeError> {
+    if input != target {
+        return Err(ShapeError::new(
+            op,
+            &[input, target],
+            "the input and the target must have one shape",
+        ));
+    }
+    Ok(if kept {
+        input.iter().cloned().collect()
+    } else {
+        Dims::new()
+    })
+}
+
 /// `x @ weight.T + bias` (PyTorch `linear`): `weight` is `[out, in]` (or
 /// `[in]`), `x` is `[..., in]`; the output shape.
 pub fn linear_shape<D: Dim>(x: &[D], w: &[D], bias: Option<&[D]>) -> Result<Dims<D>, ShapeError> {

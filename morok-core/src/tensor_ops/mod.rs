@@ -27,6 +27,18 @@ pub use table::{OpId, NOT_IN_THE_DSL, OPS};
 use crate::shape::{Dim, Dims, ReshapeDim};
 use crate::ScalarType;
 
+/// PyTorch's `reduction` argument of the losses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reduction {
+    /// `"none"`: one loss per element.
+    None,
+    /// `"mean"` (the default).
+    #[default]
+    Mean,
+    /// `"sum"`.
+    Sum,
+}
+
 /// What one argument of an op is, and how a DSL body writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgKind {
@@ -59,6 +71,8 @@ pub enum ArgKind {
     Index,
     /// A bool tensor (`masked_fill`).
     Mask,
+    /// A loss reduction (`Reduction::Mean`).
+    Reduction,
 }
 
 impl ArgKind {
@@ -78,6 +92,7 @@ impl ArgKind {
             ArgKind::DType => "`f16`",
             ArgKind::Index => "integer tensor",
             ArgKind::Mask => "bool tensor",
+            ArgKind::Reduction => "`Reduction::Mean`",
         }
     }
 }
@@ -215,6 +230,14 @@ pub enum ShapeRule {
     /// The receiver's shape with a last axis of the count of argument `i`
     /// (`one_hot`).
     AppendCount(usize),
+    /// A loss of the receiver against the target of argument `target`
+    /// (one shape), reduced by argument `reduction`.
+    Loss {
+        /// The target's argument.
+        target: usize,
+        /// The reduction's argument.
+        reduction: usize,
+    },
 }
 
 impl ShapeRule {
@@ -244,6 +267,7 @@ impl ShapeRule {
             ShapeRule::IndexSelect { .. } => "the axis takes the index's length",
             ShapeRule::Masked(_) => "same",
             ShapeRule::AppendCount(_) => "a last axis of the count added",
+            ShapeRule::Loss { .. } => "`[]`, or the input's with `Reduction::None`",
         }
     }
 }
@@ -272,6 +296,8 @@ pub enum ArgValue<D> {
     Dims(Vec<ReshapeDim<D>>),
     /// An element type.
     DType(ScalarType),
+    /// A loss reduction.
+    Reduction(Reduction),
 }
 
 /// One entry of the op table.

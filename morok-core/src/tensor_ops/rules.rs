@@ -265,6 +265,12 @@ pub(super) fn shape<D: Dim>(
             }
             _ => return Err(malformed(spec, i)),
         },
+        ShapeRule::Loss { target, reduction } => match (args.get(target), args.get(reduction)) {
+            (Some(ArgValue::Tensor(_, t)), Some(ArgValue::Reduction(r))) => {
+                shape::loss_shape(op, s, t, *r == super::Reduction::None)?
+            }
+            _ => return Err(malformed(spec, target)),
+        },
         ShapeRule::Matrix => {
             if s.len() < 2 {
                 return Err(ShapeError::new(op, &[s], "needs at least 2 axes").into());

@@ -247,6 +247,10 @@ op_table! {
     MaskedFill = "masked_fill" "masked_fill" (mask: Mask, value: Operand) -> D::Same, S::Masked(0);
     /// One-hot rows (i64) of integer class indices.
     OneHot = "one_hot" "one_hot" (num_classes: Count) -> D::OneHot, S::AppendCount(0);
+    /// Mean squared error against a target of the same shape.
+    MseLoss = "mse_loss" "mse_loss" (target: Tensor, reduction: Reduction) -> D::Float, S::Loss { target: 0, reduction: 1 };
+    /// Mean absolute error against a target of the same shape.
+    L1Loss = "l1_loss" "l1_loss" (target: Tensor, reduction: Reduction) -> D::Float, S::Loss { target: 0, reduction: 1 };
     /// Layer normalization over axes, without an affine transform.
     Layernorm = "layernorm" "layernorm" (axes: Axes, eps: Float) -> D::Float, S::Axes(0);
     /// Zeroes above diagonal `diagonal` of the last two axes.

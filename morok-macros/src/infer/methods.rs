@@ -8,7 +8,9 @@
 //! operand fits it (a float literal needs a float tensor).
 
 use super::*;
-use morok_core::tensor_ops::{ArgKind, ArgValue, DTypeRule, OpError, OpSpec, ShapeRule, OPS};
+use morok_core::tensor_ops::{
+    ArgKind, ArgValue, DTypeRule, OpError, OpSpec, Reduction, ShapeRule, OPS,
+};
 
 /// One checked argument of a call.
 struct Checked {
@@ -197,6 +199,36 @@ impl Ctx<'_> {
                 lit(
                     ArgValue::Dims(target),
                     quote!(#g::Lit::Dims(&[#(#codes),*])),
+                )
+            }
+            ArgKind::Reduction => {
+                let last = match e {
+                    Expr::Path(p)
+                        if p.path.segments.len() == 2
+                            && p.path.segments[0].ident == "Reduction" =>
+                    {
+                        p.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                };
+                let r = match last.as_deref() {
+                    Some("None") => Reduction::None,
+                    Some("Mean") => Reduction::Mean,
+                    Some("Sum") => Reduction::Sum,
+                    _ => {
+                        return Err(Error::new_spanned(
+                            e,
+                            format!(
+                                "{name} must be `Reduction::Mean`, `Reduction::Sum` or \
+                                 `Reduction::None`"
+                            ),
+                        ))
+                    }
+                };
+                let v = format_ident!("{}", format!("{r:?}"));
+                lit(
+                    ArgValue::Reduction(r),
+                    quote!(#g::Lit::Reduction(::morok::Reduction::#v)),
                 )
             }
             ArgKind::DType => {
