@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Get predicted class
     let prediction = logits.argmax(Some(-1))?;
     let pred_result = prediction.realize()?;
-    println!("Predicted digit: {:?}", pred_result.to_ndarray::<i32>()?);
+    println!("Predicted digit: {:?}", pred_result.to_ndarray::<i64>()?);
 
     Ok(())
 }

@@ -31,7 +31,7 @@
 //! assert_eq!(sums.to_vec::<f32>()?, [63.0, 72.0]);
 //! let t = m.try_transpose(0, 1)?; // [3, 2]
 //! assert_eq!(m.matmul(&t)?.shape(), [2, 2]);
-//! assert_eq!(m.argmax(Some(1))?.to_vec::<i32>()?, [2, 2]);
+//! assert_eq!(m.argmax(Some(1))?.to_vec::<i64>()?, [2, 2]);
 //! # Ok::<(), morok::Error>(())
 //! ```
 //!
@@ -149,7 +149,7 @@
 //! // The first query sees only the first key: its output is that value.
 //! let first = out.index(&[morok::Index::Int(0), morok::Index::Int(0), morok::Index::Int(0)])?;
 //! let v0 = kv.index(&[morok::Index::Int(0), morok::Index::Int(0), morok::Index::Int(0)])?;
-//! assert!(first.allclose(&v0, 1e-5, 1e-6, false)?);
+//! assert!(first.allclose(&v0, morok::IsCloseOptions { atol: 1e-6, ..Default::default() })?);
 //! # Ok::<(), morok::Error>(())
 //! ```
 //!
@@ -244,6 +244,6 @@ pub use morok_core::{DType, ScalarType};
 pub use tensor::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, FanMode, Index, InterpolateMode, IntoOperand,
-    KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pool3dOptions, PoolOptions,
-    Reduction, RoundingMode, ScalarPow, ScatterReduce, Slice, Tensor,
+    IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pool3dOptions,
+    PoolOptions, Reduction, RoundingMode, ScalarPow, ScatterReduce, Slice, Tensor,
 };

@@ -12,8 +12,8 @@ use common::{
 use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, DType, FanMode, Index, InterpolateMode,
-    KaimingOptions, MeshIndexing, Nonlinearity, PadMode, Pool3dOptions, PoolOptions, Reduction,
-    Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
+    IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, PadMode, Pool3dOptions,
+    PoolOptions, Reduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::collections::HashMap;
 
@@ -646,7 +646,13 @@ const MATH_BINARY: [(&str, BinaryFn); 14] = [
     ("lerp", |a, b| a.lerp(b, 0.25)),
     ("logaddexp", |a, b| a.logaddexp(b)),
     ("isclose", |a, b| {
-        a.isclose(&b.mul(0.0)?.add(a)?, 1e-5, 1e-8, true)
+        a.isclose(
+            &b.mul(0.0)?.add(a)?,
+            IsCloseOptions {
+                equal_nan: true,
+                ..Default::default()
+            },
+        )
     }),
     ("mse_loss", |a, b| a.mse_loss(b, Reduction::Mean)),
     ("l1_loss", |a, b| a.l1_loss(b, Reduction::None)),

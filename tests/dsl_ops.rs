@@ -474,12 +474,12 @@ fn k_std(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
 }
 
 #[morok::kernel]
-fn k_argmax(x: Tensor<f32, 2, 3>) -> Tensor<i32, 2> {
+fn k_argmax(x: Tensor<f32, 2, 3>) -> Tensor<i64, 2> {
     x.argmax(1)
 }
 
 #[morok::kernel]
-fn k_argmin(x: Tensor<f32, 2, 3>) -> Tensor<i32, 2> {
+fn k_argmin(x: Tensor<f32, 2, 3>) -> Tensor<i64, 2> {
     x.argmin(1)
 }
 

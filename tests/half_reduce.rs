@@ -31,7 +31,7 @@ fn max_bf16() {
 fn argmax_argmin_f16() {
     let v: Vec<f16> = DATA.iter().map(|&x| f16::from_f32(x)).collect();
     let t = Tensor::from_vec(v, &[8]).unwrap();
-    let a = t.argmax(None).unwrap().to_vec::<i32>();
-    let b = t.argmin(None).unwrap().to_vec::<i32>();
+    let a = t.argmax(None).unwrap().to_vec::<i64>();
+    let b = t.argmin(None).unwrap().to_vec::<i64>();
     assert_eq!(format!("{a:?} {b:?}"), "Ok([2]) Ok([6])");
 }

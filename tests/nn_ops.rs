@@ -1,7 +1,7 @@
 //! einsum, attention and the math / nn ops of issue 10 against
 //! hand-computed PyTorch results (reference evaluator).
 
-use morok::{AttentionOptions, DType, Tensor};
+use morok::{AttentionOptions, DType, IsCloseOptions, Tensor};
 
 mod common;
 
@@ -183,7 +183,9 @@ fn math_values() {
         &vals(&x.lerp(&ones, 0.5).unwrap()),
         &[-0.5, -0.75, 0.0, -1.375, 2.5],
     );
-    assert!(x.allclose(x.add(1e-9).unwrap(), 1e-5, 1e-8, false).unwrap());
+    assert!(x
+        .allclose(x.add(1e-9).unwrap(), IsCloseOptions::default())
+        .unwrap());
     let inf = f32s(&[f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0], &[4]);
     close(&vals(&inf.isfinite().unwrap()), &[0.0, 0.0, 0.0, 1.0]);
     close(&vals(&inf.isposinf().unwrap()), &[1.0, 0.0, 0.0, 0.0]);

@@ -18,9 +18,9 @@ use morok::core::AddrSpace;
 use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, DType, Error, FanMode, Index, InterpolateMode,
-    IntoOperand, KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pool3dOptions,
-    PoolOptions, Reduction as LossReduction, Result, RoundingMode, ScalarType, ScatterReduce,
-    Slice, Tensor,
+    IntoOperand, IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode,
+    Pool3dOptions, PoolOptions, Reduction as LossReduction, Result, RoundingMode, ScalarType,
+    ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
@@ -789,7 +789,13 @@ impl Gen {
                     2 => x.t.fmod(y)?,
                     3 => x.t.div_mode(y, RoundingMode::Trunc)?,
                     4 => x.t.logaddexp(y)?,
-                    5 => x.t.isclose(y, 1e-5, 1e-8, true)?,
+                    5 => x.t.isclose(
+                        y,
+                        IsCloseOptions {
+                            equal_nan: true,
+                            ..Default::default()
+                        },
+                    )?,
                     6 => x.t.bitwise_and(y)?,
                     7 => x.t.bitwise_or(y)?,
                     8 => x.t.bitwise_xor(y)?,

@@ -5,7 +5,10 @@
 mod common;
 
 use common::{compiled, reference};
-use morok::{AttentionOptions, DType, Error, InterpolateMode, ScalarType, ScatterReduce, Tensor};
+use morok::{
+    AttentionOptions, DType, Error, InterpolateMode, IsCloseOptions, ScalarType, ScatterReduce,
+    Tensor,
+};
 
 /// The compiled values of `t`, after checking the reference agrees.
 fn both(t: &Tensor) -> Vec<f64> {
@@ -36,7 +39,7 @@ fn isclose_needs_a_finite_difference() {
         f32::NEG_INFINITY,
         1.0 + 1e-9,
     ]);
-    let close = a.isclose(&b, 1e-5, 1e-8, false).unwrap();
+    let close = a.isclose(&b, IsCloseOptions::default()).unwrap();
     assert_eq!(both(&close), [0.0, 0.0, 1.0, 1.0, 1.0]);
 }
 

@@ -282,7 +282,7 @@ fn reductions() {
     );
     close(&vals(&x.argmax(Some(1)).unwrap()), &[1.0, 1.0]);
     close(&vals(&x.argmin(None).unwrap()), &[3.0]);
-    assert_eq!(x.argmax(Some(-1)).unwrap().dtype(), DType::I32);
+    assert_eq!(x.argmax(Some(-1)).unwrap().dtype(), DType::I64);
     let ints = Tensor::from_slice(&[i8::MIN, 3, i8::MIN]);
     close(&vals(&ints.argmin(Some(0)).unwrap()), &[0.0]);
     let flags = Tensor::from_slice(&[0u8, 2, 0]);

@@ -19,12 +19,43 @@ use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, LN_2, PI};
 /// PyTorch's `rounding_mode` of [`Tensor::div_mode`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoundingMode {
-    /// True division (`None`): integers divide as floats.
-    True,
+    /// No rounding, PyTorch's `None`: true division (integers divide as
+    /// floats).
+    None,
     /// Rounds the quotient toward zero (`"trunc"`).
     Trunc,
     /// Rounds the quotient toward negative infinity (`"floor"`).
     Floor,
+}
+
+impl RoundingMode {
+    /// The old name of [`RoundingMode::None`].
+    #[deprecated(note = "use `RoundingMode::None`: it names PyTorch's `rounding_mode=None`")]
+    #[allow(non_upper_case_globals)] // the old variant's spelling
+    pub const True: RoundingMode = RoundingMode::None;
+}
+
+/// The tolerances of [`Tensor::isclose`] and [`Tensor::allclose`], named
+/// so they cannot be swapped: `|a - b| <= atol + rtol·|b|`. The default is
+/// PyTorch's (`rtol = 1e-5`, `atol = 1e-8`, NaN never close).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IsCloseOptions {
+    /// The tolerance relative to `|other|`.
+    pub rtol: f64,
+    /// The absolute tolerance.
+    pub atol: f64,
+    /// Whether NaN is close to NaN.
+    pub equal_nan: bool,
+}
+
+impl Default for IsCloseOptions {
+    fn default() -> Self {
+        IsCloseOptions {
+            rtol: 1e-5,
+            atol: 1e-8,
+            equal_nan: false,
+        }
+    }
 }
 
 impl Tensor {
@@ -251,7 +282,7 @@ impl Tensor {
     #[track_caller]
     pub fn div_mode(&self, other: impl IntoOperand, mode: RoundingMode) -> Result<Tensor> {
         match mode {
-            RoundingMode::True => self.div(other),
+            RoundingMode::None => self.div(other),
             RoundingMode::Floor => self.floor_div(other),
             RoundingMode::Trunc => {
                 let (a, b) = self.numeric_pair("div", other)?;
@@ -280,16 +311,16 @@ impl Tensor {
         m.isinf()?.where_(&m, &s)
     }
 
-    /// PyTorch's `isclose`: `|a - b| <= atol + rtol · |b|`, or equal
-    /// (infinities of one sign), or both NaN when `equal_nan`.
+    /// PyTorch's `isclose`: `|a - b| <= atol + rtol · |b|` with a finite
+    /// difference, or equal (infinities of one sign), or both NaN when
+    /// `equal_nan` (`IsCloseOptions::default()` is PyTorch's tolerances).
     #[track_caller]
-    pub fn isclose(
-        &self,
-        other: impl IntoOperand,
-        rtol: f64,
-        atol: f64,
-        equal_nan: bool,
-    ) -> Result<Tensor> {
+    pub fn isclose(&self, other: impl IntoOperand, opts: IsCloseOptions) -> Result<Tensor> {
+        let IsCloseOptions {
+            rtol,
+            atol,
+            equal_nan,
+        } = opts;
         let (a, b) = self.float_pair("isclose", other)?;
         // PyTorch's rule: equal, or a finite difference within the
         // tolerance (with an infinite `other` the tolerance is infinite
@@ -309,16 +340,8 @@ impl Tensor {
     /// PyTorch's `allclose`: whether [`Tensor::isclose`] holds everywhere
     /// (realizes the result).
     #[track_caller]
-    pub fn allclose(
-        &self,
-        other: impl IntoOperand,
-        rtol: f64,
-        atol: f64,
-        equal_nan: bool,
-    ) -> Result<bool> {
-        let all = self
-            .isclose(other, rtol, atol, equal_nan)?
-            .all(None, false)?;
+    pub fn allclose(&self, other: impl IntoOperand, opts: IsCloseOptions) -> Result<bool> {
+        let all = self.isclose(other, opts)?.all(None, false)?;
         Ok(all.to_vec::<bool>()?.first().copied().unwrap_or(true))
     }
 

@@ -54,7 +54,7 @@ pub use indexing::Index;
 pub use init::{FanMode, KaimingOptions, Nonlinearity};
 pub use interpolate::InterpolateMode;
 pub use losses::{ClassLossOptions, Reduction};
-pub use math::RoundingMode;
+pub use math::{IsCloseOptions, RoundingMode};
 pub use movement::Slice;
 pub use operand::{IntoOperand, Operand};
 pub use ops::ScalarPow;

@@ -175,14 +175,14 @@ impl Tensor {
         Ok((std, self.mean(axes, keepdim)?))
     }
 
-    /// Index (`i32`) of the first maximum along `axis`; `None` searches
+    /// Index (`i64`) of the first maximum along `axis`; `None` searches
     /// the flattened tensor. NaN counts as the maximum.
     #[track_caller]
     pub fn argmax(&self, axis: Option<isize>) -> Result<Tensor> {
         self.arg_extreme("argmax", axis, false)
     }
 
-    /// Index (`i32`) of the first minimum along `axis`; `None` searches
+    /// Index (`i64`) of the first minimum along `axis`; `None` searches
     /// the flattened tensor. NaN counts as the minimum.
     #[track_caller]
     pub fn argmin(&self, axis: Option<isize>) -> Result<Tensor> {
@@ -197,7 +197,7 @@ impl Tensor {
         };
         let ax = x.axis(name, axis)?;
         if x.ndim() == 0 {
-            return Ok(Tensor::constant(ConstValue::Int(0), ScalarType::I32, &[]));
+            return Ok(Tensor::constant(ConstValue::Int(0), ScalarType::I64, &[]));
         }
         let n = x.shape()[ax];
         if n == 0 {
@@ -218,21 +218,22 @@ impl Tensor {
         }
         let mut weight_shape = vec![1; x.ndim() - ax];
         weight_shape[0] = n;
-        if i32::try_from(n).is_err() {
-            return Err(Error::argument(
-                name,
-                format!("axis {axis} has {n} elements, more than i32 indices reach"),
-            ));
-        }
+        // The positions are computed in i32 where they fit (cheaper
+        // reductions), and returned as i64.
+        let position = if i32::try_from(n).is_ok() {
+            ScalarType::I32
+        } else {
+            ScalarType::I64
+        };
         // The weights n, n-1, ..., 1 along the axis.
-        let count = Tensor::counting(name, n, ScalarType::I32)?;
+        let count = Tensor::counting(name, n, position)?;
         let top = count.filled(n as f64)?;
         let weights = Tensor::alu(Op::Sub, &[&top, &count])?.reshape_to(&weight_shape)?;
-        let zero = Tensor::constant(ConstValue::Int(0), ScalarType::I32, &[]);
+        let zero = Tensor::constant(ConstValue::Int(0), position, &[]);
         let picked = hit.where_(&weights, &zero)?;
         let best = picked.reduce_to(ReduceOp::Max, &[ax], false)?;
         let count = best.filled(n as f64)?;
-        Tensor::alu(Op::Sub, &[&count, &best])
+        Tensor::alu(Op::Sub, &[&count, &best])?.cast_to(ScalarType::I64)
     }
 
     /// True where any element over `axes` is non-zero.

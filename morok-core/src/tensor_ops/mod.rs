@@ -124,7 +124,8 @@ pub enum DTypeRule {
     Float,
     /// Bool (comparisons, tests such as `isnan`).
     Bool,
-    /// The index type of `argmax`/`argmin` (i32).
+    /// The index type of `argmax`/`argmin` (i64, as every index-producing
+    /// op).
     Index,
     /// A sum's type: floats keep theirs, integers and bools accumulate in
     /// their [`ScalarType::sum_accumulator`].
@@ -148,7 +149,7 @@ impl DTypeRule {
             DTypeRule::NotFloat => "same; integers and bool only",
             DTypeRule::Float => "same float; integers and bool give f32",
             DTypeRule::Bool => "bool",
-            DTypeRule::Index => "i32",
+            DTypeRule::Index => "i64",
             DTypeRule::Sum => "same float; narrow integers and bool widen to 32 bits",
             DTypeRule::Cast(_) => "the given type",
             DTypeRule::Branch => "the branches' type",

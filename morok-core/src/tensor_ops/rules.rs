@@ -105,7 +105,7 @@ pub(super) fn dtype<D: Dim>(
         DTypeRule::NotFloat => t,
         DTypeRule::Float => t.to_float(),
         DTypeRule::Bool => ScalarType::Bool,
-        DTypeRule::Index => ScalarType::I32,
+        DTypeRule::Index => ScalarType::I64,
         DTypeRule::Sum if t.is_float() => t,
         DTypeRule::Sum => t.sum_accumulator(),
         DTypeRule::Cast(i) => match args.get(i) {

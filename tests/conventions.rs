@@ -1,0 +1,61 @@
+//! The API's conventions (`docs/CONVENTIONS.md`), one way each: every
+//! index-producing op returns i64; tolerances are named options; the
+//! rounding modes are PyTorch's names.
+
+use morok::{DType, IsCloseOptions, RoundingMode, Tensor};
+
+#[test]
+fn every_index_producing_op_returns_i64() -> morok::Result<()> {
+    let x = Tensor::from_vec(vec![3.0f32, 1.0, 2.0, 0.0, 5.0, 4.0], &[2, 3])?;
+    let labels = Tensor::from_vec(vec![1i32, 0], &[2])?;
+    let indices = [
+        ("argmax", x.argmax(Some(1))?),
+        ("argmin", x.argmin(None)?),
+        ("argsort", x.argsort(1, false)?),
+        ("sort", x.sort(1, true)?.1),
+        ("topk", x.topk(2, 1, true)?.1),
+        ("cummax", x.cummax(1)?.1),
+        ("cummin", x.cummin(0)?.1),
+        ("nonzero", x.nonzero()?),
+        ("one_hot", labels.one_hot(3)?),
+    ];
+    for (op, t) in indices {
+        assert_eq!(t.dtype(), DType::I64, "{op}");
+    }
+    assert_eq!(x.argmax(Some(1))?.to_vec::<i64>()?, [0, 1]);
+    Ok(())
+}
+
+#[test]
+fn isclose_takes_named_tolerances() -> morok::Result<()> {
+    let a = Tensor::from_vec(vec![1.0f32, 1.0, f32::NAN], &[3])?;
+    let b = Tensor::from_vec(vec![1.0f32, 1.1, f32::NAN], &[3])?;
+    let strict = a.isclose(&b, IsCloseOptions::default())?;
+    assert_eq!(strict.to_vec::<bool>()?, [true, false, false]);
+    let loose = IsCloseOptions {
+        rtol: 0.2,
+        equal_nan: true,
+        ..Default::default()
+    };
+    assert_eq!(a.isclose(&b, loose)?.to_vec::<bool>()?, [true, true, true]);
+    assert!(a.allclose(&b, loose)?);
+    Ok(())
+}
+
+#[test]
+#[allow(deprecated)] // checks the deprecated alias itself
+fn rounding_modes_have_pytorch_names() -> morok::Result<()> {
+    let a = Tensor::from_vec(vec![7i32, -7], &[2])?;
+    let exact = a.div_mode(2i32, RoundingMode::None)?;
+    assert_eq!(exact.to_vec::<f32>()?, [3.5, -3.5]);
+    assert_eq!(
+        a.div_mode(2i32, RoundingMode::Trunc)?.to_vec::<i32>()?,
+        [3, -3]
+    );
+    assert_eq!(
+        a.div_mode(2i32, RoundingMode::Floor)?.to_vec::<i32>()?,
+        [3, -4]
+    );
+    assert_eq!(RoundingMode::True, RoundingMode::None);
+    Ok(())
+}
