@@ -41,14 +41,13 @@ impl Cnn {
     /// Class scores `[B, 10]` of the pixels `[B, 64]`.
     fn forward(&self, x: &Tensor) -> morok::Result<Tensor> {
         let b = x.shape()[0] as isize;
-        let images = x.try_reshape(&[b, 1, 8, 8])?;
+        let images = x.reshape(&[b, 1, 8, 8])?;
         let h = self
             .conv
             .forward(&images)?
             .relu()?
             .max_pool2d(PoolOptions::new((2, 2)))?;
-        self.fc
-            .forward(&h.try_reshape(&[b, (CHANNELS * 16) as isize])?)
+        self.fc.forward(&h.reshape(&[b, (CHANNELS * 16) as isize])?)
     }
 
     fn parameters(&self) -> Vec<Tensor> {

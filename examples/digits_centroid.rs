@@ -32,14 +32,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // One-hot labels [TRAIN, 10] and per-class means [10, 64].
     let classes = Tensor::arange(0, CLASSES, 1)?;
-    let onehot = y_train.try_unsqueeze(1)?.eq(&classes)?.cast(DType::F32)?;
-    let counts = onehot.sum(Some(&[0]), false)?.try_unsqueeze(1)?;
-    let centroids = onehot.try_transpose(0, 1)?.matmul(&x_train)?.div(&counts)?;
+    let onehot = y_train.unsqueeze(1)?.eq(&classes)?.cast(DType::F32)?;
+    let counts = onehot.sum(Some(&[0]), false)?.unsqueeze(1)?;
+    let centroids = onehot.transpose(0, 1)?.matmul(&x_train)?.div(&counts)?;
 
     // Squared distances [test, 10] and the nearest class.
     let x_norm = x_test.mul(&x_test)?.sum(Some(&[1]), true)?;
     let c_norm = centroids.mul(&centroids)?.sum(Some(&[1]), false)?;
-    let cross = x_test.matmul(&centroids.try_transpose(0, 1)?)?;
+    let cross = x_test.matmul(&centroids.transpose(0, 1)?)?;
     let distances = x_norm.sub(&cross.mul(2.0)?)?.add(&c_norm)?;
     let predicted = distances.argmin(Some(1))?;
 

@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         7.0, 8.0, 9.0, // sample 2
         10.0, 11.0, 12.0, // sample 3
     ])
-    .try_reshape(&[4, 3])?;
+    .reshape(&[4, 3])?;
 
     // Weights: 3 inputs → 2 outputs → shape [3, 2]
     let weights = Tensor::from_slice(&[
@@ -18,7 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         0.3, 0.4, // feature 1 → outputs
         0.5, 0.6, // feature 2 → outputs
     ])
-    .try_reshape(&[3, 2])?;
+    .reshape(&[3, 2])?;
 
     // Matrix multiply: [4, 3] @ [3, 2] → [4, 2]
     let output = input.dot(&weights)?;

@@ -36,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Simulate a 28×28 grayscale image (flattened to 784)
     let fake_image: Vec<f32> = (0..784).map(|i| (i as f32) / 784.0).collect();
-    let input = Tensor::from_slice(&fake_image).try_reshape(&[1, 784])?; // batch size 1
+    let input = Tensor::from_slice(&fake_image).reshape(&[1, 784])?; // batch size 1
 
     // Forward pass
     let logits = model.forward(&input)?;

@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )?;
             let y = Tensor::from_slice(&labels[rows]);
             let logp = model.forward(&x)?.log()?;
-            let picked = y.try_unsqueeze(1)?.eq(&classes)?.where_(&logp, 0.0f32)?;
+            let picked = y.unsqueeze(1)?.eq(&classes)?.where_(&logp, 0.0f32)?;
             let loss = picked.sum(None, false)?.div(-(BATCH as f32))?;
             loss_sum += opt.minimize(&loss)?.to_vec::<f32>()?[0];
         }

@@ -8,16 +8,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("Original shape: {:?}", data.shape()); // [6]
 
     // Reshape to a 2x3 matrix
-    let matrix = data.try_reshape(&[2, 3])?;
+    let matrix = data.reshape(&[2, 3])?;
     println!("Matrix shape: {:?}", matrix.shape()); // [2, 3]
 
     // Transpose to 3x2
-    let transposed = matrix.try_transpose(0, 1)?;
+    let transposed = matrix.transpose(0, 1)?;
     println!("Transposed shape: {:?}", transposed.shape()); // [3, 2]
 
     // Broadcasting: add a row vector to every row
     // [3, 2] + [1, 2] → [3, 2]
-    let bias = Tensor::from_slice(&[100.0f32, 200.0]).try_reshape(&[1, 2])?;
+    let bias = Tensor::from_slice(&[100.0f32, 200.0]).reshape(&[1, 2])?;
     let biased = &transposed + &bias;
 
     let result = biased.realize()?;

@@ -29,7 +29,7 @@
 //! let shifted = &m + &row; // [2, 3] + [3]
 //! let sums = shifted.sum(Some(&[-1]), false)?;
 //! assert_eq!(sums.to_vec::<f32>()?, [63.0, 72.0]);
-//! let t = m.try_transpose(0, 1)?; // [3, 2]
+//! let t = m.transpose(0, 1)?; // [3, 2]
 //! assert_eq!(m.matmul(&t)?.shape(), [2, 2]);
 //! assert_eq!(m.argmax(Some(1))?.to_vec::<i64>()?, [2, 2]);
 //! # Ok::<(), morok::Error>(())
@@ -73,10 +73,10 @@
 //!   `min`, `mean`, `var`, `std`, `argmax`, `argmin`, `any`, `all`,
 //!   `logsumexp`, `cumsum`, `cumprod`, `cummax`, `cummin`,
 //!   `logcumsumexp`; `sort`, `argsort`, `topk`.
-//! - **Movement**: `try_reshape`, `try_permute`, `try_transpose`,
-//!   `try_expand`, `try_pad`, `try_shrink`, `try_slice`, `try_flip`,
-//!   `try_squeeze`, `try_unsqueeze`, `try_flatten`, `try_repeat`,
-//!   `try_cat`, `try_stack`, `try_split`, `try_chunk`, `pad_mode`
+//! - **Movement**: `reshape`, `permute`, `transpose`,
+//!   `expand`, `pad`, `shrink`, `slice`, `flip`,
+//!   `squeeze`, `unsqueeze`, `flatten`, `repeat`,
+//!   `cat`, `stack`, `split`, `chunk`, `pad_mode`
 //!   ([`PadMode`]: constant, reflect, replicate, circular).
 //! - **Indexing**: `index` ([`Index`]: integers, slices, new axes,
 //!   ellipsis, integer tensors, bool masks), `index_select`, `gather`,

@@ -16,20 +16,20 @@ fn compiled_matches(t: &Tensor) {
 #[test]
 fn split_every_gives_parts_of_the_size_and_a_smaller_last() -> morok::Result<()> {
     let x = f32s(&[0., 1., 2., 3., 4., 5., 6.], &[7]);
-    let parts = x.try_split_every(3, 0)?;
+    let parts = x.split_every(3, 0)?;
     let got: Vec<Vec<f64>> = parts.iter().map(vals).collect();
     assert_eq!(got, [vec![0., 1., 2.], vec![3., 4., 5.], vec![6.]]);
     let m = f32s(&[0., 1., 2., 3., 4., 5.], &[2, 3]);
-    let cols = m.try_split_every(2, -1)?;
+    let cols = m.split_every(2, -1)?;
     assert_eq!(cols[0].shape(), &[2, 2]);
     assert_eq!(vals(&cols[1]), [2., 5.]);
     compiled_matches(&cols[1]);
-    let e = x.try_split_every(0, 0).unwrap_err().to_string();
+    let e = x.split_every(0, 0).unwrap_err().to_string();
     assert!(
         e.starts_with("split: the part size must be positive at "),
         "{e}"
     );
-    let e = x.try_split_every(2, 1).unwrap_err().to_string();
+    let e = x.split_every(2, 1).unwrap_err().to_string();
     assert!(e.starts_with("split: [7]: axis 1 is out of range"), "{e}");
     Ok(())
 }
@@ -43,16 +43,16 @@ fn squeeze_all_and_unflatten_reshape_as_pytorch() -> morok::Result<()> {
         &[] as &[usize]
     );
     let m = f32s(&[0., 1., 2., 3., 4., 5.], &[6]);
-    let u = m.try_unflatten(0, &[2, -1])?;
+    let u = m.unflatten(0, &[2, -1])?;
     assert_eq!(u.shape(), &[2, 3]);
     assert_eq!(vals(&u), [0., 1., 2., 3., 4., 5.]);
-    compiled_matches(&u.try_transpose(0, 1)?);
-    let e = m.try_unflatten(0, &[4, -1]).unwrap_err().to_string();
+    compiled_matches(&u.transpose(0, 1)?);
+    let e = m.unflatten(0, &[4, -1]).unwrap_err().to_string();
     assert!(
         e.starts_with("unflatten: [6]: axis 0 to [4, -1]: cannot infer -1 from 6 elements at "),
         "{e}"
     );
-    let e = m.try_unflatten(0, &[]).unwrap_err().to_string();
+    let e = m.unflatten(0, &[]).unwrap_err().to_string();
     assert!(
         e.starts_with("unflatten: [6]: needs an axis and at least one size"),
         "{e}"

@@ -59,3 +59,40 @@ fn rounding_modes_have_pytorch_names() -> morok::Result<()> {
     assert_eq!(RoundingMode::True, RoundingMode::None);
     Ok(())
 }
+
+#[test]
+#[allow(deprecated)] // checks the deprecated aliases themselves
+fn the_old_try_names_forward_to_the_new_ones() -> morok::Result<()> {
+    let x = Tensor::from_vec(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3])?;
+    let same = |a: Tensor, b: Tensor| -> morok::Result<()> {
+        assert_eq!(a.shape(), b.shape());
+        assert_eq!(a.to_vec::<f32>()?, b.to_vec::<f32>()?);
+        Ok(())
+    };
+    same(x.try_reshape(&[3, -1])?, x.reshape(&[3, -1])?)?;
+    same(x.try_permute(&[1, 0])?, x.permute(&[1, 0])?)?;
+    same(x.try_transpose(0, 1)?, x.transpose(0, 1)?)?;
+    same(x.try_flip(&[1])?, x.flip(&[1])?)?;
+    same(
+        x.try_pad(&[(1, 0), (0, 1)], 9.0f32)?,
+        x.pad(&[(1, 0), (0, 1)], 9.0f32)?,
+    )?;
+    same(
+        x.try_shrink(&[(0, 1), (1, 3)])?,
+        x.shrink(&[(0, 1), (1, 3)])?,
+    )?;
+    same(x.try_repeat(&[2, 1])?, x.repeat(&[2, 1])?)?;
+    same(x.try_flatten(0, 1)?, x.flatten(0, 1)?)?;
+    same(x.try_unsqueeze(0)?.try_squeeze(0)?, x.clone())?;
+    same(x.try_expand(&[2, -1])?, x.expand(&[2, -1])?)?;
+    same(x.try_broadcast_to(&[2, 2, 3])?, x.broadcast_to(&[2, 2, 3])?)?;
+    same(Tensor::try_cat(&[&x, &x], 0)?, Tensor::cat(&[&x, &x], 0)?)?;
+    same(
+        Tensor::try_stack(&[&x, &x], 1)?,
+        Tensor::stack(&[&x, &x], 1)?,
+    )?;
+    assert_eq!(x.try_split(&[1, 2], 1)?.len(), 2);
+    assert_eq!(x.try_chunk(3, 1)?.len(), 3);
+    assert_eq!(x.try_slice(&[morok::Slice::all()])?.shape(), x.shape());
+    Ok(())
+}

@@ -22,7 +22,7 @@ fn buffer_views_read_back_without_compiling() {
     let t = Tensor::from_vec(vec![1i64 << 60, -3, 5, 7], &[2, 2]).unwrap();
     assert_eq!(t.realize().unwrap().kernels(), vec![]);
     assert_eq!(t.to_vec::<i64>().unwrap(), [1 << 60, -3, 5, 7]);
-    let flat = t.try_reshape(&[-1]).unwrap();
+    let flat = t.reshape(&[-1]).unwrap();
     assert_eq!(flat.to_vec::<i64>().unwrap().len(), 4);
     let a = t.to_ndarray::<i64>().unwrap();
     assert_eq!(a.shape(), &[2, 2]);
@@ -85,7 +85,7 @@ fn lazy_results_need_the_pipeline() {
 fn empty_tensors_realize_and_reduce_to_the_identity() {
     let e = Tensor::from_vec(Vec::<u8>::new(), &[0, 2]).unwrap();
     assert_eq!(e.log().unwrap().to_vec::<f32>().unwrap(), Vec::<f32>::new());
-    let t = e.try_transpose(0, 1).unwrap().mul(true).unwrap();
+    let t = e.transpose(0, 1).unwrap().mul(true).unwrap();
     assert_eq!(t.shape(), &[2, 0]);
     assert_eq!(t.to_vec::<u8>().unwrap(), Vec::<u8>::new());
     assert_eq!(e.min(None, false).unwrap().to_vec::<u8>().unwrap(), [255]);
@@ -99,7 +99,7 @@ fn empty_tensors_realize_and_reduce_to_the_identity() {
         [f32::NEG_INFINITY; 2]
     );
     assert_eq!(f.prod(None, false).unwrap().to_vec::<f32>().unwrap(), [1.0]);
-    let padded = e.try_pad(&[(1, 0), (0, 1)], 7u8).unwrap();
+    let padded = e.pad(&[(1, 0), (0, 1)], 7u8).unwrap();
     assert_eq!(padded.to_vec::<u8>().unwrap(), [7, 7, 7]);
 }
 

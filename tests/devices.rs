@@ -83,7 +83,7 @@ fn the_kernel_cache_is_keyed_by_ast_and_device() {
     let x = Tensor::from_slice(&[1.5f32, -2.0, 4.25, 7.0]);
     let square = |t: &Tensor| {
         (t * t)
-            .try_reshape(&[2, 2])
+            .reshape(&[2, 2])
             .unwrap()
             .sum(Some(&[1]), false)
             .unwrap()

@@ -181,39 +181,36 @@ impl Suite {
         for (i, layout) in LAYOUTS.iter().enumerate() {
             let x = self.input(DType::F32, &[2, 3, 4], *layout, Domain::Any);
             let cases: Vec<(&str, Result<Tensor>)> = vec![
-                ("reshape", x.try_reshape(&[4, -1])),
-                ("permute", x.try_permute(&[2, 0, 1])),
-                ("transpose", x.try_transpose(0, -1)),
+                ("reshape", x.reshape(&[4, -1])),
+                ("permute", x.permute(&[2, 0, 1])),
+                ("transpose", x.transpose(0, -1)),
                 (
                     "expand",
-                    x.try_unsqueeze(1).and_then(|t| t.try_expand(&[2, 3, 3, 4])),
+                    x.unsqueeze(1).and_then(|t| t.expand(&[2, 3, 3, 4])),
                 ),
-                ("broadcast_to", x.try_broadcast_to(&[2, 2, 3, 4])),
-                ("pad", x.try_pad(&[(1, 0), (0, 2), (1, 1)], 0.5f32)),
-                (
-                    "pad negative",
-                    x.try_pad(&[(0, 0), (-1, 1), (2, -2)], 0.0f32),
-                ),
-                ("shrink", x.try_shrink(&[(1, 2), (0, 2), (1, 4)])),
+                ("broadcast_to", x.broadcast_to(&[2, 2, 3, 4])),
+                ("pad", x.pad(&[(1, 0), (0, 2), (1, 1)], 0.5f32)),
+                ("pad negative", x.pad(&[(0, 0), (-1, 1), (2, -2)], 0.0f32)),
+                ("shrink", x.shrink(&[(1, 2), (0, 2), (1, 4)])),
                 (
                     "slice",
-                    x.try_slice(&[Slice::all(), Slice::from(1), Slice::all().step(3)]),
+                    x.slice(&[Slice::all(), Slice::from(1), Slice::all().step(3)]),
                 ),
                 (
                     "slice negative step",
-                    x.try_slice(&[Slice::all().step(-1), Slice::range(2, 0).step(-2)]),
+                    x.slice(&[Slice::all().step(-1), Slice::range(2, 0).step(-2)]),
                 ),
-                ("flip", x.try_flip(&[0, 2])),
-                ("squeeze", x.try_unsqueeze(0).and_then(|t| t.try_squeeze(0))),
-                ("flatten", x.try_flatten(1, 2)),
-                ("repeat", x.try_repeat(&[2, 1, 1, 2])),
+                ("flip", x.flip(&[0, 2])),
+                ("squeeze", x.unsqueeze(0).and_then(|t| t.squeeze(0))),
+                ("flatten", x.flatten(1, 2)),
+                ("repeat", x.repeat(&[2, 1, 1, 2])),
                 (
                     "cat",
-                    Tensor::try_cat(&[&x, &x.neg().unwrap()], (i % 3) as isize),
+                    Tensor::cat(&[&x, &x.neg().unwrap()], (i % 3) as isize),
                 ),
-                ("stack", Tensor::try_stack(&[&x, &x], -1)),
-                ("split", x.try_split(&[1, 3], 2).map(|p| p[1].clone())),
-                ("chunk", x.try_chunk(2, 1).map(|p| p[1].clone())),
+                ("stack", Tensor::stack(&[&x, &x], -1)),
+                ("split", x.split(&[1, 3], 2).map(|p| p[1].clone())),
+                ("chunk", x.chunk(2, 1).map(|p| p[1].clone())),
             ];
             for (name, t) in cases {
                 self.add(format!("{name} {layout:?}"), t);
@@ -225,8 +222,8 @@ impl Suite {
         let x = self.input(DType::F32, &[5, 6], Layout::Sliced, Domain::Any);
         self.add(
             "slice step 2, pad, min".into(),
-            x.try_slice(&[Slice::all().step(2)])
-                .and_then(|t| t.try_pad(&[(1, 1), (1, 0)], 0.75f32))
+            x.slice(&[Slice::all().step(2)])
+                .and_then(|t| t.pad(&[(1, 1), (1, 0)], 0.75f32))
                 .and_then(|t| t.min(Some(&[1]), false)),
         );
         // Gated loads of a flipped strided view: the index only simplifies
@@ -234,22 +231,22 @@ impl Suite {
         let x = self.input(DType::F32, &[2, 5, 8], Layout::Contiguous, Domain::Any);
         self.add(
             "cat of flipped strided views".into(),
-            x.try_slice(&[Slice::all(), Slice::all(), Slice::all().step(2)])
-                .and_then(|t| t.try_flip(&[2]))
-                .and_then(|f| Tensor::try_cat(&[&f, &f], 1)),
+            x.slice(&[Slice::all(), Slice::all(), Slice::all().step(2)])
+                .and_then(|t| t.flip(&[2]))
+                .and_then(|f| Tensor::cat(&[&f, &f], 1)),
         );
         // A flip across a reshape of a strided view: a floor split of the
         // flipped index's negative factor hid its bounds (graph fuzzer).
         let x = self.input(DType::F32, &[4, 5, 1], Layout::Sliced, Domain::Any);
         self.add(
             "flip of reshaped strided view".into(),
-            x.try_reshape(&[1, 5, 4]).and_then(|t| t.try_flip(&[0, 2])),
+            x.reshape(&[1, 5, 4]).and_then(|t| t.flip(&[0, 2])),
         );
         let b = self.input(DType::BOOL, &[5], Layout::Contiguous, Domain::Any);
-        self.add("cat bool".into(), Tensor::try_cat(&[&b, &b], 0));
+        self.add("cat bool".into(), Tensor::cat(&[&b, &b], 0));
         let i = self.input(DType::I64, &[3], Layout::Contiguous, Domain::Any);
         let f = self.input(DType::F16, &[2], Layout::Contiguous, Domain::Any);
-        self.add("cat promotes".into(), Tensor::try_cat(&[&i, &f], 0));
+        self.add("cat promotes".into(), Tensor::cat(&[&i, &f], 0));
     }
 
     fn reductions(&mut self) {
@@ -417,7 +414,7 @@ impl Suite {
         // must bound the window's load: the kernel was refused for
         // reading 0..=5 of a 4-element input.
         let small = self.input(DType::F32, &[1, 1, 2, 2], Layout::Contiguous, Domain::Any);
-        let padded = small.try_pad(&[(0, 0), (0, 0), (0, 1), (0, 1)], 0.0f32);
+        let padded = small.pad(&[(0, 0), (0, 0), (0, 1), (0, 1)], 0.0f32);
         self.add(
             "max_pool2d stride 1 of a padded input".into(),
             padded
@@ -1622,7 +1619,7 @@ fn a_matmul_with_packed_b_matches_the_reference() {
     };
     let b = f32s(&[136, 4096], Layout::Contiguous);
     let bt = f32s(&[4096, 136], Layout::Contiguous)
-        .try_transpose(0, 1)
+        .transpose(0, 1)
         .unwrap();
     let a = f32s(&[65, 136], Layout::Sliced);
     // 120 rows: the reference evaluator's product stays under its cap.

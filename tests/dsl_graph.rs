@@ -74,8 +74,8 @@ fn building_the_table_gives_the_tensor_api_graph() -> morok::Result<()> {
             .mul(&b)
             .and_then(|p| p.full_like(2.0)?.sub(&p))?
             .relu()?
-            .try_reshape(&[2 * n as isize])?
-            .try_reshape(&[n as isize, 2])?
+            .reshape(&[2 * n as isize])?
+            .reshape(&[n as isize, 2])?
             .sum(Some(&[1]), false)?;
         assert!(Arc::ptr_eq(&built.uop(), &api.uop()), "n = {n}");
         common::check(&built).map_err(|e| morok::Error::runtime("test", e))?;

@@ -797,22 +797,22 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     same_graph!(__morok_aot_k_triu, [x], x.triu(0)?);
     same_graph!(__morok_aot_k_matmul, [x, w], x.matmul(&w)?);
     same_graph!(__morok_aot_k_dot, [x, w], x.dot(&w)?);
-    same_graph!(__morok_aot_k_reshape, [x], x.try_reshape(&[3, -1])?);
-    same_graph!(__morok_aot_k_expand, [r], r.try_expand(&[2, -1])?);
-    same_graph!(__morok_aot_k_transpose, [x], x.try_transpose(0, 1)?);
-    same_graph!(__morok_aot_k_permute, [x], x.try_permute(&[1, 0])?);
-    same_graph!(__morok_aot_k_flip, [x], x.try_flip(&[0, -1])?);
-    same_graph!(__morok_aot_k_squeeze, [m], m.try_squeeze(1)?);
+    same_graph!(__morok_aot_k_reshape, [x], x.reshape(&[3, -1])?);
+    same_graph!(__morok_aot_k_expand, [r], r.expand(&[2, -1])?);
+    same_graph!(__morok_aot_k_transpose, [x], x.transpose(0, 1)?);
+    same_graph!(__morok_aot_k_permute, [x], x.permute(&[1, 0])?);
+    same_graph!(__morok_aot_k_flip, [x], x.flip(&[0, -1])?);
+    same_graph!(__morok_aot_k_squeeze, [m], m.squeeze(1)?);
     same_graph!(__morok_aot_k_squeeze_all, [m], m.squeeze_all()?);
-    same_graph!(__morok_aot_k_unflatten, [x], x.try_unflatten(1, &[-1, 1])?);
+    same_graph!(__morok_aot_k_unflatten, [x], x.unflatten(1, &[-1, 1])?);
     same_graph!(
         __morok_aot_k_normalize,
         [x],
         x.normalize(2.0, -1, 0.000001)?
     );
-    same_graph!(__morok_aot_k_unsqueeze, [x], x.try_unsqueeze(1)?);
-    same_graph!(__morok_aot_k_flatten, [m], m.try_flatten(1, 2)?);
-    same_graph!(__morok_aot_k_repeat, [x], x.try_repeat(&[2, 1])?);
+    same_graph!(__morok_aot_k_unsqueeze, [x], x.unsqueeze(1)?);
+    same_graph!(__morok_aot_k_flatten, [m], m.flatten(1, 2)?);
+    same_graph!(__morok_aot_k_repeat, [x], x.repeat(&[2, 1])?);
     Ok(())
 }
 

@@ -85,7 +85,7 @@ fn a_model_trains_over_its_named_parameters() {
         // probability of the label.
         let logp = m.forward(&x).unwrap().log().unwrap();
         let onehot = y
-            .try_unsqueeze(1)
+            .unsqueeze(1)
             .unwrap()
             .eq(Tensor::arange(0, 10, 1).unwrap())
             .unwrap();

@@ -5,7 +5,7 @@ use morok::{DType, Error, Tensor};
 
 fn matrix() -> Tensor {
     Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
-        .try_reshape(&[3, 2])
+        .reshape(&[3, 2])
         .unwrap()
 }
 
@@ -34,30 +34,30 @@ fn broadcast_mismatch_is_carried_to_the_first_fallible_call() {
 }
 
 #[test]
-fn try_methods_fail_at_once_with_the_callers_line() {
+fn fallible_methods_fail_at_once_with_the_callers_line() {
     let m = matrix();
     let line = line!() + 1;
-    let e = m.try_reshape(&[4, -1]).unwrap_err();
+    let e = m.reshape(&[4, -1]).unwrap_err();
     assert_eq!(e.location().line(), line);
     assert_eq!(e.op(), "reshape");
     assert!(e.to_string().contains("[3, 2]"), "{e}");
     assert!(m
-        .try_transpose(0, 2)
+        .transpose(0, 2)
         .unwrap_err()
         .to_string()
         .contains("axis 2 is out of range"));
     assert!(m
-        .try_squeeze(0)
+        .squeeze(0)
         .unwrap_err()
         .to_string()
         .contains("has size 3, not 1"));
-    assert!(m.try_permute(&[0, 0]).is_err());
-    assert!(m.try_broadcast_to(&[3, 3]).is_err());
-    assert!(m.try_shrink(&[(0, 4), (0, 1)]).is_err());
-    assert!(m.try_pad(&[(0, 0)], 0.0f32).is_err());
-    assert!(m.try_split(&[1, 1], 0).is_err());
-    assert!(Tensor::try_cat(&[], 0).is_err());
-    assert!(Tensor::try_cat(&[&m, &m.try_transpose(0, 1).unwrap()], 0).is_err());
+    assert!(m.permute(&[0, 0]).is_err());
+    assert!(m.broadcast_to(&[3, 3]).is_err());
+    assert!(m.shrink(&[(0, 4), (0, 1)]).is_err());
+    assert!(m.pad(&[(0, 0)], 0.0f32).is_err());
+    assert!(m.split(&[1, 1], 0).is_err());
+    assert!(Tensor::cat(&[], 0).is_err());
+    assert!(Tensor::cat(&[&m, &m.transpose(0, 1).unwrap()], 0).is_err());
     assert!(Tensor::from_vec(vec![1u8, 2, 3], &[2, 2]).is_err());
 }
 
@@ -125,8 +125,8 @@ fn argument_errors() {
         Tensor::arange(0.0f32, 1.0, 0.0),
         Err(Error::Argument { .. })
     ));
-    assert!(x.try_slice(&[morok::Slice::all().step(0)]).is_err());
-    assert!(x.try_chunk(0, 0).is_err());
+    assert!(x.slice(&[morok::Slice::all().step(0)]).is_err());
+    assert!(x.chunk(0, 0).is_err());
     let empty = Tensor::from_vec(Vec::<f32>::new(), &[0, 2]).unwrap();
     assert!(empty.argmax(Some(0)).is_err());
     let img = Tensor::zeros(&[1, 1, 2, 2], DType::F32);
@@ -160,23 +160,17 @@ fn huge_arguments_are_errors_not_panics() {
     assert!(Tensor::arange(0.0f64, 1e300, 1.0).is_err());
     assert!(Tensor::eye(usize::MAX, DType::F32).error().is_some());
     let x = matrix();
-    assert!(x
-        .try_pad(&[(isize::MIN, 0), (0, isize::MAX)], 0.0f32)
-        .is_err());
-    assert!(x
-        .try_pad(&[(0, 0), (isize::MAX, isize::MAX)], 0.0f32)
-        .is_err());
-    assert!(x.try_repeat(&[usize::MAX, 2]).is_err());
-    assert!(x.try_broadcast_to(&[usize::MAX, 3, 2]).is_err());
-    let s = x.try_slice(&[morok::Slice {
+    assert!(x.pad(&[(isize::MIN, 0), (0, isize::MAX)], 0.0f32).is_err());
+    assert!(x.pad(&[(0, 0), (isize::MAX, isize::MAX)], 0.0f32).is_err());
+    assert!(x.repeat(&[usize::MAX, 2]).is_err());
+    assert!(x.broadcast_to(&[usize::MAX, 3, 2]).is_err());
+    let s = x.slice(&[morok::Slice {
         start: Some(isize::MIN),
         end: Some(isize::MAX),
         step: isize::MIN,
     }]);
     assert_eq!(s.unwrap().shape(), &[0, 2]);
-    let s = x
-        .try_slice(&[morok::Slice::all().step(isize::MAX)])
-        .unwrap();
+    let s = x.slice(&[morok::Slice::all().step(isize::MAX)]).unwrap();
     assert_eq!(s.shape(), &[1, 2]);
     let img = Tensor::zeros(&[1, 1, 4, 4], DType::F32);
     let w = Tensor::zeros(&[1, 1, 2, 2], DType::F32);
@@ -200,12 +194,12 @@ fn huge_arguments_are_errors_not_panics() {
     let empty = Tensor::zeros(&[0, 3], DType::F32);
     assert_eq!(
         empty
-            .try_slice(&[morok::Slice::all().step(-1)])
+            .slice(&[morok::Slice::all().step(-1)])
             .unwrap()
             .shape(),
         &[0, 3]
     );
-    assert_eq!(empty.try_chunk(2, 0).unwrap().len(), 0);
+    assert_eq!(empty.chunk(2, 0).unwrap().len(), 0);
 }
 
 #[test]
@@ -215,27 +209,24 @@ fn former_panics_are_errors_naming_the_op() {
     let e = Tensor::zeros(&[0, usize::MAX, 2], DType::F32);
     assert_eq!(e.error().map(Error::op), Some("zeros"));
     let empty = Tensor::zeros(&[0], DType::F32);
-    assert_eq!(
-        op(empty.try_reshape(&[isize::MAX, isize::MAX, 0])),
-        "reshape"
-    );
+    assert_eq!(op(empty.reshape(&[isize::MAX, isize::MAX, 0])), "reshape");
     let m = matrix();
-    let e = m.try_split(&[usize::MAX, 1], 0).unwrap_err();
+    let e = m.split(&[usize::MAX, 1], 0).unwrap_err();
     assert_eq!(e.op(), "split");
     let wide = Tensor::zeros(&[0, isize::MAX as usize], DType::F32);
-    assert_eq!(op(Tensor::try_cat(&[&wide, &wide, &wide], 1)), "cat");
-    assert_eq!(op(Tensor::try_cat(&[&wide, &wide], 1)), "cat");
+    assert_eq!(op(Tensor::cat(&[&wide, &wide, &wide], 1)), "cat");
+    assert_eq!(op(Tensor::cat(&[&wide, &wide], 1)), "cat");
     // Scalars have no axis to split or join, but transpose to themselves.
     let s = Tensor::full(&[], 1.0f32);
-    assert_eq!(s.try_transpose(0, 0).unwrap().shape(), &[] as &[usize]);
-    assert_eq!(s.try_chunk(2, 0).unwrap_err().op(), "chunk");
-    assert_eq!(op(Tensor::try_cat(&[&s], 0)), "cat");
+    assert_eq!(s.transpose(0, 0).unwrap().shape(), &[] as &[usize]);
+    assert_eq!(s.chunk(2, 0).unwrap_err().op(), "chunk");
+    assert_eq!(op(Tensor::cat(&[&s], 0)), "cat");
     // Composite ops name themselves, not the ops they are built from.
-    let t = m.try_transpose(0, 1).unwrap();
-    assert_eq!(op(Tensor::try_stack(&[&m, &t], 0)), "stack");
+    let t = m.transpose(0, 1).unwrap();
+    assert_eq!(op(Tensor::stack(&[&m, &t], 0)), "stack");
     assert_eq!(m.to_ndarray::<i32>().unwrap_err().op(), "to_ndarray");
     assert_eq!(op(m.std(Some(&[2]), 1, false)), "std");
-    assert_eq!(op(m.try_expand(&[3, 2, -1, 4])), "expand");
+    assert_eq!(op(m.expand(&[3, 2, -1, 4])), "expand");
     let img = Tensor::zeros(&[1, 2, 3, 3], DType::F32);
     let w = Tensor::zeros(&[4, 2, 2, 2], DType::F32);
     let bias = Tensor::zeros(&[2, 2], DType::F32);
@@ -255,7 +246,7 @@ fn former_panics_are_errors_naming_the_op() {
     assert_eq!(shape.ok(), Some(vec![0]));
     // An error tensor is never returned as a success.
     let bad = &m + &Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
-    assert_eq!(op(bad.try_flip(&[])), "add");
+    assert_eq!(op(bad.flip(&[])), "add");
     // Failures while running are located at the caller too.
     let big = Tensor::ones(&[1 << 25, 1 << 25], DType::F32);
     let line = line!() + 1;
@@ -270,7 +261,7 @@ fn former_panics_are_errors_naming_the_op() {
 fn composite_ops_name_themselves_but_keep_their_operands_errors() {
     let m = matrix(); // [3, 2]
     let w = Tensor::from_slice(&[1.0f32, 2.0, 3.0])
-        .try_reshape(&[1, 3])
+        .reshape(&[1, 3])
         .unwrap();
     let e = m.linear(&w, None).unwrap_err();
     assert_eq!(e.op(), "linear");
@@ -278,9 +269,7 @@ fn composite_ops_name_themselves_but_keep_their_operands_errors() {
         e.to_string().starts_with("linear: [3, 2] and [1, 3]"),
         "{e}"
     );
-    let ok_w = Tensor::from_slice(&[1.0f32, 2.0])
-        .try_reshape(&[1, 2])
-        .unwrap();
+    let ok_w = Tensor::from_slice(&[1.0f32, 2.0]).reshape(&[1, 2]).unwrap();
     let bad_bias = Tensor::from_slice(&[1.0f32, 2.0]);
     assert_eq!(m.linear(&ok_w, Some(&bad_bias)).unwrap_err().op(), "linear");
     assert_eq!(m.linear(&ok_w, None).unwrap().shape(), [3, 1]);
@@ -302,13 +291,13 @@ fn composite_ops_name_themselves_but_keep_their_operands_errors() {
 fn flip_rejects_a_repeated_axis() {
     let m = matrix();
     let line = line!() + 1;
-    let e = m.try_flip(&[0, 0]).unwrap_err();
+    let e = m.flip(&[0, 0]).unwrap_err();
     assert_eq!(e.op(), "flip");
     assert_eq!(e.location().line(), line);
     assert!(e.to_string().contains("[3, 2]"), "{e}");
     assert!(e.to_string().contains("listed twice"), "{e}");
-    assert!(m.try_flip(&[1, -1]).is_err());
-    assert!(m.try_flip(&[0, 1]).is_ok());
+    assert!(m.flip(&[1, -1]).is_err());
+    assert!(m.flip(&[0, 1]).is_ok());
 }
 
 /// Indexing errors name the op, the shapes and the caller's line.

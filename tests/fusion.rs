@@ -103,7 +103,7 @@ fn matmul_is_one_kernel() {
     let t = matrix(7, 5, 0.7).dot(&matrix(5, 3, 0.8)).unwrap();
     assert_eq!(kernels_for(&t), 1);
     let tt = matrix(5, 7, 0.7)
-        .try_transpose(0, 1)
+        .transpose(0, 1)
         .unwrap()
         .dot(&matrix(5, 3, 0.8))
         .unwrap();

@@ -217,13 +217,13 @@ unary_cases! {
     std_axis: Dom::Any => |x: &Tensor| x.std(Some(&[1]), 1, false);
     logsumexp: Dom::Any => |x: &Tensor| x.logsumexp(Some(&[1]), false);
     cumsum: Dom::Any => |x: &Tensor| x.cumsum(1);
-    transpose: Dom::Any => |x: &Tensor| x.try_transpose(0, 1)?.exp();
-    reshape: Dom::Any => |x: &Tensor| x.try_reshape(&[5, 3])?.softmax(0);
-    expand: Dom::Any => |x: &Tensor| x.try_unsqueeze(0)?.try_expand(&[2, 3, 5])?.mul(&Tensor::arange(0, 2, 1)?.cast(DType::F64)?.try_reshape(&[2, 1, 1])?);
-    pad: Dom::Any => |x: &Tensor| x.try_pad(&[(1, 2), (0, 1)], 0.5f64);
-    shrink: Dom::Any => |x: &Tensor| x.try_shrink(&[(1, 3), (2, 5)]);
-    flip: Dom::Any => |x: &Tensor| x.try_flip(&[1])?.mul(&Tensor::arange(0, 5, 1)?.cast(DType::F64)?);
-    repeat: Dom::Any => |x: &Tensor| x.try_repeat(&[2, 1]);
+    transpose: Dom::Any => |x: &Tensor| x.transpose(0, 1)?.exp();
+    reshape: Dom::Any => |x: &Tensor| x.reshape(&[5, 3])?.softmax(0);
+    expand: Dom::Any => |x: &Tensor| x.unsqueeze(0)?.expand(&[2, 3, 5])?.mul(&Tensor::arange(0, 2, 1)?.cast(DType::F64)?.reshape(&[2, 1, 1])?);
+    pad: Dom::Any => |x: &Tensor| x.pad(&[(1, 2), (0, 1)], 0.5f64);
+    shrink: Dom::Any => |x: &Tensor| x.shrink(&[(1, 3), (2, 5)]);
+    flip: Dom::Any => |x: &Tensor| x.flip(&[1])?.mul(&Tensor::arange(0, 5, 1)?.cast(DType::F64)?);
+    repeat: Dom::Any => |x: &Tensor| x.repeat(&[2, 1]);
 }
 
 #[test]
@@ -240,7 +240,7 @@ fn binary_ops() {
             x[0].gt(0.0)?.where_(&x[0], &x[1])
         }),
         ("matmul", Dom::Any, Dom::Any, &|x| {
-            x[0].matmul(&x[1].try_reshape(&[5, 1])?.try_expand(&[5, 3])?)
+            x[0].matmul(&x[1].reshape(&[5, 1])?.expand(&[5, 3])?)
         }),
     ];
     for (name, da, db, f) in cases {
@@ -567,37 +567,35 @@ fn movement() {
         "movement",
         &[
             ("permute", &[(&[3, 4, 5], Dom::Any)], &|x| {
-                x[0].try_permute(&[2, 0, 1])
+                x[0].permute(&[2, 0, 1])
             }),
             ("permute_neg", &[(&[3, 4, 5], Dom::Any)], &|x| {
-                x[0].try_permute(&[-1, 0, -2])?.exp()
+                x[0].permute(&[-1, 0, -2])?.exp()
             }),
             ("transpose_neg", &[(&[3, 4, 5], Dom::Any)], &|x| {
-                x[0].try_transpose(-1, -3)
+                x[0].transpose(-1, -3)
             }),
-            ("squeeze", &[(&[3, 1, 5], Dom::Any)], &|x| {
-                x[0].try_squeeze(1)
-            }),
+            ("squeeze", &[(&[3, 1, 5], Dom::Any)], &|x| x[0].squeeze(1)),
             ("squeeze_neg", &[(&[3, 1, 5], Dom::Any)], &|x| {
-                x[0].try_squeeze(-2)?.softmax(-1)
+                x[0].squeeze(-2)?.softmax(-1)
             }),
             ("unsqueeze_neg", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].try_unsqueeze(-1)?.try_expand(&[3, 5, 2])
+                x[0].unsqueeze(-1)?.expand(&[3, 5, 2])
             }),
             ("unsqueeze_first", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].try_unsqueeze(0)?.log_softmax(-1)
+                x[0].unsqueeze(0)?.log_softmax(-1)
             }),
             ("flatten_all", &[(&[3, 4, 5], Dom::Any)], &|x| {
-                x[0].try_flatten(0, -1)?.softmax(0)
+                x[0].flatten(0, -1)?.softmax(0)
             }),
             ("flatten_tail", &[(&[3, 4, 5], Dom::Any)], &|x| {
-                x[0].try_flatten(-2, -1)?.softmax(-1)
+                x[0].flatten(-2, -1)?.softmax(-1)
             }),
             ("broadcast_to", &[(&[3, 1], Dom::Any)], &|x| {
-                x[0].try_broadcast_to(&[2, 3, 5])
+                x[0].broadcast_to(&[2, 3, 5])
             }),
             ("expand_keep", &[(&[1, 3, 1], Dom::Any)], &|x| {
-                x[0].try_expand(&[2, -1, 5])?.exp()
+                x[0].expand(&[2, -1, 5])?.exp()
             }),
             (
                 "cat_last",
@@ -606,34 +604,34 @@ fn movement() {
                     (&[3, 5], Dom::Any),
                     (&[3, 1], Dom::Any),
                 ],
-                &|x| Tensor::try_cat(&[&x[0], &x[1], &x[2]], -1)?.softmax(-1),
+                &|x| Tensor::cat(&[&x[0], &x[1], &x[2]], -1)?.softmax(-1),
             ),
             (
                 "cat_first",
                 &[(&[2, 5], Dom::Any), (&[3, 5], Dom::Any)],
-                &|x| Tensor::try_cat(&[&x[1], &x[0].exp()?], 0),
+                &|x| Tensor::cat(&[&x[1], &x[0].exp()?], 0),
             ),
             (
                 "stack_middle",
                 &[(&[3, 5], Dom::Any), (&[3, 5], Dom::Any)],
-                &|x| Tensor::try_stack(&[&x[0], &x[1]], 1)?.softmax(1),
+                &|x| Tensor::stack(&[&x[0], &x[1]], 1)?.softmax(1),
             ),
             (
                 "stack_neg",
                 &[(&[3, 5], Dom::Any), (&[3, 5], Dom::Any)],
-                &|x| Tensor::try_stack(&[&x[1], &x[0], &x[1]], -1),
+                &|x| Tensor::stack(&[&x[1], &x[0], &x[1]], -1),
             ),
             ("split", &[(&[3, 7], Dom::Any)], &|x| {
-                let p = x[0].try_split(&[2, 4, 1], -1)?;
-                Tensor::try_cat(&[&p[2], &p[0].exp()?, &p[1].mul(&p[1])?], 1)
+                let p = x[0].split(&[2, 4, 1], -1)?;
+                Tensor::cat(&[&p[2], &p[0].exp()?, &p[1].mul(&p[1])?], 1)
             }),
             ("chunk", &[(&[7, 3], Dom::Any)], &|x| {
-                let c = x[0].try_chunk(3, 0)?;
+                let c = x[0].chunk(3, 0)?;
                 assert_eq!(c.len(), 3);
-                Tensor::try_cat(&[&c[1], &c[2].sin()?, &c[0]], 0)
+                Tensor::cat(&[&c[1], &c[2].sin()?, &c[0]], 0)
             }),
             ("slice_steps", &[(&[5, 7], Dom::Any)], &|x| {
-                x[0].try_slice(&[Slice::all().step(2), Slice::range(1, -1).step(3)])
+                x[0].slice(&[Slice::all().step(2), Slice::range(1, -1).step(3)])
             }),
             ("slice_negative_steps", &[(&[5, 7], Dom::Any)], &|x| {
                 let back = Slice {
@@ -641,10 +639,10 @@ fn movement() {
                     end: None,
                     step: -2,
                 };
-                x[0].try_slice(&[back, Slice::all().step(-3)])?.exp()
+                x[0].slice(&[back, Slice::all().step(-3)])?.exp()
             }),
             ("pad_negative", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].try_pad(&[(-1, 2), (1, -2)], 0.0f64)?.exp()
+                x[0].pad(&[(-1, 2), (1, -2)], 0.0f64)?.exp()
             }),
             ("pad_constant", &[(&[3, 5], Dom::Any)], &|x| {
                 x[0].pad_mode(&[1, 2, 0, 1], PadMode::Constant(0.5))?
@@ -663,10 +661,10 @@ fn movement() {
                 x[0].pad_mode(&[2, 3, 1, 2], PadMode::Circular)
             }),
             ("repeat_new_axis", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].try_repeat(&[2, 1, 3])
+                x[0].repeat(&[2, 1, 3])
             }),
             ("flip_axes", &[(&[3, 4, 5], Dom::Any)], &|x| {
-                x[0].try_flip(&[0, -1])?.softmax(-1)
+                x[0].flip(&[0, -1])?.softmax(-1)
             }),
             ("meshgrid_ij", &[(&[3], Dom::Any), (&[5], Dom::Any)], &|x| {
                 let g = Tensor::meshgrid(&[&x[0], &x[1]], MeshIndexing::Ij)?;
@@ -1708,9 +1706,9 @@ fn casts_carry_the_gradient_between_float_types() {
 #[test]
 fn gradient_with_respect_to_a_reshaped_view() {
     let x = Tensor::from_vec((0..6).map(|v| v as f32).collect(), &[2, 3]).unwrap();
-    let flat = x.try_reshape(&[6]).unwrap();
+    let flat = x.reshape(&[6]).unwrap();
     let y = flat
-        .try_reshape(&[3, 2])
+        .reshape(&[3, 2])
         .unwrap()
         .mul(2.0f32)
         .unwrap()

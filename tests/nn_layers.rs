@@ -73,16 +73,16 @@ fn batch_norm_uses_batch_statistics_in_training_and_running_ones_in_eval() {
     bn.train(false);
     let y = bn.forward(&x).unwrap();
     assert!(bn.take_updates().is_empty());
-    let rm = bn.running_mean.try_reshape(&[1, 3, 1, 1]).unwrap();
-    let rv = bn.running_var.try_reshape(&[1, 3, 1, 1]).unwrap();
+    let rm = bn.running_mean.reshape(&[1, 3, 1, 1]).unwrap();
+    let rv = bn.running_var.reshape(&[1, 3, 1, 1]).unwrap();
     let want = x
         .sub(&rm)
         .unwrap()
         .div(rv.add(1e-5f32).unwrap().sqrt().unwrap())
         .unwrap()
-        .mul(bn.weight.try_reshape(&[1, 3, 1, 1]).unwrap())
+        .mul(bn.weight.reshape(&[1, 3, 1, 1]).unwrap())
         .unwrap()
-        .add(bn.bias.try_reshape(&[1, 3, 1, 1]).unwrap())
+        .add(bn.bias.reshape(&[1, 3, 1, 1]).unwrap())
         .unwrap();
     close(
         &y.to_vec::<f32>().unwrap(),
@@ -166,16 +166,16 @@ fn multihead_attention_matches_the_tensor_api() {
         |i: usize| Tensor::from_vec(w[i * e * e..(i + 1) * e * e].to_vec(), &[e, e]).unwrap();
     let split = |x: &Tensor, i: usize| {
         let n = x.shape()[1] as isize;
-        x.matmul(&part(i).try_transpose(0, 1).unwrap())
+        x.matmul(&part(i).transpose(0, 1).unwrap())
             .unwrap()
-            .try_reshape(&[b as isize, n, h as isize, d])
+            .reshape(&[b as isize, n, h as isize, d])
             .unwrap()
-            .try_permute(&[0, 2, 1, 3])
+            .permute(&[0, 2, 1, 3])
             .unwrap()
     };
     let (qh, kh, vh) = (split(&q, 0), split(&kv, 1), split(&kv, 2));
     let scores = qh
-        .matmul(&kh.try_transpose(-1, -2).unwrap())
+        .matmul(&kh.transpose(-1, -2).unwrap())
         .unwrap()
         .div((d as f32).sqrt())
         .unwrap()
@@ -184,12 +184,12 @@ fn multihead_attention_matches_the_tensor_api() {
     let joined = scores
         .matmul(&vh)
         .unwrap()
-        .try_permute(&[0, 2, 1, 3])
+        .permute(&[0, 2, 1, 3])
         .unwrap()
-        .try_reshape(&[b as isize, l as isize, e as isize])
+        .reshape(&[b as isize, l as isize, e as isize])
         .unwrap();
     let want = joined
-        .matmul(&mha.out_proj.weight.try_transpose(0, 1).unwrap())
+        .matmul(&mha.out_proj.weight.transpose(0, 1).unwrap())
         .unwrap();
     close(
         &got.to_vec::<f32>().unwrap(),
@@ -225,7 +225,7 @@ fn multihead_attention_matches_the_tensor_api() {
     assert!(grads[0].to_vec::<f32>().unwrap().iter().any(|v| *v != 0.0));
     assert!(MultiheadAttention::new(10, 3, 0).is_err());
     let e = mha
-        .forward(&kv.try_reshape(&[6, 8]).unwrap(), &kv, &kv, &causal)
+        .forward(&kv.reshape(&[6, 8]).unwrap(), &kv, &kv, &causal)
         .unwrap_err();
     assert!(e.to_string().contains("is not [batch, length, 8]"), "{e}");
 }

@@ -75,8 +75,8 @@ fn attention_values() {
     close(&vals(&out), &[10.0, 10.0 * (1.0 - w) + 20.0 * w]);
     // Grouped-query heads: 2 query heads share one key/value head.
     let qh = f32s(&[1.0, 1.0], &[2, 1, 1]);
-    let kh = k.try_reshape(&[1, 2, 1]).unwrap();
-    let vh = v.try_reshape(&[1, 2, 1]).unwrap();
+    let kh = k.reshape(&[1, 2, 1]).unwrap();
+    let vh = v.reshape(&[1, 2, 1]).unwrap();
     let gqa = AttentionOptions {
         enable_gqa: true,
         ..AttentionOptions::default()
@@ -621,9 +621,9 @@ fn volumes_match_their_planar_forms() {
     };
     // A depth-1 volume with depth-1 kernels is the 2-D op.
     let img = Tensor::randn_seeded(&[2, 4, 5, 6], DType::F32, 1);
-    let vol = img.try_unsqueeze(2).unwrap();
+    let vol = img.unsqueeze(2).unwrap();
     let w = Tensor::randn_seeded(&[6, 2, 2, 3], DType::F32, 2);
-    let w3 = w.try_unsqueeze(2).unwrap();
+    let w3 = w.unsqueeze(2).unwrap();
     let o2 = ConvOptions {
         stride: (2, 1),
         padding: (1, 2),
@@ -656,7 +656,7 @@ fn volumes_match_their_planar_forms() {
     };
     let a = vals(&img.conv_transpose2d(&wt, None, t2).unwrap());
     let b = vals(
-        &vol.conv_transpose3d(&wt.try_unsqueeze(2).unwrap(), None, t3)
+        &vol.conv_transpose3d(&wt.unsqueeze(2).unwrap(), None, t3)
             .unwrap(),
     );
     close(&b, &a);

@@ -354,12 +354,12 @@ impl Gen {
                 if shape.len() >= 2 && self.chance(20) {
                     Arg {
                         text: format!("{dtype}{shape:?}.T"),
-                        t: t.try_transpose(0, -1).unwrap_or(t),
+                        t: t.transpose(0, -1).unwrap_or(t),
                     }
                 } else if !shape.is_empty() && self.chance(10) {
                     Arg {
                         text: format!("{dtype}{shape:?}.flip"),
-                        t: t.try_flip(&[0]).unwrap_or(t),
+                        t: t.flip(&[0]).unwrap_or(t),
                     }
                 } else {
                     Arg {
@@ -1126,8 +1126,8 @@ impl Gen {
                 call!(
                     ops,
                     "reshape",
-                    format!("{}.try_reshape({s:?})", x.text),
-                    Ok(vec![x.t.try_reshape(&s)?])
+                    format!("{}.reshape({s:?})", x.text),
+                    Ok(vec![x.t.reshape(&s)?])
                 )
             }
             1 => {
@@ -1135,8 +1135,8 @@ impl Gen {
                 call!(
                     ops,
                     "permute",
-                    format!("{}.try_permute({p:?})", x.text),
-                    Ok(vec![x.t.try_permute(&p)?])
+                    format!("{}.permute({p:?})", x.text),
+                    Ok(vec![x.t.permute(&p)?])
                 )
             }
             2 => {
@@ -1144,8 +1144,8 @@ impl Gen {
                 call!(
                     ops,
                     "transpose",
-                    format!("{}.try_transpose({a}, {b})", x.text),
-                    Ok(vec![x.t.try_transpose(a, b)?])
+                    format!("{}.transpose({a}, {b})", x.text),
+                    Ok(vec![x.t.transpose(a, b)?])
                 )
             }
             3 => {
@@ -1153,8 +1153,8 @@ impl Gen {
                 call!(
                     ops,
                     "broadcast_to",
-                    format!("{}.try_broadcast_to({s:?})", x.text),
-                    Ok(vec![x.t.try_broadcast_to(&s)?])
+                    format!("{}.broadcast_to({s:?})", x.text),
+                    Ok(vec![x.t.broadcast_to(&s)?])
                 )
             }
             4 => {
@@ -1162,8 +1162,8 @@ impl Gen {
                 call!(
                     ops,
                     "expand",
-                    format!("{}.try_expand({s:?})", x.text),
-                    Ok(vec![x.t.try_expand(&s)?])
+                    format!("{}.expand({s:?})", x.text),
+                    Ok(vec![x.t.expand(&s)?])
                 )
             }
             5 => {
@@ -1187,16 +1187,16 @@ impl Gen {
                 ops.push("pad");
                 match self.below(3) {
                     0 => (
-                        format!("{}.try_pad({pads:?}, 1.5f32)", x.text),
-                        Box::new(move || Ok(vec![x.t.try_pad(&pads, 1.5f32)?])),
+                        format!("{}.pad({pads:?}, 1.5f32)", x.text),
+                        Box::new(move || Ok(vec![x.t.pad(&pads, 1.5f32)?])),
                     ),
                     1 => (
-                        format!("{}.try_pad({pads:?}, true)", x.text),
-                        Box::new(move || Ok(vec![x.t.try_pad(&pads, true)?])),
+                        format!("{}.pad({pads:?}, true)", x.text),
+                        Box::new(move || Ok(vec![x.t.pad(&pads, true)?])),
                     ),
                     _ => (
-                        format!("{}.try_pad({pads:?}, -7i64)", x.text),
-                        Box::new(move || Ok(vec![x.t.try_pad(&pads, -7i64)?])),
+                        format!("{}.pad({pads:?}, -7i64)", x.text),
+                        Box::new(move || Ok(vec![x.t.pad(&pads, -7i64)?])),
                     ),
                 }
             }
@@ -1221,8 +1221,8 @@ impl Gen {
                 call!(
                     ops,
                     "shrink",
-                    format!("{}.try_shrink({bounds:?})", x.text),
-                    Ok(vec![x.t.try_shrink(&bounds)?])
+                    format!("{}.shrink({bounds:?})", x.text),
+                    Ok(vec![x.t.shrink(&bounds)?])
                 )
             }
             7 => {
@@ -1230,8 +1230,8 @@ impl Gen {
                 call!(
                     ops,
                     "slice",
-                    format!("{}.try_slice({slices:?})", x.text),
-                    Ok(vec![x.t.try_slice(&slices)?])
+                    format!("{}.slice({slices:?})", x.text),
+                    Ok(vec![x.t.slice(&slices)?])
                 )
             }
             8 => {
@@ -1239,8 +1239,8 @@ impl Gen {
                 call!(
                     ops,
                     "flip",
-                    format!("{}.try_flip({a:?})", x.text),
-                    Ok(vec![x.t.try_flip(&a)?])
+                    format!("{}.flip({a:?})", x.text),
+                    Ok(vec![x.t.flip(&a)?])
                 )
             }
             9 => {
@@ -1249,15 +1249,15 @@ impl Gen {
                     call!(
                         ops,
                         "squeeze",
-                        format!("{}.try_squeeze({a})", x.text),
-                        Ok(vec![x.t.try_squeeze(a)?])
+                        format!("{}.squeeze({a})", x.text),
+                        Ok(vec![x.t.squeeze(a)?])
                     )
                 } else {
                     call!(
                         ops,
                         "unsqueeze",
-                        format!("{}.try_unsqueeze({a})", x.text),
-                        Ok(vec![x.t.try_unsqueeze(a)?])
+                        format!("{}.unsqueeze({a})", x.text),
+                        Ok(vec![x.t.unsqueeze(a)?])
                     )
                 }
             }
@@ -1266,8 +1266,8 @@ impl Gen {
                 call!(
                     ops,
                     "flatten",
-                    format!("{}.try_flatten({a}, {b})", x.text),
-                    Ok(vec![x.t.try_flatten(a, b)?])
+                    format!("{}.flatten({a}, {b})", x.text),
+                    Ok(vec![x.t.flatten(a, b)?])
                 )
             }
             11 => {
@@ -1275,8 +1275,8 @@ impl Gen {
                 call!(
                     ops,
                     "repeat",
-                    format!("{}.try_repeat({reps:?})", x.text),
-                    Ok(vec![x.t.try_repeat(&reps)?])
+                    format!("{}.repeat({reps:?})", x.text),
+                    Ok(vec![x.t.repeat(&reps)?])
                 )
             }
             12 | 13 => {
@@ -1301,20 +1301,15 @@ impl Gen {
                 let names = names.join(", ");
                 let ts: Vec<Tensor> = parts.into_iter().map(|p| p.t).collect();
                 if self.chance(50) {
-                    call!(ops, "cat", format!("Tensor::try_cat(&[{names}], {dim})"), {
+                    call!(ops, "cat", format!("Tensor::cat(&[{names}], {dim})"), {
                         let refs: Vec<&Tensor> = ts.iter().collect();
-                        Ok(vec![Tensor::try_cat(&refs, dim)?])
+                        Ok(vec![Tensor::cat(&refs, dim)?])
                     })
                 } else {
-                    call!(
-                        ops,
-                        "stack",
-                        format!("Tensor::try_stack(&[{names}], {dim})"),
-                        {
-                            let refs: Vec<&Tensor> = ts.iter().collect();
-                            Ok(vec![Tensor::try_stack(&refs, dim)?])
-                        }
-                    )
+                    call!(ops, "stack", format!("Tensor::stack(&[{names}], {dim})"), {
+                        let refs: Vec<&Tensor> = ts.iter().collect();
+                        Ok(vec![Tensor::stack(&refs, dim)?])
+                    })
                 }
             }
             14 => {
@@ -1331,8 +1326,8 @@ impl Gen {
                 call!(
                     ops,
                     "split",
-                    format!("{}.try_split({sizes:?}, {dim})", x.text),
-                    x.t.try_split(&sizes, dim)
+                    format!("{}.split({sizes:?}, {dim})", x.text),
+                    x.t.split(&sizes, dim)
                 )
             }
             15 => {
@@ -1341,8 +1336,8 @@ impl Gen {
                 call!(
                     ops,
                     "chunk",
-                    format!("{}.try_chunk({n}, {dim})", x.text),
-                    x.t.try_chunk(n, dim)
+                    format!("{}.chunk({n}, {dim})", x.text),
+                    x.t.chunk(n, dim)
                 )
             }
             16 => {

@@ -15,12 +15,12 @@ fn hands_on_values() {
     close(&vals(&scaled), &[1.1, 2.2, 3.3, 4.4]);
 
     let m = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
-        .try_reshape(&[2, 3])
+        .reshape(&[2, 3])
         .unwrap();
-    let t = m.try_transpose(0, 1).unwrap();
+    let t = m.transpose(0, 1).unwrap();
     assert_eq!(t.shape(), &[3, 2]);
     let bias = Tensor::from_slice(&[100.0f32, 200.0])
-        .try_reshape(&[1, 2])
+        .reshape(&[1, 2])
         .unwrap();
     close(
         &vals(&(&t + &bias)),
@@ -215,45 +215,45 @@ fn random_numbers() {
 fn movement() {
     let x = Tensor::from_vec((0..6).map(|v| v as f32).collect(), &[2, 3]).unwrap();
     close(
-        &vals(&x.try_flip(&[-1]).unwrap()),
+        &vals(&x.flip(&[-1]).unwrap()),
         &[2.0, 1.0, 0.0, 5.0, 4.0, 3.0],
     );
     close(
-        &vals(&x.try_permute(&[1, 0]).unwrap()),
+        &vals(&x.permute(&[1, 0]).unwrap()),
         &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0],
     );
-    let p = x.try_pad(&[(0, 0), (1, -1)], 9.0f32).unwrap();
+    let p = x.pad(&[(0, 0), (1, -1)], 9.0f32).unwrap();
     close(&vals(&p), &[9.0, 0.0, 1.0, 9.0, 3.0, 4.0]);
-    let s = x.try_slice(&[Slice::all(), Slice::all().step(-2)]).unwrap();
+    let s = x.slice(&[Slice::all(), Slice::all().step(-2)]).unwrap();
     close(&vals(&s), &[2.0, 0.0, 5.0, 3.0]);
     let r = Tensor::from_vec((0..10).map(|v| v as f32).collect(), &[10]).unwrap();
     close(
-        &vals(&r.try_slice(&[Slice::range(1, -1).step(3)]).unwrap()),
+        &vals(&r.slice(&[Slice::range(1, -1).step(3)]).unwrap()),
         &[1.0, 4.0, 7.0],
     );
     close(
-        &vals(&r.try_slice(&[Slice::from(-3)]).unwrap()),
+        &vals(&r.slice(&[Slice::from(-3)]).unwrap()),
         &[7.0, 8.0, 9.0],
     );
     close(
-        &vals(&r.try_slice(&[Slice::range(8, 2).step(-3)]).unwrap()),
+        &vals(&r.slice(&[Slice::range(8, 2).step(-3)]).unwrap()),
         &[8.0, 5.0],
     );
-    assert_eq!(r.try_slice(&[Slice::range(5, 2)]).unwrap().shape(), &[0]);
-    let c = Tensor::try_cat(&[&x, &x.try_slice(&[Slice::to(1)]).unwrap()], 0).unwrap();
+    assert_eq!(r.slice(&[Slice::range(5, 2)]).unwrap().shape(), &[0]);
+    let c = Tensor::cat(&[&x, &x.slice(&[Slice::to(1)]).unwrap()], 0).unwrap();
     close(&vals(&c), &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 1.0, 2.0]);
-    let st = Tensor::try_stack(&[&r, &r], 1).unwrap();
+    let st = Tensor::stack(&[&r, &r], 1).unwrap();
     assert_eq!(st.shape(), &[10, 2]);
-    let rep = Tensor::from_slice(&[1i32, 2]).try_repeat(&[2, 2]).unwrap();
+    let rep = Tensor::from_slice(&[1i32, 2]).repeat(&[2, 2]).unwrap();
     assert_eq!(rep.shape(), &[2, 4]);
     close(&vals(&rep), &[1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
-    let parts = r.try_chunk(3, 0).unwrap();
+    let parts = r.chunk(3, 0).unwrap();
     let sizes: Vec<usize> = parts.iter().map(|p| p.shape()[0]).collect();
     assert_eq!(sizes, [4, 4, 2]);
     close(&vals(&parts[2]), &[8.0, 9.0]);
-    assert_eq!(x.try_flatten(0, -1).unwrap().shape(), &[6]);
-    assert_eq!(x.try_unsqueeze(-1).unwrap().shape(), &[2, 3, 1]);
-    assert_eq!(x.try_expand(&[4, -1, -1]).unwrap().shape(), &[4, 2, 3]);
+    assert_eq!(x.flatten(0, -1).unwrap().shape(), &[6]);
+    assert_eq!(x.unsqueeze(-1).unwrap().shape(), &[2, 3, 1]);
+    assert_eq!(x.expand(&[4, -1, -1]).unwrap().shape(), &[4, 2, 3]);
 }
 
 #[test]
@@ -360,7 +360,7 @@ fn convolution_and_pooling() {
     };
     close(&vals(&x.conv2d(&w, None, dil).unwrap()), &[16.0]);
     // Two groups: each output channel sees one input channel.
-    let x2 = Tensor::try_cat(&[&x, &x.mul(10.0).unwrap()], 1).unwrap();
+    let x2 = Tensor::cat(&[&x, &x.mul(10.0).unwrap()], 1).unwrap();
     let w2 = Tensor::full(&[2, 1, 1, 1], 2.0f32);
     let grouped = ConvOptions {
         groups: 2,
@@ -389,12 +389,10 @@ fn convolution_and_pooling() {
 #[test]
 fn non_contiguous_views_in_arithmetic() {
     let x = Tensor::from_vec((0..6).map(|v| v as f32).collect(), &[2, 3]).unwrap();
-    let t = x.try_transpose(0, 1).unwrap();
-    let f = t.try_flip(&[0]).unwrap();
+    let t = x.transpose(0, 1).unwrap();
+    let f = t.flip(&[0]).unwrap();
     close(&vals(&(&t + &f)), &[2.0, 8.0, 2.0, 8.0, 2.0, 8.0]);
-    let e = Tensor::from_slice(&[1.0f32, 2.0])
-        .try_reshape(&[2, 1])
-        .unwrap();
+    let e = Tensor::from_slice(&[1.0f32, 2.0]).reshape(&[2, 1]).unwrap();
     close(&vals(&(&x * &e)), &[0.0, 1.0, 2.0, 6.0, 8.0, 10.0]);
 }
 
@@ -409,7 +407,7 @@ fn scalar_tensors_accept_axis_minus_one() {
         close(&vals(&s.softmax(axis).unwrap()), &[1.0]);
         close(&vals(&s.log_softmax(axis).unwrap()), &[0.0]);
         close(&vals(&s.logsumexp(Some(&[axis]), false).unwrap()), &[1.5]);
-        assert_eq!(s.try_squeeze(axis).unwrap().shape(), &[] as &[usize]);
+        assert_eq!(s.squeeze(axis).unwrap().shape(), &[] as &[usize]);
     }
     assert!(s.sum(Some(&[1]), false).is_err());
     assert!(s.sum(Some(&[-2]), false).is_err());

@@ -29,9 +29,9 @@ fn tensors_realize_concurrently_from_many_threads() {
                         assert_eq!(got, want, "thread {t} round {round}");
                         // A structure only this thread builds.
                         let total = shared
-                            .try_reshape(&[-1, 1])
+                            .reshape(&[-1, 1])
                             .unwrap()
-                            .try_expand(&[-1, t as isize + 1])
+                            .expand(&[-1, t as isize + 1])
                             .unwrap()
                             .sum(None, false)
                             .unwrap()

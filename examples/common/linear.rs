@@ -22,7 +22,7 @@ impl Linear {
 
         Self {
             weight: Tensor::from_slice(&weight_data)
-                .try_reshape(&[out_features as isize, in_features as isize])
+                .reshape(&[out_features as isize, in_features as isize])
                 .expect("reshape failed"),
             bias: Tensor::from_slice(&bias_data),
         }
@@ -31,7 +31,7 @@ impl Linear {
     /// Applies the layer to `[in_features]` or `[batch, in_features]`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor, Error> {
         // y = x @ W.T + b
-        let weight_t = self.weight.try_transpose(0, 1)?;
+        let weight_t = self.weight.transpose(0, 1)?;
         let out = x.dot(&weight_t)?;
         Ok(&out + &self.bias)
     }

@@ -204,22 +204,22 @@ pub fn input(
         Layout::Contiguous => Ok(t),
         Layout::Permuted => {
             let perm: Vec<isize> = (0..r as isize).rev().collect();
-            t.try_permute(&perm)
+            t.permute(&perm)
         }
         Layout::Sliced => {
             let b: Vec<(usize, usize)> = shape.iter().map(|&d| (1, d + 1)).collect();
-            t.try_shrink(&b)
+            t.shrink(&b)
         }
         Layout::Strided if r > 0 => {
             let mut s = vec![Slice::all(); r];
             s[r - 1] = Slice::all().step(2);
-            t.try_slice(&s)
+            t.slice(&s)
         }
         Layout::Flipped => {
             let axes: Vec<isize> = (0..r as isize).collect();
-            t.try_flip(&axes)
+            t.flip(&axes)
         }
-        Layout::Expanded => t.try_broadcast_to(shape),
+        Layout::Expanded => t.broadcast_to(shape),
         Layout::Strided => Ok(t),
     };
     let view = view.expect("input views are well formed");

@@ -245,13 +245,13 @@ pub fn build(step: &Step, nodes: &[Tensor]) -> Result<Tensor, String> {
         }
         "index_input" => return index_input(a),
         "realize" => return Ok(x()?.clone()),
-        "reshape" => x()?.try_reshape(&isizes(a)?),
-        "permute" => x()?.try_permute(&isizes(a)?),
-        "transpose" => x()?.try_transpose(int(&a[0])? as isize, int(&a[1])? as isize),
+        "reshape" => x()?.reshape(&isizes(a)?),
+        "permute" => x()?.permute(&isizes(a)?),
+        "transpose" => x()?.transpose(int(&a[0])? as isize, int(&a[1])? as isize),
         "expand_new" => x()?
-            .try_unsqueeze(int(&a[0])? as isize)
-            .and_then(|u| u.try_expand(&isizes(&a[1]).unwrap_or_default())),
-        "broadcast_to" => x()?.try_broadcast_to(&usizes(a)?),
+            .unsqueeze(int(&a[0])? as isize)
+            .and_then(|u| u.expand(&isizes(&a[1]).unwrap_or_default())),
+        "broadcast_to" => x()?.broadcast_to(&usizes(a)?),
         "pad" => {
             let pads: Vec<(isize, isize)> = list(&a[0])?
                 .iter()
@@ -260,11 +260,11 @@ pub fn build(step: &Step, nodes: &[Tensor]) -> Result<Tensor, String> {
             let t = x()?;
             let v = a[1].as_f64().ok_or_else(|| format!("pad value {}", a[1]))?;
             if t.dtype().is_bool() {
-                t.try_pad(&pads, v != 0.0)
+                t.pad(&pads, v != 0.0)
             } else if t.dtype().is_float() {
-                t.try_pad(&pads, v as f32)
+                t.pad(&pads, v as f32)
             } else {
-                t.try_pad(&pads, v as i32)
+                t.pad(&pads, v as i32)
             }
         }
         "shrink" => {
@@ -272,21 +272,21 @@ pub fn build(step: &Step, nodes: &[Tensor]) -> Result<Tensor, String> {
                 .iter()
                 .map(|p| Ok((int(&p[0])? as usize, int(&p[1])? as usize)))
                 .collect::<Result<_, String>>()?;
-            x()?.try_shrink(&b)
+            x()?.shrink(&b)
         }
-        "slice" => x()?.try_slice(&slices(a)?),
-        "flip" => x()?.try_flip(&isizes(a)?),
-        "squeeze" => x()?.try_squeeze(int(a)? as isize),
-        "unsqueeze" => x()?.try_unsqueeze(int(a)? as isize),
-        "flatten" => x()?.try_flatten(int(&a[0])? as isize, int(&a[1])? as isize),
-        "repeat" => x()?.try_repeat(&usizes(a)?),
-        "cat" => Tensor::try_cat(&src, int(a)? as isize),
-        "stack" => Tensor::try_stack(&src, int(a)? as isize),
+        "slice" => x()?.slice(&slices(a)?),
+        "flip" => x()?.flip(&isizes(a)?),
+        "squeeze" => x()?.squeeze(int(a)? as isize),
+        "unsqueeze" => x()?.unsqueeze(int(a)? as isize),
+        "flatten" => x()?.flatten(int(&a[0])? as isize, int(&a[1])? as isize),
+        "repeat" => x()?.repeat(&usizes(a)?),
+        "cat" => Tensor::cat(&src, int(a)? as isize),
+        "stack" => Tensor::stack(&src, int(a)? as isize),
         "chunk" | "split" => {
             let parts = if step.op == "chunk" {
-                x()?.try_chunk(int(&a[0])? as usize, int(&a[1])? as isize)
+                x()?.chunk(int(&a[0])? as usize, int(&a[1])? as isize)
             } else {
-                x()?.try_split(&usizes(&a[0])?, int(&a[1])? as isize)
+                x()?.split(&usizes(&a[0])?, int(&a[1])? as isize)
             };
             let parts = parts.map_err(|e| e.to_string())?;
             let k = int(&a[2])? as usize;
@@ -370,7 +370,7 @@ pub fn build(step: &Step, nodes: &[Tensor]) -> Result<Tensor, String> {
         "matmul" => x()?.matmul(y()?),
         "matmul_t" => {
             let t = x()?;
-            t.try_transpose(-1, -2).and_then(|u| t.matmul(&u))
+            t.transpose(-1, -2).and_then(|u| t.matmul(&u))
         }
         "softmax" => x()?.softmax(int(a)? as isize),
         "log_softmax" => x()?.log_softmax(int(a)? as isize),

@@ -222,7 +222,7 @@ impl Embedding {
     #[track_caller]
     pub fn forward(&self, indices: &Tensor) -> Result<Tensor> {
         let vocab = self.weight.shape().first().copied().unwrap_or(0);
-        let ids = indices.cast(DType::I32)?.try_unsqueeze(-1)?;
+        let ids = indices.cast(DType::I32)?.unsqueeze(-1)?;
         let rows = Tensor::arange(0i32, vocab as i32, 1)?;
         ids.eq(&rows)?.cast(DType::F32)?.matmul(&self.weight)
     }

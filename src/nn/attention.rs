@@ -73,14 +73,14 @@ impl MultiheadAttention {
                 ));
             }
         }
-        let w = self.in_proj_weight.try_chunk(3, 0)?;
-        let b = self.in_proj_bias.try_chunk(3, 0)?;
+        let w = self.in_proj_weight.chunk(3, 0)?;
+        let b = self.in_proj_bias.chunk(3, 0)?;
         let (h, d) = (self.heads as isize, (e / self.heads) as isize);
         let heads = |x: &Tensor, i: usize| -> Result<Tensor> {
             let (batch, len) = (x.shape()[0] as isize, x.shape()[1] as isize);
             x.linear(&w[i], Some(&b[i]))?
-                .try_reshape(&[batch, len, h, d])?
-                .try_transpose(1, 2)
+                .reshape(&[batch, len, h, d])?
+                .transpose(1, 2)
         };
         let (q, k, v) = (heads(query, 0)?, heads(key, 1)?, heads(value, 2)?);
         let opts = AttentionOptions {
@@ -90,8 +90,8 @@ impl MultiheadAttention {
         let (batch, len) = (query.shape()[0] as isize, query.shape()[1] as isize);
         let joined = q
             .scaled_dot_product_attention(&k, &v, &opts)?
-            .try_transpose(1, 2)?
-            .try_reshape(&[batch, len, e as isize])?;
+            .transpose(1, 2)?
+            .reshape(&[batch, len, e as isize])?;
         self.out_proj.forward(&joined)
     }
 }

@@ -75,24 +75,24 @@ impl BatchNorm2d {
             let new_mean = self
                 .running_mean
                 .mul(1.0 - m)?
-                .add(&mean.try_reshape(&[c as isize])?.mul(m)?)?;
+                .add(&mean.reshape(&[c as isize])?.mul(m)?)?;
             let new_var = self
                 .running_var
                 .mul(1.0 - m)?
-                .add(&unbiased.try_reshape(&[c as isize])?.mul(m)?)?;
+                .add(&unbiased.reshape(&[c as isize])?.mul(m)?)?;
             self.pending.record(&self.running_mean, new_mean);
             self.pending.record(&self.running_var, new_var);
             (mean, var)
         } else {
             (
-                self.running_mean.try_reshape(&per_channel)?,
-                self.running_var.try_reshape(&per_channel)?,
+                self.running_mean.reshape(&per_channel)?,
+                self.running_var.reshape(&per_channel)?,
             )
         };
         x.sub(&mean)?
             .mul(&var.add(self.eps)?.rsqrt()?)?
-            .mul(&self.weight.try_reshape(&per_channel)?)?
-            .add(&self.bias.try_reshape(&per_channel)?)
+            .mul(&self.weight.reshape(&per_channel)?)?
+            .add(&self.bias.reshape(&per_channel)?)
     }
 }
 

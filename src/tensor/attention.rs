@@ -100,7 +100,7 @@ impl Tensor {
         let scale = opts.scale.unwrap_or(1.0 / (e as f64).sqrt());
         let scores = self
             .to_float()?
-            .matmul(&key.try_transpose(-1, -2)?)?
+            .matmul(&key.transpose(-1, -2)?)?
             .mul(scale)?;
         let l = q[q.len() - 2];
         let scores = if opts.is_causal {

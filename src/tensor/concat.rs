@@ -13,11 +13,11 @@ impl Tensor {
     /// are promoted. Each part is padded to the full length and the parts
     /// are added (OR for bool).
     #[track_caller]
-    pub fn try_cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+    pub fn cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         Tensor::cat_as("cat", tensors, dim)
     }
 
-    /// [`Tensor::try_cat`] with errors naming `op`.
+    /// [`Tensor::cat`] with errors naming `op`.
     #[track_caller]
     pub(super) fn cat_as(op: &str, tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         let Some(first) = tensors.first() else {
@@ -85,7 +85,7 @@ impl Tensor {
 
     /// Stacks equally shaped tensors along a new axis `dim`.
     #[track_caller]
-    pub fn try_stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
+    pub fn stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
         let mut parts = Vec::with_capacity(tensors.len());
         let mut first: Option<Vec<usize>> = None;
         for t in tensors {
@@ -111,7 +111,7 @@ impl Tensor {
     /// Splits axis `dim` into consecutive parts of the given sizes, which
     /// must add up to the axis length.
     #[track_caller]
-    pub fn try_split(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+    pub fn split(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         self.split_as("split", sizes, dim)
     }
 
@@ -127,7 +127,7 @@ impl Tensor {
         Ok((shape, d))
     }
 
-    /// [`Tensor::try_split`] with errors naming `op`.
+    /// [`Tensor::split`] with errors naming `op`.
     #[track_caller]
     fn split_as(&self, op: &str, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         let (shape, d) =
@@ -157,7 +157,7 @@ impl Tensor {
     /// Splits axis `dim` into `chunks` parts of equal size (the last one
     /// smaller when the length does not divide), like `torch.chunk`.
     #[track_caller]
-    pub fn try_chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
+    pub fn chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
         if chunks == 0 {
             return Err(Error::argument(
                 "chunk",
@@ -180,7 +180,7 @@ impl Tensor {
     /// last one smaller when `size` does not divide the length (PyTorch's
     /// `split` with an integer).
     #[track_caller]
-    pub fn try_split_every(&self, size: usize, dim: isize) -> Result<Vec<Tensor>> {
+    pub fn split_every(&self, size: usize, dim: isize) -> Result<Vec<Tensor>> {
         if size == 0 {
             return Err(Error::argument("split", "the part size must be positive"));
         }

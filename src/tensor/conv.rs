@@ -346,7 +346,7 @@ impl Tensor {
             .pad_to(op, &spread_pads)?
             .reshape_to(&merged)?
             .shrink_to(&cut)?;
-        let padded = spread.try_pad(&pads, 0u8)?;
+        let padded = spread.pad(&pads, 0u8)?;
         let (cin_g, cout_g) = (c / groups, ws[1]);
         let mut by_group = vec![groups, cin_g, cout_g];
         by_group.extend(k);

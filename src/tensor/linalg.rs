@@ -101,7 +101,7 @@ impl Tensor {
         };
         linear_shape(&x.shape, &w.shape, bias_shape.as_deref()).located()?;
         let w = if weight.ndim() >= 2 {
-            weight.try_transpose(-1, -2)?
+            weight.transpose(-1, -2)?
         } else {
             weight.clone()
         };

@@ -229,7 +229,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let ids = Tensor::counting(op, classes, ScalarType::I64)?;
         let t = target.cast_to(ScalarType::I64)?;
-        let onehot = t.try_unsqueeze(-1)?.eq(&ids)?;
+        let onehot = t.unsqueeze(-1)?.eq(&ids)?;
         let w = match &opts.weight {
             Some(w) => w.cast_to(self.graph()?.dtype)?,
             None => Tensor::constant(

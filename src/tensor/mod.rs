@@ -15,7 +15,7 @@
 //! returns it. Errors quote the caller's source location.
 //!
 //! The movement ops of the book's API carry a `try_` prefix
-//! (`try_reshape`, `try_transpose`, ...); their siblings follow it.
+//! (`reshape`, `transpose`, ...); their siblings follow it.
 
 mod activations;
 mod attention;
@@ -24,6 +24,7 @@ mod concat;
 mod conv;
 mod creation;
 mod data;
+mod deprecated;
 mod einsum;
 mod elementwise;
 mod indexing;

@@ -14,7 +14,7 @@ use morok_core::uop::{Arg, Op, Shape, UOp};
 use morok_core::ScalarType;
 use smallvec::smallvec;
 
-/// One axis of [`Tensor::try_slice`], with Python slice semantics:
+/// One axis of [`Tensor::slice`], with Python slice semantics:
 /// `start` and `end` may be negative (counted from the end) or absent, and
 /// out-of-range bounds are clamped; a negative `step` walks backwards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,7 +234,7 @@ impl Tensor {
     /// A view with a new shape of the same element count, in row-major
     /// order; one dimension may be `-1` (inferred).
     #[track_caller]
-    pub fn try_reshape(&self, shape: &[isize]) -> Result<Tensor> {
+    pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
         let target = reshape_target(&self.graph()?.shape, shape).located()?;
         super::checked_numel("reshape", &target)?;
         self.reshape_to(&target)
@@ -243,14 +243,14 @@ impl Tensor {
     /// Reorders the axes: axis `i` of the result is axis `perm[i]` of
     /// `self` (negative axes count from the end).
     #[track_caller]
-    pub fn try_permute(&self, perm: &[isize]) -> Result<Tensor> {
+    pub fn permute(&self, perm: &[isize]) -> Result<Tensor> {
         let (axes, _) = permute_shape(&self.graph()?.shape, perm).located()?;
         self.permute_to(&axes)
     }
 
     /// Swaps axes `a` and `b`.
     #[track_caller]
-    pub fn try_transpose(&self, a: isize, b: isize) -> Result<Tensor> {
+    pub fn transpose(&self, a: isize, b: isize) -> Result<Tensor> {
         let ((a, b), _) = transpose_shape(&self.graph()?.shape, a, b).located()?;
         self.swap_axes(a, b)
     }
@@ -258,11 +258,11 @@ impl Tensor {
     /// Broadcasts to `shape` with NumPy rules: axes align from the right,
     /// and only size-1 axes (or new leading axes) can grow.
     #[track_caller]
-    pub fn try_broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         self.broadcast_as("broadcast_to", shape)
     }
 
-    /// [`Tensor::try_broadcast_to`] with errors naming `op`.
+    /// [`Tensor::broadcast_to`] with errors naming `op`.
     #[track_caller]
     fn broadcast_as(&self, op: &str, shape: &[usize]) -> Result<Tensor> {
         let src = self.graph()?.shape.clone();
@@ -271,10 +271,10 @@ impl Tensor {
         self.expand_to(shape)
     }
 
-    /// PyTorch `expand`: like [`Tensor::try_broadcast_to`], where `-1`
+    /// PyTorch `expand`: like [`Tensor::broadcast_to`], where `-1`
     /// keeps the size of the aligned axis.
     #[track_caller]
-    pub fn try_expand(&self, shape: &[isize]) -> Result<Tensor> {
+    pub fn expand(&self, shape: &[isize]) -> Result<Tensor> {
         let src = self.graph()?.shape.clone();
         let wanted: Vec<ReshapeDim<usize>> =
             shape.iter().map(|&d| ReshapeDim::from_signed(d)).collect();
@@ -285,7 +285,7 @@ impl Tensor {
     /// Pads every axis by `(before, after)` elements of `value`; negative
     /// amounts remove elements instead.
     #[track_caller]
-    pub fn try_pad<T: Element>(&self, pads: &[(isize, isize)], value: T) -> Result<Tensor> {
+    pub fn pad<T: Element>(&self, pads: &[(isize, isize)], value: T) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
         if pads.len() != shape.len() {
             return Err(Error::shape(ShapeError::new(
@@ -347,7 +347,7 @@ impl Tensor {
 
     /// Keeps `[begin, end)` on every axis.
     #[track_caller]
-    pub fn try_shrink(&self, bounds: &[(usize, usize)]) -> Result<Tensor> {
+    pub fn shrink(&self, bounds: &[(usize, usize)]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
         if bounds.len() != shape.len()
             || bounds
@@ -367,7 +367,7 @@ impl Tensor {
     /// Python-style slicing of the leading axes (`t[a:b:s, ...]`); axes
     /// without a [`Slice`] are kept whole.
     #[track_caller]
-    pub fn try_slice(&self, slices: &[Slice]) -> Result<Tensor> {
+    pub fn slice(&self, slices: &[Slice]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
         if slices.len() > shape.len() {
             return Err(Error::shape(ShapeError::new(
@@ -386,7 +386,7 @@ impl Tensor {
         Ok(x)
     }
 
-    /// One axis of `try_slice`: FLIP for a negative step, SHRINK to the
+    /// One axis of `slice`: FLIP for a negative step, SHRINK to the
     /// span, then PAD + RESHAPE + SHRINK to pick every `step`-th element.
     #[track_caller]
     pub(super) fn slice_axis(&self, axis: usize, s: Slice) -> Result<Tensor> {
@@ -428,7 +428,7 @@ impl Tensor {
 
     /// Reverses the order of elements along `axes`.
     #[track_caller]
-    pub fn try_flip(&self, axes: &[isize]) -> Result<Tensor> {
+    pub fn flip(&self, axes: &[isize]) -> Result<Tensor> {
         let norm = flip_axes(&self.graph()?.shape, axes).located()?;
         if self.ndim() == 0 {
             return Ok(self.clone());
@@ -438,7 +438,7 @@ impl Tensor {
 
     /// Removes axis `dim`, which must have size 1.
     #[track_caller]
-    pub fn try_squeeze(&self, dim: isize) -> Result<Tensor> {
+    pub fn squeeze(&self, dim: isize) -> Result<Tensor> {
         let out = squeeze_shape(&self.graph()?.shape, dim).located()?;
         self.reshape_to(&out)
     }
@@ -452,9 +452,9 @@ impl Tensor {
 
     /// Splits axis `dim` into axes of `sizes` (one may be `-1`, inferred),
     /// whose product is its length: PyTorch's `unflatten`, the inverse of
-    /// [`Tensor::try_flatten`].
+    /// [`Tensor::flatten`].
     #[track_caller]
-    pub fn try_unflatten(&self, dim: isize, sizes: &[isize]) -> Result<Tensor> {
+    pub fn unflatten(&self, dim: isize, sizes: &[isize]) -> Result<Tensor> {
         let sizes: Vec<ReshapeDim<usize>> =
             sizes.iter().map(|&d| ReshapeDim::from_signed(d)).collect();
         let out = unflatten_shape(&self.graph()?.shape, dim, &sizes).located()?;
@@ -463,14 +463,14 @@ impl Tensor {
 
     /// Inserts an axis of size 1 at `dim` (`-1` appends).
     #[track_caller]
-    pub fn try_unsqueeze(&self, dim: isize) -> Result<Tensor> {
+    pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
         let out = unsqueeze_shape(&self.graph()?.shape, dim).located()?;
         self.reshape_to(&out)
     }
 
     /// Merges axes `start..=end` into one.
     #[track_caller]
-    pub fn try_flatten(&self, start: isize, end: isize) -> Result<Tensor> {
+    pub fn flatten(&self, start: isize, end: isize) -> Result<Tensor> {
         let out = flatten_shape(&self.graph()?.shape, start, end).located()?;
         self.reshape_to(&out)
     }
@@ -478,11 +478,11 @@ impl Tensor {
     /// Tiles the tensor `reps[i]` times along axis `i` (like
     /// `torch.Tensor.repeat`; extra leading entries add axes).
     #[track_caller]
-    pub fn try_repeat(&self, reps: &[usize]) -> Result<Tensor> {
+    pub fn repeat(&self, reps: &[usize]) -> Result<Tensor> {
         self.repeat_as("repeat", reps)
     }
 
-    /// [`Tensor::try_repeat`] with errors naming `op`.
+    /// [`Tensor::repeat`] with errors naming `op`.
     #[track_caller]
     pub(super) fn repeat_as(&self, op: &str, reps: &[usize]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();

@@ -136,7 +136,7 @@ impl Tensor {
         let classes = ls[ls.len() - 1];
         let logp = self.log_softmax(-1)?;
         let ids = Tensor::counting("cross_entropy", classes, ScalarType::I32)?;
-        let onehot = labels.try_unsqueeze(-1)?.eq(&ids)?;
+        let onehot = labels.unsqueeze(-1)?.eq(&ids)?;
         let picked = onehot.where_(&logp, 0.0)?.sum(Some(&[-1]), false)?;
         picked.neg()?.mean(None, false)
     }

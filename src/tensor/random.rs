@@ -162,8 +162,8 @@ impl Tensor {
         let doubled = doubled(shape);
         super::checked_numel("randn", &doubled)?;
         let u = Tensor::uniform(&doubled, DType::scalar(work), key, base)?;
-        let halves = u.try_split(&[1, 1], 0)?;
-        let (u1, u2) = (halves[0].try_squeeze(0)?, halves[1].try_squeeze(0)?);
+        let halves = u.split(&[1, 1], 0)?;
+        let (u1, u2) = (halves[0].squeeze(0)?, halves[1].squeeze(0)?);
         let radius = u1.mul(-1.0)?.add(1.0)?.log()?.mul(-2.0)?.sqrt()?;
         let angle = u2.mul(2.0 * std::f64::consts::PI)?.cos()?;
         radius.mul(&angle)?.cast_to(t)

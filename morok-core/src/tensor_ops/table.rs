@@ -262,27 +262,27 @@ op_table! {
     /// Matrix product (as `matmul`).
     Dot = "dot" "dot" (other: Tensor) -> D::Sum, S::Matmul;
     /// A view with new dims (one may be `-1`).
-    Reshape = "reshape" "try_reshape" (dims: Dims) -> D::Same, S::Reshape(0);
+    Reshape = "reshape" "reshape" (dims: Dims) -> D::Same, S::Reshape(0);
     /// Broadcasts size-1 axes to new dims (`-1` keeps one).
-    Expand = "expand" "try_expand" (dims: Dims) -> D::Same, S::Expand(0);
+    Expand = "expand" "expand" (dims: Dims) -> D::Same, S::Expand(0);
     /// Swaps two axes.
-    Transpose = "transpose" "try_transpose" (a: Axis, b: Axis) -> D::Same, S::Transpose(0, 1);
+    Transpose = "transpose" "transpose" (a: Axis, b: Axis) -> D::Same, S::Transpose(0, 1);
     /// Reorders the axes.
-    Permute = "permute" "try_permute" (axes: Axes) -> D::Same, S::Permute(0);
+    Permute = "permute" "permute" (axes: Axes) -> D::Same, S::Permute(0);
     /// Reverses the order along axes.
-    Flip = "flip" "try_flip" (axes: Axes) -> D::Same, S::Flip(0);
+    Flip = "flip" "flip" (axes: Axes) -> D::Same, S::Flip(0);
     /// Removes a size-1 axis.
-    Squeeze = "squeeze" "try_squeeze" (axis: Axis) -> D::Same, S::Squeeze(0);
+    Squeeze = "squeeze" "squeeze" (axis: Axis) -> D::Same, S::Squeeze(0);
     /// Removes every size-1 axis.
     SqueezeAll = "squeeze_all" "squeeze_all" () -> D::Same, S::SqueezeAll;
     /// Splits an axis into several (one size may be `-1`).
-    Unflatten = "unflatten" "try_unflatten" (axis: Axis, sizes: Dims) -> D::Same, S::Unflatten(0, 1);
+    Unflatten = "unflatten" "unflatten" (axis: Axis, sizes: Dims) -> D::Same, S::Unflatten(0, 1);
     /// Inserts a size-1 axis.
-    Unsqueeze = "unsqueeze" "try_unsqueeze" (axis: Axis) -> D::Same, S::Unsqueeze(0);
+    Unsqueeze = "unsqueeze" "unsqueeze" (axis: Axis) -> D::Same, S::Unsqueeze(0);
     /// Merges the axes `start..=end`.
-    Flatten = "flatten" "try_flatten" (start: Axis, end: Axis) -> D::Same, S::Flatten(0, 1);
+    Flatten = "flatten" "flatten" (start: Axis, end: Axis) -> D::Same, S::Flatten(0, 1);
     /// Tiles the tensor.
-    Repeat = "repeat" "try_repeat" (repeats: Sizes) -> D::Same, S::Repeat(0);
+    Repeat = "repeat" "repeat" (repeats: Sizes) -> D::Same, S::Repeat(0);
 }
 
 /// Tensor methods a DSL body cannot call, and why.
@@ -290,11 +290,11 @@ pub static NOT_IN_THE_DSL: &[(&str, &str)] = &[
     ("nonzero", "the result's length depends on the data"),
     ("masked_select", "the result's length depends on the data"),
     (
-        "try_cat",
+        "cat",
         "takes a list of tensors; write the parts as parameters",
     ),
     (
-        "try_stack",
+        "stack",
         "takes a list of tensors; write the parts as parameters",
     ),
 ];

@@ -23,8 +23,8 @@ fn split_heads(t: &Tensor, heads: i64) -> OpResult<Tensor> {
         invalid!("{hidden} features for {heads} heads");
     }
     let (b, s, h) = (b as isize, s as isize, heads as isize);
-    Ok(t.try_reshape(&[b, s, h, hidden as isize / h])?
-        .try_permute(&[0, 2, 1, 3])?)
+    Ok(t.reshape(&[b, s, h, hidden as isize / h])?
+        .permute(&[0, 2, 1, 3])?)
 }
 
 fn attention(ctx: &OpCtx<'_>) -> OpResult {
@@ -47,17 +47,17 @@ fn attention(ctx: &OpCtx<'_>) -> OpResult {
         unsupported!("nonpad_kv_seqlen");
     }
     let present_k = match ctx.opt(4) {
-        Some(p) => Tensor::try_cat(&[p, &k4], 2)?,
+        Some(p) => Tensor::cat(&[p, &k4], 2)?,
         None => k4,
     };
     let present_v = match ctx.opt(5) {
-        Some(p) => Tensor::try_cat(&[p, &v4], 2)?,
+        Some(p) => Tensor::cat(&[p, &v4], 2)?,
         None => v4,
     };
     let (hq, hk) = (q4.shape()[1], present_k.shape()[1]);
     let (kk, vv) = if hq != hk && hk > 0 && hq % hk == 0 {
         let reps = [1, hq / hk, 1, 1];
-        (present_k.try_repeat(&reps)?, present_v.try_repeat(&reps)?)
+        (present_k.repeat(&reps)?, present_v.repeat(&reps)?)
     } else {
         (present_k.clone(), present_v.clone())
     };
@@ -68,9 +68,7 @@ fn attention(ctx: &OpCtx<'_>) -> OpResult {
     }
     .sqrt();
     let dtype = q.dtype();
-    let qk = q4
-        .mul(scale)?
-        .matmul(&kk.try_transpose(2, 3)?.mul(scale)?)?;
+    let qk = q4.mul(scale)?.matmul(&kk.transpose(2, 3)?.mul(scale)?)?;
     let (s, t) = (q4.shape()[2], kk.shape()[2]);
     let mut bias = Tensor::zeros(&[s, t], dtype);
     let mask = match ctx.opt(3) {
@@ -114,7 +112,7 @@ fn attention(ctx: &OpCtx<'_>) -> OpResult {
     let mut y = probs.matmul(&vv)?.cast(dtype)?;
     if three_d {
         let (b, sq) = (y.shape()[0] as isize, y.shape()[2] as isize);
-        y = y.try_permute(&[0, 2, 1, 3])?.try_reshape(&[b, sq, -1])?;
+        y = y.permute(&[0, 2, 1, 3])?.reshape(&[b, sq, -1])?;
     }
     Ok(vec![y, present_k, present_v, qk_out.cast(dtype)?])
 }
@@ -125,14 +123,14 @@ fn rotary_embedding(ctx: &OpCtx<'_>) -> OpResult {
     let original = x.shape().to_vec();
     // [B, S, H, D]
     let x4 = match x.ndim() {
-        4 => x.try_permute(&[0, 2, 1, 3])?,
+        4 => x.permute(&[0, 2, 1, 3])?,
         3 => {
             let heads = ctx.int("num_heads", 0)?;
             if heads <= 0 || original[2] % heads as usize != 0 {
                 invalid!("num_heads {heads} for hidden size {}", original[2]);
             }
             let (b, s, h) = (original[0] as isize, original[1] as isize, heads as isize);
-            x.try_reshape(&[b, s, h, original[2] as isize / h])?
+            x.reshape(&[b, s, h, original[2] as isize / h])?
         }
         _ => invalid!("input of shape {:?}", original),
     };
@@ -160,7 +158,7 @@ fn rotary_embedding(ctx: &OpCtx<'_>) -> OpResult {
                 step: 1,
             },
         ];
-        Ok(t.try_slice(&sl)?.try_unsqueeze(2)?)
+        Ok(t.slice(&sl)?.unsqueeze(2)?)
     };
     let (cos, sin) = (narrow(&cos)?, narrow(&sin)?);
     let last = |start: usize, end: usize, step: isize| {
@@ -172,34 +170,34 @@ fn rotary_embedding(ctx: &OpCtx<'_>) -> OpResult {
         };
         sl
     };
-    let rotate = x4.try_slice(&last(0, rot, 1))?;
-    let keep = x4.try_slice(&last(rot, head, 1))?;
+    let rotate = x4.slice(&last(0, rot, 1))?;
+    let keep = x4.slice(&last(rot, head, 1))?;
     let interleaved = ctx.int("interleaved", 0)? != 0;
     let (x1, x2) = if interleaved {
         (
-            rotate.try_slice(&last(0, rot, 2))?,
-            rotate.try_slice(&last(1, rot, 2))?,
+            rotate.slice(&last(0, rot, 2))?,
+            rotate.slice(&last(1, rot, 2))?,
         )
     } else {
         (
-            rotate.try_slice(&last(0, half, 1))?,
-            rotate.try_slice(&last(half, rot, 1))?,
+            rotate.slice(&last(0, half, 1))?,
+            rotate.slice(&last(half, rot, 1))?,
         )
     };
     let real = cos.mul(&x1)?.sub(&sin.mul(&x2)?)?;
     let imag = sin.mul(&x1)?.add(&cos.mul(&x2)?)?;
     let rotated = if interleaved {
         let dims: Vec<isize> = rotate.shape().iter().map(|&d| d as isize).collect();
-        Tensor::try_stack(&[&real, &imag], -1)?.try_reshape(&dims)?
+        Tensor::stack(&[&real, &imag], -1)?.reshape(&dims)?
     } else {
-        Tensor::try_cat(&[&real, &imag], -1)?
+        Tensor::cat(&[&real, &imag], -1)?
     };
-    let out = Tensor::try_cat(&[&rotated, &keep], -1)?;
+    let out = Tensor::cat(&[&rotated, &keep], -1)?;
     let out = if original.len() == 3 {
         let dims: Vec<isize> = original.iter().map(|&d| d as isize).collect();
-        out.try_reshape(&dims)?
+        out.reshape(&dims)?
     } else {
-        out.try_permute(&[0, 2, 1, 3])?
+        out.permute(&[0, 2, 1, 3])?
     };
     Ok(vec![out.cast(x.dtype())?])
 }

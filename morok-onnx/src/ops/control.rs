@@ -66,7 +66,7 @@ fn loop_(ctx: &OpCtx<'_>) -> OpResult {
             unsupported!("a scan output of a loop that ran no iteration");
         }
         let refs: Vec<&Tensor> = s.iter().collect();
-        outputs.push(Tensor::try_stack(&refs, 0)?);
+        outputs.push(Tensor::stack(&refs, 0)?);
     }
     Ok(outputs)
 }

@@ -38,12 +38,12 @@ fn wrap(index: &Tensor, n: usize) -> OpResult<Tensor> {
 /// data.shape[axis + 1..]`.
 pub(crate) fn take(data: &Tensor, axis: usize, index: &Tensor) -> OpResult<Tensor> {
     let n = data.shape()[axis];
-    let flat = wrap(index, n)?.try_reshape(&[-1])?;
+    let flat = wrap(index, n)?.reshape(&[-1])?;
     let picked = data.index_select(axis as isize, &flat)?;
     let mut dims: Vec<isize> = data.shape()[..axis].iter().map(|&d| d as isize).collect();
     dims.extend(index.shape().iter().map(|&d| d as isize));
     dims.extend(data.shape()[axis + 1..].iter().map(|&d| d as isize));
-    Ok(picked.try_reshape(&dims)?)
+    Ok(picked.reshape(&dims)?)
 }
 
 fn gather(ctx: &OpCtx<'_>) -> OpResult {
@@ -115,7 +115,7 @@ fn linear_index(data: &Tensor, index: &Tensor, batch: usize) -> OpResult<Tensor>
     let mut stride = 1usize;
     for j in (0..k).rev() {
         let n = data.shape()[batch + j];
-        let col = index.try_slice(&column(index.ndim(), j))?.try_squeeze(-1)?;
+        let col = index.slice(&column(index.ndim(), j))?.squeeze(-1)?;
         linear = linear.add(&wrap(&col, n)?.mul(stride as i64)?)?;
         stride *= n;
     }
@@ -123,7 +123,7 @@ fn linear_index(data: &Tensor, index: &Tensor, batch: usize) -> OpResult<Tensor>
         let batches: usize = data.shape()[..batch].iter().product();
         let mut dims: Vec<isize> = index.shape()[..batch].iter().map(|&d| d as isize).collect();
         dims.extend(std::iter::repeat_n(1, lead.len() - batch));
-        let ids = Tensor::arange(0i64, batches as i64, 1)?.try_reshape(&dims)?;
+        let ids = Tensor::arange(0i64, batches as i64, 1)?.reshape(&dims)?;
         linear = linear.add(&ids.mul(stride as i64)?)?;
     }
     Ok(linear)
@@ -144,7 +144,7 @@ fn column(rank: usize, j: usize) -> Vec<morok::Slice> {
 fn fold_leading(data: &Tensor, n: usize) -> OpResult<Tensor> {
     let mut dims = vec![data.shape()[..n].iter().product::<usize>() as isize];
     dims.extend(data.shape()[n..].iter().map(|&d| d as isize));
-    Ok(data.try_reshape(&dims)?)
+    Ok(data.reshape(&dims)?)
 }
 
 fn gather_nd(ctx: &OpCtx<'_>) -> OpResult {
@@ -168,20 +168,18 @@ fn scatter_nd(ctx: &OpCtx<'_>) -> OpResult {
         invalid!("scalar indices");
     }
     let k = index.shape()[index.ndim() - 1];
-    let linear = linear_index(data, index, 0)?.try_reshape(&[-1])?;
+    let linear = linear_index(data, index, 0)?.reshape(&[-1])?;
     let folded = fold_leading(data, k)?;
     let rows = linear.shape()[0];
     let mut dims = vec![rows as isize];
     dims.extend(folded.shape()[1..].iter().map(|&d| d as isize));
-    let updates = updates.try_reshape(&dims)?;
+    let updates = updates.reshape(&dims)?;
     let mut index_dims = vec![rows as isize];
     index_dims.extend(std::iter::repeat_n(1, folded.ndim() - 1));
-    let index = linear
-        .try_reshape(&index_dims)?
-        .try_broadcast_to(updates.shape())?;
+    let index = linear.reshape(&index_dims)?.broadcast_to(updates.shape())?;
     let out = scatter_into(&folded, 0, &index, &updates, reduction(ctx)?)?;
     let shape: Vec<isize> = data.shape().iter().map(|&d| d as isize).collect();
-    Ok(vec![out.try_reshape(&shape)?])
+    Ok(vec![out.reshape(&shape)?])
 }
 
 fn one_hot(ctx: &OpCtx<'_>) -> OpResult {
@@ -197,9 +195,9 @@ fn one_hot(ctx: &OpCtx<'_>) -> OpResult {
     let idx = idx
         .lt(0)?
         .where_(idx.add(depth as i64)?, &idx)?
-        .try_unsqueeze(axis as isize)?;
+        .unsqueeze(axis as isize)?;
     let classes =
-        Tensor::arange(0i64, depth as i64, 1)?.try_reshape(&shape_along(rank, axis, depth))?;
+        Tensor::arange(0i64, depth as i64, 1)?.reshape(&shape_along(rank, axis, depth))?;
     let vals = host_floats(values)?;
     let [off, on] = vals[..] else {
         invalid!("values has {} elements, expected 2", vals.len());
@@ -214,7 +212,7 @@ fn non_zero(ctx: &OpCtx<'_>) -> OpResult {
         let any = host_scalar(x)? != 0.0;
         return Ok(vec![Tensor::zeros(&[0, usize::from(any)], DType::I64)]);
     }
-    Ok(vec![x.nonzero()?.try_permute(&[1, 0])?.cast(DType::I64)?])
+    Ok(vec![x.nonzero()?.permute(&[1, 0])?.cast(DType::I64)?])
 }
 
 fn compress(ctx: &OpCtx<'_>) -> OpResult {
@@ -222,7 +220,7 @@ fn compress(ctx: &OpCtx<'_>) -> OpResult {
     let cond = host_ints(&ctx.input(1)?.cast(DType::I64)?)?;
     let (data, axis) = match ctx.attr("axis") {
         Some(_) => (x.clone(), ctx.axis(ctx.int("axis", 0)?, x.ndim())?),
-        None => (x.try_reshape(&[-1])?, 0),
+        None => (x.reshape(&[-1])?, 0),
     };
     let n = data.shape()[axis];
     let keep: Vec<i64> = cond
@@ -281,8 +279,8 @@ fn tensor_scatter(ctx: &OpCtx<'_>) -> OpResult {
     dims[0] = batch as isize;
     dims[axis] = len as isize;
     let index = Tensor::from_vec(positions, &[batch, len])?
-        .try_reshape(&dims)?
-        .try_broadcast_to(update.shape())?;
+        .reshape(&dims)?
+        .broadcast_to(update.shape())?;
     Ok(vec![past.scatter(axis as isize, &index, update)?])
 }
 
@@ -293,12 +291,12 @@ fn unique(ctx: &OpCtx<'_>) -> OpResult {
     let x = ctx.input(0)?;
     let (data, axis) = match ctx.attr("axis") {
         Some(_) => (x.clone(), ctx.axis(ctx.int("axis", 0)?, x.ndim())?),
-        None => (x.try_reshape(&[-1])?, 0),
+        None => (x.reshape(&[-1])?, 0),
     };
     let n = data.shape()[axis];
     let moved = data
-        .try_transpose(0, axis as isize)?
-        .try_reshape(&[n as isize, -1])?;
+        .transpose(0, axis as isize)?
+        .reshape(&[n as isize, -1])?;
     let values = host_floats(&moved)?;
     let width = values.len().checked_div(n).unwrap_or(0);
     let item = |i: usize| &values[i * width..(i + 1) * width];

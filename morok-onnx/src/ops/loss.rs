@@ -29,7 +29,7 @@ fn nll(
         None => t.full_like(true)?,
     };
     let safe = counted.where_(&t, 0i64)?;
-    let picked = logp.gather(1, &safe.try_unsqueeze(1)?)?.try_squeeze(1)?;
+    let picked = logp.gather(1, &safe.unsqueeze(1)?)?.squeeze(1)?;
     let w = match weight {
         Some(w) => take(w, 0, &safe)?,
         None => picked.ones_like()?,

@@ -298,7 +298,7 @@ fn conv_transpose(ctx: &OpCtx<'_>) -> OpResult {
     if let Some(b) = bias {
         let mut dims = vec![1isize, b.numel() as isize];
         dims.extend(std::iter::repeat_n(1, spatial));
-        out = out.add(&b.try_reshape(&dims)?)?;
+        out = out.add(&b.reshape(&dims)?)?;
     }
     Ok(vec![out.cast(x.dtype())?])
 }
@@ -313,7 +313,7 @@ fn pool(
 ) -> OpResult<(Tensor, Option<Tensor>)> {
     let spatial = x.ndim() - 2;
     if spatial == 1 {
-        let x2 = x.try_unsqueeze(2)?;
+        let x2 = x.unsqueeze(2)?;
         let w2 = Window {
             kernel: vec![1, w.kernel[0]],
             strides: vec![1, w.strides[0]],
@@ -321,10 +321,7 @@ fn pool(
             pads: vec![(0, 0), w.pads[0]],
         };
         let (out, idx) = pool(&x2, &w2, ceil, include_pad, max)?;
-        return Ok((
-            out.try_squeeze(2)?,
-            idx.map(|i| i.try_squeeze(2)).transpose()?,
-        ));
+        return Ok((out.squeeze(2)?, idx.map(|i| i.squeeze(2)).transpose()?));
     }
     let fill = if max {
         x.dtype().scalar_type().min_f64()
@@ -398,7 +395,7 @@ fn max_pool(ctx: &OpCtx<'_>) -> OpResult {
         let (n, c, plane) = (x.shape()[0], x.shape()[1], x.shape()[2] * x.shape()[3]);
         let base = Tensor::arange(0i64, (n * c) as i64, 1)?
             .mul(plane as i64)?
-            .try_reshape(&[n as isize, c as isize, 1, 1])?;
+            .reshape(&[n as isize, c as isize, 1, 1])?;
         outputs.push(idx.cast(DType::I64)?.add(&base)?);
     }
     Ok(outputs)
@@ -452,12 +449,12 @@ fn lp_pool(ctx: &OpCtx<'_>) -> OpResult {
 fn gemm(ctx: &OpCtx<'_>) -> OpResult {
     let (a, b) = (ctx.input(0)?, ctx.input(1)?);
     let a = if ctx.int("transA", 0)? != 0 {
-        a.try_transpose(0, 1)?
+        a.transpose(0, 1)?
     } else {
         a.clone()
     };
     let b = if ctx.int("transB", 0)? != 0 {
-        b.try_transpose(0, 1)?
+        b.transpose(0, 1)?
     } else {
         b.clone()
     };

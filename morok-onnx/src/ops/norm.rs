@@ -27,7 +27,7 @@ fn per_channel(v: &Tensor, rank: usize) -> OpResult<Tensor> {
     } else {
         dims[0] = -1;
     }
-    Ok(v.try_reshape(&dims)?)
+    Ok(v.reshape(&dims)?)
 }
 
 fn batch_normalization(ctx: &OpCtx<'_>) -> OpResult {
@@ -102,10 +102,10 @@ fn group_normalization(ctx: &OpCtx<'_>) -> OpResult {
         invalid!("num_groups {groups} for {c} channels");
     }
     let g = groups as usize;
-    let grouped = x.try_reshape(&[n as isize, g as isize, -1])?;
+    let grouped = x.reshape(&[n as isize, g as isize, -1])?;
     let (norm, _, _) = standardize(&grouped, &[2], eps)?;
     let dims: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
-    let norm = norm.try_reshape(&dims)?;
+    let norm = norm.reshape(&dims)?;
     let widen = |t: &Tensor| -> OpResult<Tensor> {
         let t = if t.numel() == g && g != c {
             t.repeat_interleave(c / g, Some(0))?
@@ -179,7 +179,7 @@ fn lrn(ctx: &OpCtx<'_>) -> OpResult {
     for k in 0..size {
         let mut bounds: Vec<(usize, usize)> = padded.shape().iter().map(|&d| (0, d)).collect();
         bounds[1] = (k, k + c);
-        window = window.add(&padded.try_shrink(&bounds)?)?;
+        window = window.add(&padded.shrink(&bounds)?)?;
     }
     let denom = window.mul(alpha / size as f64)?.add(bias)?.pow(beta)?;
     Ok(vec![x.div(&denom)?.cast(x.dtype())?])

@@ -26,13 +26,13 @@ fn broadcastable(ctx: &OpCtx<'_>, t: &Tensor, x: &Tensor) -> OpResult<Tensor> {
         unsupported!("blocked quantization");
     }
     if t.numel() == 1 {
-        return Ok(t.try_reshape(&[])?);
+        return Ok(t.reshape(&[])?);
     }
     if t.ndim() != 1 {
         invalid!("scale or zero point of shape {:?}", t.shape());
     }
     let axis = ctx.axis(ctx.int("axis", 1)?, x.ndim())?;
-    Ok(t.try_reshape(&shape_along(x.ndim(), axis, t.numel()))?)
+    Ok(t.reshape(&shape_along(x.ndim(), axis, t.numel()))?)
 }
 
 fn quantize_linear(ctx: &OpCtx<'_>) -> OpResult {
@@ -102,7 +102,7 @@ fn shifted(x: &Tensor, zero: Option<&Tensor>, per_row: bool) -> OpResult<Tensor>
 /// A scalar or 1-D per-row / per-column parameter of matrix `x`.
 fn along(p: &Tensor, x: &Tensor, per_row: bool) -> OpResult<Tensor> {
     if p.numel() == 1 {
-        return Ok(p.try_reshape(&[])?);
+        return Ok(p.reshape(&[])?);
     }
     if p.ndim() != 1 || x.ndim() < 2 {
         invalid!(
@@ -112,9 +112,9 @@ fn along(p: &Tensor, x: &Tensor, per_row: bool) -> OpResult<Tensor> {
         );
     }
     Ok(if per_row {
-        p.try_reshape(&[-1, 1])?
+        p.reshape(&[-1, 1])?
     } else {
-        p.try_reshape(&[1, -1])?
+        p.reshape(&[1, -1])?
     })
 }
 
@@ -134,9 +134,9 @@ fn qlinear_matmul(ctx: &OpCtx<'_>) -> OpResult {
     let b_real = deq(b, ctx.input(4)?, ctx.input(5)?, false)?;
     let y = a_real.matmul(&b_real)?;
     let q = y
-        .div(&y_scale.cast(DType::F32)?.try_reshape(&[])?)?
+        .div(&y_scale.cast(DType::F32)?.reshape(&[])?)?
         .round()?
-        .add(&y_zero.cast(DType::F32)?.try_reshape(&[])?)?;
+        .add(&y_zero.cast(DType::F32)?.reshape(&[])?)?;
     let s = y_zero.dtype().scalar_type();
     Ok(vec![q
         .clamp(s.min_f64(), s.max_f64())?
@@ -147,7 +147,7 @@ fn conv_integer(ctx: &OpCtx<'_>) -> OpResult {
     let (x, w) = (ctx.input(0)?, ctx.input(1)?);
     let xf = shifted(
         x,
-        ctx.opt(2).map(|z| z.try_reshape(&[])).transpose()?.as_ref(),
+        ctx.opt(2).map(|z| z.reshape(&[])).transpose()?.as_ref(),
         true,
     )?;
     let wf = match ctx.opt(3) {
@@ -155,9 +155,9 @@ fn conv_integer(ctx: &OpCtx<'_>) -> OpResult {
             let mut dims = vec![1isize; w.ndim()];
             dims[0] = -1;
             w.cast(DType::F32)?
-                .sub(&z.cast(DType::F32)?.try_reshape(&dims)?)?
+                .sub(&z.cast(DType::F32)?.reshape(&dims)?)?
         }
-        z => shifted(w, z.map(|z| z.try_reshape(&[])).transpose()?.as_ref(), true)?,
+        z => shifted(w, z.map(|z| z.reshape(&[])).transpose()?.as_ref(), true)?,
     };
     let out = super::nn::conv_of(ctx, &xf, &wf, None)?;
     Ok(vec![out.round()?.cast(DType::I32)?])

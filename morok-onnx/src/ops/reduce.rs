@@ -149,13 +149,13 @@ fn arg_reduce(ctx: &OpCtx<'_>, max: bool) -> OpResult {
     };
     let mut idx = if last {
         let n = x.shape()[axis] as i64;
-        let flipped = pick(&x.try_flip(&[axis as isize])?)?.cast(DType::I64)?;
+        let flipped = pick(&x.flip(&[axis as isize])?)?.cast(DType::I64)?;
         flipped.neg()?.add(n - 1)?
     } else {
         pick(&x)?.cast(DType::I64)?
     };
     if keep {
-        idx = idx.try_unsqueeze(axis as isize)?;
+        idx = idx.unsqueeze(axis as isize)?;
     }
     Ok(vec![idx])
 }
@@ -175,10 +175,10 @@ fn along_axis(ctx: &OpCtx<'_>, f: impl Fn(&Tensor, isize) -> morok::Result<Tenso
     if ctx.opset < 13 {
         let axis = ctx.axis(ctx.int("axis", 1)?, rank.max(1))?;
         let outer: usize = x.shape()[..axis.min(rank)].iter().product();
-        let flat = x.try_reshape(&[outer as isize, -1])?;
+        let flat = x.reshape(&[outer as isize, -1])?;
         let out = f(&flat, 1)?;
         let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
-        return Ok(vec![out.try_reshape(&shape)?]);
+        return Ok(vec![out.reshape(&shape)?]);
     }
     let axis = ctx.axis(ctx.int("axis", -1)?, rank)?;
     Ok(vec![f(x, axis as isize)?])
@@ -193,14 +193,12 @@ fn hardmax(ctx: &OpCtx<'_>) -> OpResult {
     along_axis(ctx, |x, a| {
         let n = x.shape()[a as usize];
         x.argmax(Some(a))?
-            .try_unsqueeze(a)?
-            .eq(
-                &Tensor::arange(0i32, n as i32, 1)?.try_reshape(&shape_along(
-                    x.ndim(),
-                    a as usize,
-                    n,
-                ))?,
-            )?
+            .unsqueeze(a)?
+            .eq(&Tensor::arange(0i32, n as i32, 1)?.reshape(&shape_along(
+                x.ndim(),
+                a as usize,
+                n,
+            ))?)?
             .cast(x.dtype())
     })
 }
@@ -219,14 +217,14 @@ fn cum_sum(ctx: &OpCtx<'_>) -> OpResult {
     let reverse = ctx.int("reverse", 0)? != 0;
     let mut t = x.clone();
     if reverse {
-        t = t.try_flip(&[axis])?;
+        t = t.flip(&[axis])?;
     }
     let mut out = t.cumsum(axis)?;
     if exclusive {
         out = out.sub(&t)?;
     }
     if reverse {
-        out = out.try_flip(&[axis])?;
+        out = out.flip(&[axis])?;
     }
     Ok(vec![out.cast(x.dtype())?])
 }

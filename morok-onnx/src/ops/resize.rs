@@ -135,7 +135,7 @@ fn resample_axis(
         let picked = take(x, axis, &Tensor::from_vec(idx, &[out])?)?;
         let weights = Tensor::from_vec(w, &[out])?
             .cast(x.dtype())?
-            .try_reshape(&shape)?;
+            .reshape(&shape)?;
         let term = picked.mul(&weights)?;
         acc = Some(match acc {
             Some(a) => a.add(&term)?,
@@ -145,7 +145,7 @@ fn resample_axis(
     let mut result = acc.unwrap_or(x.clone());
     if plan.iter().any(Option::is_none) {
         let outside: Vec<bool> = plan.iter().map(Option::is_none).collect();
-        let mask = Tensor::from_vec(outside, &[out])?.try_reshape(&shape)?;
+        let mask = Tensor::from_vec(outside, &[out])?.reshape(&shape)?;
         result = mask.where_(rule.extrapolation, &result)?;
     }
     Ok(result)

@@ -26,7 +26,7 @@ fn component(grid: &Tensor, k: usize) -> OpResult<Tensor> {
         end: Some(k as isize + 1),
         step: 1,
     };
-    Ok(grid.try_slice(&sl)?.try_squeeze(-1)?)
+    Ok(grid.slice(&sl)?.squeeze(-1)?)
 }
 
 /// Reflects `x` into `[lo, hi]` by its nearer border, repeatedly.
@@ -146,7 +146,7 @@ fn grid_sample(ctx: &OpCtx<'_>) -> OpResult {
     }
 
     let plane: usize = dims.iter().product();
-    let flat_x = x.try_reshape(&[n as isize, c as isize, plane as isize])?;
+    let flat_x = x.reshape(&[n as isize, c as isize, plane as isize])?;
     let strides: Vec<usize> = (0..r).map(|d| dims[d + 1..].iter().product()).collect();
     let mut acc: Option<Tensor> = None;
     let mut choice = vec![0usize; r];
@@ -170,12 +170,12 @@ fn grid_sample(ctx: &OpCtx<'_>) -> OpResult {
         };
         let index = index
             .cast(DType::I64)?
-            .try_reshape(&[n as isize, 1, q as isize])?;
-        let index = index.try_broadcast_to(&[n, c, q])?;
+            .reshape(&[n as isize, 1, q as isize])?;
+        let index = index.broadcast_to(&[n, c, q])?;
         let picked = flat_x.gather(2, &index)?;
         let w = weight
             .unwrap_or(picked.ones_like()?)
-            .try_reshape(&[n as isize, 1, q as isize])?;
+            .reshape(&[n as isize, 1, q as isize])?;
         let term = picked.cast(DType::F32)?.mul(&w)?;
         acc = Some(match acc {
             Some(a) => a.add(&term)?,
@@ -188,7 +188,7 @@ fn grid_sample(ctx: &OpCtx<'_>) -> OpResult {
                 let mut shape: Vec<isize> = vec![n as isize, c as isize];
                 shape.extend(out.iter().map(|&o| o as isize));
                 let result = acc.unwrap_or(Tensor::zeros(&[n, c, q], DType::F32));
-                return Ok(vec![result.try_reshape(&shape)?.cast(x.dtype())?]);
+                return Ok(vec![result.reshape(&shape)?.cast(x.dtype())?]);
             }
             d -= 1;
             choice[d] += 1;
@@ -241,11 +241,11 @@ fn affine_grid(ctx: &OpCtx<'_>) -> OpResult {
         base.push(1.0);
     }
     let base = Tensor::from_vec(base, &[points, r + 1])?.cast(theta.dtype())?;
-    let grid = base.matmul(&theta.try_transpose(1, 2)?)?;
+    let grid = base.matmul(&theta.transpose(1, 2)?)?;
     let mut shape = vec![size[0] as isize];
     shape.extend(spatial.iter().map(|&s| s as isize));
     shape.push(r as isize);
-    Ok(vec![grid.try_reshape(&shape)?])
+    Ok(vec![grid.reshape(&shape)?])
 }
 
 fn max_unpool(ctx: &OpCtx<'_>) -> OpResult {
@@ -277,8 +277,8 @@ fn max_unpool(ctx: &OpCtx<'_>) -> OpResult {
     let total: usize = shape.iter().product();
     let flat = Tensor::zeros(&[total], x.dtype()).scatter(
         0,
-        &index.cast(DType::I64)?.try_reshape(&[-1])?,
-        &x.try_reshape(&[-1])?,
+        &index.cast(DType::I64)?.reshape(&[-1])?,
+        &x.reshape(&[-1])?,
     )?;
     let dims: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
     let grow: Vec<(isize, isize)> = target
@@ -287,7 +287,7 @@ fn max_unpool(ctx: &OpCtx<'_>) -> OpResult {
         .map(|(&t, &s)| (0, (t - s) as isize))
         .collect();
     Ok(vec![flat
-        .try_reshape(&dims)?
-        .try_pad(&grow, 0.0f64)?
+        .reshape(&dims)?
+        .pad(&grow, 0.0f64)?
         .cast(x.dtype())?])
 }

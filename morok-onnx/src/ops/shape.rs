@@ -65,7 +65,7 @@ fn reshape(ctx: &OpCtx<'_>) -> OpResult {
             d => d as isize,
         });
     }
-    Ok(vec![x.try_reshape(&dims)?])
+    Ok(vec![x.reshape(&dims)?])
 }
 
 fn flatten(ctx: &OpCtx<'_>) -> OpResult {
@@ -78,7 +78,7 @@ fn flatten(ctx: &OpCtx<'_>) -> OpResult {
     let axis = if axis < 0 { axis + rank } else { axis } as usize;
     let outer: usize = x.shape()[..axis].iter().product();
     let inner: usize = x.shape()[axis..].iter().product();
-    Ok(vec![x.try_reshape(&[outer as isize, inner as isize])?])
+    Ok(vec![x.reshape(&[outer as isize, inner as isize])?])
 }
 
 /// The axes of `(Un)Squeeze`: an attribute before opset 13, an input after.
@@ -109,7 +109,7 @@ fn squeeze(ctx: &OpCtx<'_>) -> OpResult {
         .filter(|i| !axes.contains(i))
         .map(|i| x.shape()[i] as isize)
         .collect();
-    Ok(vec![x.try_reshape(&dims)?])
+    Ok(vec![x.reshape(&dims)?])
 }
 
 fn unsqueeze(ctx: &OpCtx<'_>) -> OpResult {
@@ -136,7 +136,7 @@ fn unsqueeze(ctx: &OpCtx<'_>) -> OpResult {
             }
         })
         .collect();
-    Ok(vec![x.try_reshape(&dims)?])
+    Ok(vec![x.reshape(&dims)?])
 }
 
 fn transpose(ctx: &OpCtx<'_>) -> OpResult {
@@ -145,7 +145,7 @@ fn transpose(ctx: &OpCtx<'_>) -> OpResult {
         Some(p) => p.iter().map(|&a| a as isize).collect(),
         None => (0..x.ndim() as isize).rev().collect(),
     };
-    Ok(vec![x.try_permute(&perm)?])
+    Ok(vec![x.permute(&perm)?])
 }
 
 fn concat(ctx: &OpCtx<'_>) -> OpResult {
@@ -154,7 +154,7 @@ fn concat(ctx: &OpCtx<'_>) -> OpResult {
         invalid!("no inputs");
     };
     let axis = ctx.axis(ctx.int("axis", 0)?, first.ndim())?;
-    Ok(vec![Tensor::try_cat(&inputs, axis as isize)?])
+    Ok(vec![Tensor::cat(&inputs, axis as isize)?])
 }
 
 fn split(ctx: &OpCtx<'_>) -> OpResult {
@@ -187,7 +187,7 @@ fn split(ctx: &OpCtx<'_>) -> OpResult {
     if sizes.iter().sum::<usize>() != len {
         invalid!("split sizes {sizes:?} do not add up to {len}");
     }
-    Ok(x.try_split(&sizes, axis as isize)?)
+    Ok(x.split(&sizes, axis as isize)?)
 }
 
 fn slice(ctx: &OpCtx<'_>) -> OpResult {
@@ -237,7 +237,7 @@ fn slice(ctx: &OpCtx<'_>) -> OpResult {
             step: step as isize,
         };
     }
-    Ok(vec![x.try_slice(&slices)?])
+    Ok(vec![x.slice(&slices)?])
 }
 
 fn shape(ctx: &OpCtx<'_>) -> OpResult {
@@ -280,7 +280,7 @@ fn expand(ctx: &OpCtx<'_>) -> OpResult {
     let target = to_shape(&host_ints(ctx.input(1)?)?)?;
     let out = broadcast(x.shape(), &target)?;
     to_shape(&out.iter().map(|&d| d as i64).collect::<Vec<_>>())?;
-    Ok(vec![x.try_broadcast_to(&out)?])
+    Ok(vec![x.broadcast_to(&out)?])
 }
 
 fn tile(ctx: &OpCtx<'_>) -> OpResult {
@@ -296,7 +296,7 @@ fn tile(ctx: &OpCtx<'_>) -> OpResult {
         .map(|(&d, &r)| (d * r) as i64)
         .collect();
     to_shape(&total)?;
-    Ok(vec![x.try_repeat(&reps)?])
+    Ok(vec![x.repeat(&reps)?])
 }
 
 fn pad(ctx: &OpCtx<'_>) -> OpResult {
@@ -355,7 +355,7 @@ pub(crate) fn pad_axes(
         })
         .collect();
     let x = if pads.iter().any(|&(b, a)| b < 0 || a < 0) {
-        x.try_shrink(&bounds)?
+        x.shrink(&bounds)?
     } else {
         x.clone()
     };
@@ -365,7 +365,7 @@ pub(crate) fn pad_axes(
     }
     let mode = match mode {
         "constant" => {
-            let filled = x.cast(DType::F64)?.try_pad(&grow, value)?;
+            let filled = x.cast(DType::F64)?.pad(&grow, value)?;
             return Ok(filled.cast(x.dtype())?);
         }
         "reflect" => PadMode::Reflect,
@@ -419,8 +419,8 @@ fn constant_of_shape(ctx: &OpCtx<'_>) -> OpResult {
     if value.numel() != 1 {
         invalid!("value has {} elements, expected one", value.numel());
     }
-    let scalar = value.try_reshape(&[])?;
-    Ok(vec![scalar.try_broadcast_to(&shape)?.contiguous()?])
+    let scalar = value.reshape(&[])?;
+    Ok(vec![scalar.broadcast_to(&shape)?.contiguous()?])
 }
 
 fn range(ctx: &OpCtx<'_>) -> OpResult {
@@ -484,13 +484,13 @@ fn depth_to_space(ctx: &OpCtx<'_>) -> OpResult {
     let cb = (c / (b * b)) as isize;
     let (n, h, w, b) = (n as isize, h as isize, w as isize, b as isize);
     let out = if ctx.string("mode", "DCR")? == "CRD" {
-        x.try_reshape(&[n, cb, b, b, h, w])?
-            .try_permute(&[0, 1, 4, 2, 5, 3])?
+        x.reshape(&[n, cb, b, b, h, w])?
+            .permute(&[0, 1, 4, 2, 5, 3])?
     } else {
-        x.try_reshape(&[n, b, b, cb, h, w])?
-            .try_permute(&[0, 3, 4, 1, 5, 2])?
+        x.reshape(&[n, b, b, cb, h, w])?
+            .permute(&[0, 3, 4, 1, 5, 2])?
     };
-    Ok(vec![out.try_reshape(&[n, cb, h * b, w * b])?])
+    Ok(vec![out.reshape(&[n, cb, h * b, w * b])?])
 }
 
 fn space_to_depth(ctx: &OpCtx<'_>) -> OpResult {
@@ -503,8 +503,8 @@ fn space_to_depth(ctx: &OpCtx<'_>) -> OpResult {
         invalid!("blocksize {b} for {h}x{w}");
     }
     let dims = isize_dims(&[n, c, h / b, b, w / b, b]);
-    let out = x.try_reshape(&dims)?.try_permute(&[0, 3, 5, 1, 2, 4])?;
-    Ok(vec![out.try_reshape(&isize_dims(&[
+    let out = x.reshape(&dims)?.permute(&[0, 3, 5, 1, 2, 4])?;
+    Ok(vec![out.reshape(&isize_dims(&[
         n,
         c * b * b,
         h / b,
@@ -558,12 +558,12 @@ fn reverse_sequence(ctx: &OpCtx<'_>) -> OpResult {
     dims[time] = t_len as isize;
     dims[batch] = b_len as isize;
     let index = if time < batch {
-        Tensor::from_vec(index, &[t_len, b_len])?.try_reshape(&dims)?
+        Tensor::from_vec(index, &[t_len, b_len])?.reshape(&dims)?
     } else {
         Tensor::from_vec(index, &[t_len, b_len])?
-            .try_permute(&[1, 0])?
-            .try_reshape(&dims)?
+            .permute(&[1, 0])?
+            .reshape(&dims)?
     };
-    let index = index.try_broadcast_to(x.shape())?;
+    let index = index.broadcast_to(x.shape())?;
     Ok(vec![x.gather(time as isize, &index)?])
 }

@@ -33,6 +33,6 @@ fn main() -> morok::Result<()> {
     let m = Tensor::zeros(&[5, 4], DType::I32);
     assert_eq!(everything(&x, &y, &m)?.shape(), [5, 2]);
     let scalar = kernel!(|s: f32| s * 2.0);
-    assert_eq!(scalar(&Tensor::from_slice(&[1.5f32]).try_reshape(&[])?)?.to_vec::<f32>()?, [3.0]);
+    assert_eq!(scalar(&Tensor::from_slice(&[1.5f32]).reshape(&[])?)?.to_vec::<f32>()?, [3.0]);
     Ok(())
 }
