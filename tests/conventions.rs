@@ -96,3 +96,19 @@ fn the_old_try_names_forward_to_the_new_ones() -> morok::Result<()> {
     assert_eq!(x.try_slice(&[morok::Slice::all()])?.shape(), x.shape());
     Ok(())
 }
+
+#[test]
+fn losses_take_the_classes_on_axis_1() -> morok::Result<()> {
+    let values: Vec<f32> = (0..30).map(|i| ((i * 7) % 11) as f32 * 0.3 - 1.0).collect();
+    let logits = Tensor::from_vec(values, &[2, 3, 5])?;
+    let labels = Tensor::from_vec(vec![2i64, 0, 1, 1, 0, 0, 2, 2, 1, 0], &[2, 5])?;
+    let plain = logits.cross_entropy(&labels)?.to_vec::<f32>()?;
+    let with = logits
+        .cross_entropy_with(&labels, &morok::ClassLossOptions::default())?
+        .to_vec::<f32>()?;
+    assert!((plain[0] - with[0]).abs() < 1e-5, "{plain:?} vs {with:?}");
+    let last_axis = Tensor::from_vec(vec![0i64; 6], &[2, 3])?;
+    let e = logits.cross_entropy(&last_axis).unwrap_err().to_string();
+    assert!(e.contains("without the class axis 1"), "{e}");
+    Ok(())
+}

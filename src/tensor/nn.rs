@@ -113,9 +113,11 @@ impl Tensor {
         Ok(y)
     }
 
-    /// Mean cross-entropy of `self` (logits `[..., C]`, classes on the
-    /// last axis) against integer class labels of shape `[...]`. A label
-    /// outside `0..C` selects nothing and contributes 0.
+    /// Mean cross-entropy of `self` (logits with the classes on axis 1,
+    /// PyTorch's `[N, C, d1, ...]`; axis 0 of a 1-D input) against integer
+    /// class labels of the logits' shape without the class axis. A label
+    /// outside `0..C` selects nothing and contributes 0. For PyTorch's
+    /// other options, see [`Tensor::cross_entropy_with`].
     #[track_caller]
     pub fn cross_entropy(&self, labels: &Tensor) -> Result<Tensor> {
         let (ls, ts) = (self.graph()?.shape.clone(), labels.graph()?.shape.clone());
@@ -126,15 +128,26 @@ impl Tensor {
                 format!("labels must be integers, not {label_type}"),
             ));
         }
-        if ls.is_empty() || ls[..ls.len() - 1] != ts[..] {
+        let class_axis = usize::from(ls.len() >= 2);
+        let mut without: Vec<usize> = ls.to_vec();
+        if !without.is_empty() {
+            without.remove(class_axis);
+        }
+        if ls.is_empty() || without[..] != ts[..] {
             return Err(Error::shape(ShapeError::new(
                 "cross_entropy",
                 &[&ls, &ts],
-                "labels must have the logits' shape without the class axis",
+                format!("labels must have the logits' shape without the class axis {class_axis}"),
             )));
         }
-        let classes = ls[ls.len() - 1];
-        let logp = self.log_softmax(-1)?;
+        // Classes last: `[N, d1, ..., C]` (a no-op for 1-D and 2-D).
+        let mut perm: Vec<isize> = (0..ls.len() as isize)
+            .filter(|&a| a != class_axis as isize)
+            .collect();
+        perm.push(class_axis as isize);
+        let logits = self.permute(&perm)?;
+        let logp = logits.log_softmax(-1)?;
+        let classes = ls[class_axis];
         let ids = Tensor::counting("cross_entropy", classes, ScalarType::I32)?;
         let onehot = labels.unsqueeze(-1)?.eq(&ids)?;
         let picked = onehot.where_(&logp, 0.0)?.sum(Some(&[-1]), false)?;
