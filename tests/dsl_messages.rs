@@ -45,6 +45,10 @@ fn compile_time_and_run_time_errors_match() {
         ("cumsum_bad_axis", z(&[3, 4]).cumsum(-3)),
         ("gather_float_index", z(&[2, 3]).gather(1, &z(&[2, 2]))),
         (
+            "topk_more_than_the_axis",
+            z(&[3, 3]).topk(5, 1, true).map(|(v, _)| v),
+        ),
+        (
             "gather_index_too_long",
             z(&[2, 3]).gather(1, &t(&[4, 2], DType::I64)),
         ),
@@ -68,6 +72,7 @@ fn compile_time_and_run_time_errors_match() {
         "tril_needs_matrix",
         "argmin_bad_axis",
         "cumsum_bad_axis",
+        "topk_more_than_the_axis",
     ];
     for (case, result) in cases {
         let path = format!(

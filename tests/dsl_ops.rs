@@ -544,6 +544,41 @@ fn k_l1_loss(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
 }
 
 #[morok::kernel]
+fn k_sort(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.sort(1, true).0
+}
+
+#[morok::kernel]
+fn k_argsort(x: Tensor<f32, 2, 3>) -> Tensor<i64, 2, 3> {
+    x.argsort(-1, false)
+}
+
+#[morok::kernel]
+fn k_topk(x: Tensor<f32, 2, 3>) -> Tensor<i64, 2, 2> {
+    x.topk(2, 1, true).1
+}
+
+#[morok::kernel]
+fn k_cummax(x: Tensor<f32, 2, 3>) -> Tensor<i64, 2, 3> {
+    x.cummax(1).1
+}
+
+#[morok::kernel]
+fn k_cummin(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    (x.cummin(0)).0
+}
+
+#[morok::kernel]
+fn k_var_mean(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.var_mean([1], 1, false).0
+}
+
+#[morok::kernel]
+fn k_std_mean(x: Tensor<f32, 2, 3>) -> Tensor<f32, 1, 3> {
+    x.std_mean([0], 0, true).1
+}
+
+#[morok::kernel]
 fn k_layernorm(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
     x.layernorm([-1], 0.00001)
 }
@@ -787,6 +822,21 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         __morok_aot_k_l1_loss,
         [x, x2],
         x.l1_loss(&x2, Reduction::None)?
+    );
+    same_graph!(__morok_aot_k_sort, [x], x.sort(1, true)?.0);
+    same_graph!(__morok_aot_k_argsort, [x], x.argsort(-1, false)?);
+    same_graph!(__morok_aot_k_topk, [x], x.topk(2, 1, true)?.1);
+    same_graph!(__morok_aot_k_cummax, [x], x.cummax(1)?.1);
+    same_graph!(__morok_aot_k_cummin, [x], x.cummin(0)?.0);
+    same_graph!(
+        __morok_aot_k_var_mean,
+        [x],
+        x.var_mean(Some(&[1]), 1, false)?.0
+    );
+    same_graph!(
+        __morok_aot_k_std_mean,
+        [x],
+        x.std_mean(Some(&[0]), 0, true)?.1
     );
     same_graph!(
         __morok_aot_k_layernorm,

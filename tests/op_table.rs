@@ -204,24 +204,28 @@ fn every_entry_agrees_with_its_tensor_method() {
             if spec.name == "where_" && !values.iter().any(|v| matches!(v, ArgValue::Tensor(..))) {
                 continue;
             }
-            let table = OpSpec::of(spec.id).infer::<usize>(dtype, shape, &values);
-            let api = call_op(spec.id, &operands, &lits);
-            cases += 1;
-            let agree = match (&table, &api) {
-                (Ok((t, s)), Ok(y)) => *t == y.dtype().scalar_type() && s.as_slice() == y.shape(),
-                (Err(a), Err(b)) => a.to_string() == words(b),
-                _ => false,
-            };
-            if !agree {
-                disagreements.push(format!(
-                    "{}: x = {dtype}{shape:?}, args {values:?}: table {:?}, tensor API {:?}",
-                    spec.name,
-                    table
-                        .map(|(t, s)| (t, s.to_vec()))
-                        .map_err(|e| e.to_string()),
-                    api.map(|y| (y.dtype().scalar_type(), y.shape().to_vec()))
-                        .map_err(|e| words(&e)),
-                ));
+            let outputs = if spec.second.is_some() { 2 } else { 1 };
+            for output in 0..outputs {
+                let table =
+                    OpSpec::of(spec.id).infer_output::<usize>(dtype, shape, &values, output);
+                let api = call_op(spec.id, &operands, &lits, output);
+                cases += 1;
+                let agree = match (&table, &api) {
+                    (Ok((t, s)), Ok(y)) => {
+                        *t == y.dtype().scalar_type() && s.as_slice() == y.shape()
+                    }
+                    (Err(a), Err(b)) => a.to_string() == words(b),
+                    _ => false,
+                };
+                if !agree {
+                    disagreements.push(format!(
+                        "{}.{output}: x = {dtype}{shape:?}, args {values:?}: table {:?}, tensor API {:?}",
+                        spec.name,
+                        table.map(|(t, s)| (t, s.to_vec())).map_err(|e| e.to_string()),
+                        api.map(|y| (y.dtype().scalar_type(), y.shape().to_vec()))
+                            .map_err(|e| words(&e)),
+                    ));
+                }
             }
         }
     }
@@ -257,11 +261,15 @@ fn method_table() -> String {
         } else {
             args.join(", ")
         };
+        let dtype = match spec.second {
+            Some(second) => format!("`.0`: {}; `.1`: {}", spec.dtype.text(), second.text()),
+            None => spec.dtype.text().to_string(),
+        };
         out.push_str(&format!(
             "| `{}` | {} | {} | {} | {} |\n",
             spec.name,
             args,
-            spec.dtype.text(),
+            dtype,
             spec.shape.text(),
             spec.doc.trim()
         ));

@@ -435,6 +435,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "sample_kernels",
     "shape",
     "target",
+    "tensor_ops",
     "uop",
 ];
 

@@ -339,6 +339,7 @@ impl<'a> Ctx<'a> {
                 self.binary(e, m, l, r)
             }
             Expr::MethodCall(m) => self.method(m),
+            Expr::Field(f) => self.field(f),
             Expr::Call(c) => self.layer_call(c),
             _ => Err(Error::new_spanned(
                 e,

@@ -88,6 +88,8 @@ pub enum NodeOp {
     /// An op of the table with its literal arguments; the operands are
     /// the receiver and the tensor arguments.
     Op(OpId, &'static [Lit]),
+    /// Result `k` (`.0` or `.1`) of an op of the table returning a pair.
+    Pair(OpId, &'static [Lit], u8),
 }
 
 /// One node of an embedded graph.
@@ -125,12 +127,13 @@ pub enum Value<'a> {
 
 /// Calls the `Tensor` method of op `id` as an embedded graph's node does:
 /// `operands` are the receiver and the tensor arguments, `lits` the
-/// literal ones (dims may not name signature dims). The op table's test
-/// compares it with the table's rules.
+/// literal ones (dims may not name signature dims); `output` picks `.0`
+/// or `.1` of an op returning a pair. The op table's test compares it
+/// with the table's rules.
 #[track_caller]
-pub fn call_op(id: OpId, operands: &[Value<'_>], lits: &[Lit]) -> Result<Tensor> {
+pub fn call_op(id: OpId, operands: &[Value<'_>], lits: &[Lit], output: usize) -> Result<Tensor> {
     let broken = |what: String| Error::runtime("op table", what);
-    super::ops::call(id, operands, lits, &[], &broken)
+    super::ops::call(id, operands, lits, &[], &broken, output)
 }
 
 /// The value of a dim in postfix form, with the call's dim values.
@@ -203,9 +206,13 @@ impl Graph {
                     .get(i as usize)
                     .ok_or_else(|| broken(format!("no layer {i}")))?
                     .apply(tensor(0)?)?,
-                NodeOp::Op(id, lits) => {
+                NodeOp::Op(id, lits) | NodeOp::Pair(id, lits, _) => {
                     let operands = (0..node.src.len()).map(&src).collect::<Result<Vec<_>>>()?;
-                    super::ops::call(id, &operands, lits, &dims, &broken)?
+                    let output = match node.op {
+                        NodeOp::Pair(.., k) => usize::from(k),
+                        _ => 0,
+                    };
+                    super::ops::call(id, &operands, lits, &dims, &broken, output)?
                 }
             };
             if t.dtype().scalar_type() != node.dtype {

@@ -133,9 +133,15 @@ fn receiver(operands: &[Value<'_>], broken: &dyn Fn(String) -> Error) -> Result<
     }
 }
 
+/// Result `output` of a method returning a pair.
+fn pick(pair: Result<(Tensor, Tensor)>, output: usize) -> Result<Tensor> {
+    let (first, second) = pair?;
+    Ok(if output == 1 { second } else { first })
+}
+
 /// Calls the `Tensor` method of `id`: `operands` are the receiver and the
 /// tensor arguments, `lits` the literal ones, `dims` the call's bound
-/// dim names.
+/// dim names; `output` picks `.0` or `.1` of a method returning a pair.
 #[track_caller]
 pub(super) fn call(
     id: OpId,
@@ -143,6 +149,7 @@ pub(super) fn call(
     lits: &[Lit],
     dims: &[usize],
     broken: &dyn Fn(String) -> Error,
+    output: usize,
 ) -> Result<Tensor> {
     let x = &receiver(operands, broken)?;
     let a = Args {
@@ -261,6 +268,19 @@ pub(super) fn call(
         OneHot => x.one_hot(a.count(0)?),
         MseLoss => x.mse_loss(a.tensor(0)?, a.reduction(0)?),
         L1Loss => x.l1_loss(a.tensor(0)?, a.reduction(0)?),
+        Sort => pick(x.sort(a.axis(0)?, a.flag(1)?), output),
+        Argsort => x.argsort(a.axis(0)?, a.flag(1)?),
+        Topk => pick(x.topk(a.count(0)?, a.axis(1)?, a.flag(2)?), output),
+        Cummax => pick(x.cummax(a.axis(0)?), output),
+        Cummin => pick(x.cummin(a.axis(0)?), output),
+        VarMean => pick(
+            x.var_mean(Some(a.axes(0)?), a.count(1)?, a.flag(2)?),
+            output,
+        ),
+        StdMean => pick(
+            x.std_mean(Some(a.axes(0)?), a.count(1)?, a.flag(2)?),
+            output,
+        ),
         Normalize => x.normalize(a.float(0)?, a.axis(1)?, a.float(2)?),
         Layernorm => x.layernorm(a.axes(0)?, None, None, a.float(1)?),
         Tril => x.tril(a.int(0)? as isize),

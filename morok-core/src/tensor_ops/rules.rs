@@ -2,7 +2,8 @@
 //! shape rule is a function of [`crate::shape`], which the `Tensor`
 //! method calls too.
 
-use super::{ArgKind, ArgValue, DTypeRule, OpSpec, ShapeRule};
+use super::spec::{ArgKind, ArgValue, DTypeRule, ShapeRule};
+use super::table::OpSpec;
 use crate::shape::{self, Dim, Dims, ShapeError};
 use crate::ScalarType;
 use std::fmt;
@@ -81,9 +82,11 @@ fn wrong_type<D: Dim>(spec: &OpSpec, role: &str, t: ScalarType, s: &[D], wanted:
     }
 }
 
-/// The result's element type under `spec.dtype`.
-pub(super) fn dtype<D: Dim>(
+/// The element type of a result of `spec` under `rule` (its `dtype` or
+/// `second`).
+pub(super) fn dtype_of<D: Dim>(
     spec: &OpSpec,
+    rule: DTypeRule,
     t: ScalarType,
     s: &[D],
     args: &[ArgValue<D>],
@@ -92,7 +95,7 @@ pub(super) fn dtype<D: Dim>(
         op: spec.error_name().to_string(),
         reason: reason.to_string(),
     };
-    Ok(match spec.dtype {
+    Ok(match rule {
         DTypeRule::Same => t,
         DTypeRule::NotBool if t.is_bool() => return Err(refuse("not defined for bool tensors")),
         DTypeRule::NotBool => t,
@@ -140,7 +143,7 @@ fn malformed(spec: &OpSpec, i: usize) -> OpError {
 }
 
 /// The result's shape under `spec.shape`.
-pub(super) fn shape<D: Dim>(
+pub(super) fn shape_of<D: Dim>(
     spec: &OpSpec,
     s: &[D],
     args: &[ArgValue<D>],
@@ -239,6 +242,35 @@ pub(super) fn shape<D: Dim>(
             Some(ArgValue::Sizes(r)) => shape::repeat_shape(op, s, r)?,
             _ => return Err(malformed(spec, i)),
         },
+        ShapeRule::TopK { k, axis: a } => {
+            let k = match args.get(k) {
+                Some(ArgValue::Count(k)) => *k,
+                _ => return Err(malformed(spec, k)),
+            };
+            let dim = axis(a)?;
+            let d = shape::normalize_axis(op, s, dim)?;
+            let mut out = same();
+            if let Some(n) = s.get(d) {
+                match n.as_lit() {
+                    Some(n) if k > n => {
+                        return Err(OpError::Argument {
+                            op: op.to_string(),
+                            reason: format!(
+                                "k = {k} is more than the {n} elements of axis {dim} of {}",
+                                shape::shape_text(s)
+                            ),
+                        })
+                    }
+                    _ => out[d] = D::lit(k),
+                }
+            } else if k > 1 {
+                return Err(OpError::Argument {
+                    op: op.to_string(),
+                    reason: format!("k = {k} is more than the 1 elements of axis {dim} of []"),
+                });
+            }
+            out
+        }
         ShapeRule::Gather { axis: a, index } => match args.get(index) {
             Some(ArgValue::Tensor(_, ix)) => shape::gather_shape(s, ix, axis(a)?)?,
             _ => return Err(malformed(spec, index)),
@@ -267,7 +299,7 @@ pub(super) fn shape<D: Dim>(
         },
         ShapeRule::Loss { target, reduction } => match (args.get(target), args.get(reduction)) {
             (Some(ArgValue::Tensor(_, t)), Some(ArgValue::Reduction(r))) => {
-                shape::loss_shape(op, s, t, *r == super::Reduction::None)?
+                shape::loss_shape(op, s, t, *r == super::spec::Reduction::None)?
             }
             _ => return Err(malformed(spec, target)),
         },
@@ -278,4 +310,43 @@ pub(super) fn shape<D: Dim>(
             same()
         }
     })
+}
+
+impl OpSpec {
+    /// The result's element type and shape for a receiver of `dtype` and
+    /// `shape` and the arguments `args` (one per declared argument, of its
+    /// kind), or the error the `Tensor` method reports for them.
+    pub fn infer<D: Dim>(
+        &self,
+        dtype: ScalarType,
+        shape: &[D],
+        args: &[ArgValue<D>],
+    ) -> Result<(ScalarType, Dims<D>), OpError> {
+        self.infer_output(dtype, shape, args, 0)
+    }
+
+    /// [`OpSpec::infer`] of result `output` of an op returning a pair
+    /// (`0` or `1`; `0` of any other op).
+    pub fn infer_output<D: Dim>(
+        &self,
+        dtype: ScalarType,
+        shape: &[D],
+        args: &[ArgValue<D>],
+        output: usize,
+    ) -> Result<(ScalarType, Dims<D>), OpError> {
+        argument_types(self, args)?;
+        let out_shape = shape_of(self, shape, args)?;
+        let rule = match (output, self.second) {
+            (0, _) => self.dtype,
+            (1, Some(second)) => second,
+            _ => {
+                return Err(OpError::Malformed(format!(
+                    "{} has no result {output}",
+                    self.name
+                )))
+            }
+        };
+        let out_dtype = dtype_of(self, rule, dtype, shape, args)?;
+        Ok((out_dtype, out_shape))
+    }
 }

@@ -1,14 +1,58 @@
 //! The entries of the op table, one line each: the DSL name, the `Tensor`
 //! method, the arguments, the element-type rule and the shape rule.
 
-use super::{Arg, ArgKind, DTypeRule as D, OpSpec, ShapeRule as S};
+use super::spec::{Arg, ArgKind, DTypeRule, ShapeRule};
+use DTypeRule as D;
+use ShapeRule as S;
+
+/// One entry of the op table.
+#[derive(Clone, Copy, Debug)]
+pub struct OpSpec {
+    /// The op, as the DSL's embedded graph names it.
+    pub id: OpId,
+    /// The method name in a DSL body (the `Tensor` method, without a
+    /// `try_` prefix).
+    pub name: &'static str,
+    /// The `Tensor` method it calls.
+    pub method: &'static str,
+    /// Its arguments after the receiver, in order.
+    pub args: &'static [Arg],
+    /// The result's element type (of `.0` for an op returning a pair).
+    pub dtype: DTypeRule,
+    /// For an op returning a pair (`sort`: values and indices), the
+    /// element type of `.1`; both have the shape of [`OpSpec::shape`].
+    pub second: Option<DTypeRule>,
+    /// The result's shape.
+    pub shape: ShapeRule,
+    /// What it computes, in a few words (the docs' method table).
+    pub doc: &'static str,
+}
+
+impl OpSpec {
+    /// The entry named `name` in a DSL body.
+    pub fn named(name: &str) -> Option<&'static OpSpec> {
+        OPS.iter().find(|s| s.name == name)
+    }
+
+    /// The op's name in error messages: the DSL name without a trailing
+    /// `_` (`where_` reports as `where`).
+    pub fn error_name(&self) -> &'static str {
+        self.name.strip_suffix('_').unwrap_or(self.name)
+    }
+
+    /// The entry of `id`.
+    pub fn of(id: OpId) -> &'static OpSpec {
+        &OPS[id as usize]
+    }
+}
 
 /// Declares [`OpId`] and [`OPS`] from one list, in the same order (so
 /// `OPS[id as usize].id == id`).
 macro_rules! op_table {
     ($(
         #[doc = $doc:literal]
-        $id:ident = $name:literal $method:literal ($($arg:ident: $kind:ident),*) -> $dtype:expr, $shape:expr;
+        $id:ident = $name:literal $method:literal ($($arg:ident: $kind:ident),*)
+            -> $dtype:expr, $shape:expr $(, pair $second:expr)?;
     )*) => {
         /// A tensor op of the table, as the DSL's embedded graph names it.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,11 +71,14 @@ macro_rules! op_table {
                 method: $method,
                 args: &[$(Arg { name: stringify!($arg), kind: ArgKind::$kind }),*],
                 dtype: $dtype,
+                second: op_table!(@second $($second)?),
                 shape: $shape,
                 doc: $doc,
             },
         )*];
     };
+    (@second) => { None };
+    (@second $second:expr) => { Some($second) };
 }
 
 op_table! {
@@ -237,6 +284,20 @@ op_table! {
     Cumprod = "cumprod" "cumprod" (axis: Axis) -> D::Sum, S::Axis(0);
     /// Running `logsumexp` along an axis.
     Logcumsumexp = "logcumsumexp" "logcumsumexp" (axis: Axis) -> D::Float, S::Axis(0);
+    /// The values sorted along an axis (`.0`) and their i64 indices (`.1`).
+    Sort = "sort" "sort" (dim: Axis, descending: Bool) -> D::Same, S::Axis(0), pair D::Index;
+    /// The i64 indices that sort an axis.
+    Argsort = "argsort" "argsort" (dim: Axis, descending: Bool) -> D::Index, S::Axis(0);
+    /// The `k` largest (or smallest) values along an axis (`.0`) and their indices (`.1`).
+    Topk = "topk" "topk" (k: Count, dim: Axis, largest: Bool) -> D::Same, S::TopK { k: 0, axis: 1 }, pair D::Index;
+    /// The running maximum along an axis (`.0`) and its index (`.1`).
+    Cummax = "cummax" "cummax" (axis: Axis) -> D::Same, S::Axis(0), pair D::Index;
+    /// The running minimum along an axis (`.0`) and its index (`.1`).
+    Cummin = "cummin" "cummin" (axis: Axis) -> D::Same, S::Axis(0), pair D::Index;
+    /// The variance (`.0`) and the mean (`.1`) over axes.
+    VarMean = "var_mean" "var_mean" (axes: Axes, correction: Count, keepdim: Bool) -> D::Float, S::Reduce { axes: 0, keepdim: 2 }, pair D::Float;
+    /// The standard deviation (`.0`) and the mean (`.1`) over axes.
+    StdMean = "std_mean" "std_mean" (axes: Axes, correction: Count, keepdim: Bool) -> D::Float, S::Reduce { axes: 0, keepdim: 2 }, pair D::Float;
     /// Divides by the `p`-norm along an axis (at least `eps`).
     Normalize = "normalize" "normalize" (p: Float, axis: Axis, eps: Float) -> D::Float, S::Axis(1);
     /// `x[index[i][j]][j]` along an axis (PyTorch's `gather`).

@@ -52,6 +52,39 @@ fn closest(name: &str) -> Option<&'static str> {
 impl Ctx<'_> {
     /// A method call on a tensor.
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Result<Val> {
+        self.method_output(m, None)
+    }
+
+    /// `.0` or `.1` of a method call returning a pair (`x.sort(1,
+    /// false).1`).
+    pub(super) fn field(&mut self, f: &syn::ExprField) -> Result<Val> {
+        let k = match &f.member {
+            syn::Member::Unnamed(i) if i.index <= 1 => i.index as u8,
+            _ => {
+                return Err(Error::new_spanned(
+                    &f.member,
+                    "only `.0` and `.1` of a method returning a pair are allowed",
+                ))
+            }
+        };
+        match &*f.base {
+            Expr::MethodCall(m) => self.method_output(m, Some(k)),
+            Expr::Paren(p) => match &*p.expr {
+                Expr::MethodCall(m) => self.method_output(m, Some(k)),
+                other => Err(Error::new_spanned(
+                    other,
+                    "`.0` and `.1` take a result of a method returning a pair",
+                )),
+            },
+            other => Err(Error::new_spanned(
+                other,
+                "`.0` and `.1` take a result of a method returning a pair",
+            )),
+        }
+    }
+
+    /// A method call; `output` is the `.0`/`.1` taken of it.
+    fn method_output(&mut self, m: &syn::ExprMethodCall, output: Option<u8>) -> Result<Val> {
         let name = m.method.to_string();
         let whole: Expr = Expr::MethodCall(m.clone());
         let Some(spec) = OpSpec::named(&name) else {
@@ -64,6 +97,21 @@ impl Ctx<'_> {
                 ),
             ));
         };
+        match (spec.second.is_some(), output) {
+            (true, None) => {
+                return Err(Error::new_spanned(
+                    m,
+                    format!("`{name}` returns a pair: take `.0` or `.1` of it"),
+                ))
+            }
+            (false, Some(k)) => {
+                return Err(Error::new_spanned(
+                    m,
+                    format!("`{name}` returns one tensor, which has no `.{k}`"),
+                ))
+            }
+            _ => {}
+        }
         if m.args.len() != spec.args.len() {
             let what: Vec<String> = spec
                 .args
@@ -98,7 +146,7 @@ impl Ctx<'_> {
             .zip(&args)
             .map(|(a, e)| self.argument(a.kind, a.name, e))
             .collect::<Result<Vec<_>>>()?;
-        self.apply(spec, &whole, recv, checked, &args)
+        self.apply(spec, &whole, recv, checked, &args, output)
     }
 
     /// A binary operator or comparison (`a + b`, `a < b`) of two values,
@@ -115,13 +163,13 @@ impl Ctx<'_> {
             operand: Some(r.r),
             lit: None,
         };
-        self.apply(spec, whole, l, vec![arg], &[])
+        self.apply(spec, whole, l, vec![arg], &[], None)
     }
 
     /// `-x` of a tensor.
     pub(super) fn negate(&mut self, whole: &Expr, v: Val) -> Result<Val> {
         let spec = OpSpec::named("neg").expect("neg is in the op table");
-        self.apply(spec, whole, v, Vec::new(), &[])
+        self.apply(spec, whole, v, Vec::new(), &[], None)
     }
 
     /// Reads one argument of kind `kind` named `name` (for errors).
@@ -247,7 +295,8 @@ impl Ctx<'_> {
     /// Checks `spec` on the receiver `recv` (a tensor, or the literal left
     /// operand of an operator) and the checked arguments, and adds its
     /// node. `exprs` are the argument expressions of a method call (for
-    /// error spans; empty for operators).
+    /// error spans; empty for operators); `output` is the `.0`/`.1` taken
+    /// of an op returning a pair.
     fn apply(
         &mut self,
         spec: &OpSpec,
@@ -255,6 +304,7 @@ impl Ctx<'_> {
         recv: Val,
         args: Vec<Checked>,
         exprs: &[&Expr],
+        output: Option<u8>,
     ) -> Result<Val> {
         let op = spec.error_name();
         // The element type every tensor operand has and every literal fits:
@@ -338,7 +388,9 @@ impl Ctx<'_> {
             _ => (operand_type, shape_of_literal_recv.unwrap_or_default()),
         };
         let values: Vec<ArgValue<SymDim>> = args.iter().map(|a| a.value.clone()).collect();
-        let (dtype, shape) = spec.infer(recv_type, &recv_shape, &values).map_err(|e| {
+        let which = usize::from(output.unwrap_or(0));
+        let infer = spec.infer_output(recv_type, &recv_shape, &values, which);
+        let (dtype, shape) = infer.map_err(|e| {
             // An axis the rule rejects is underlined where it is written.
             let at = match (&e, spec.shape) {
                 (
@@ -361,12 +413,11 @@ impl Ctx<'_> {
         let operands: Vec<Ref> = std::iter::once(recv.r)
             .chain(args.iter().filter_map(|a| a.operand))
             .collect();
-        Ok(self.bind(
-            dtype,
-            shape.to_vec(),
-            quote!(Op(#g::OpId::#id, &[#(#lits),*])),
-            &operands,
-        ))
+        let op = match output {
+            Some(k) => quote!(Pair(#g::OpId::#id, &[#(#lits),*], #k)),
+            None => quote!(Op(#g::OpId::#id, &[#(#lits),*])),
+        };
+        Ok(self.bind(dtype, shape.to_vec(), op, &operands))
     }
 }
 

@@ -1,0 +1,288 @@
+//! The vocabulary of the op table: argument kinds and their values, the
+//! element-type and shape rules, and the losses' `Reduction`.
+
+use crate::shape::ReshapeDim;
+use crate::ScalarType;
+
+/// PyTorch's `reduction` argument of the losses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reduction {
+    /// `"none"`: one loss per element.
+    None,
+    /// `"mean"` (the default).
+    #[default]
+    Mean,
+    /// `"sum"`.
+    Sum,
+}
+
+/// What one argument of an op is, and how a DSL body writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Another tensor of the receiver's element type (`x.matmul(w)`).
+    Tensor,
+    /// A tensor of the receiver's element type or a number or bool
+    /// literal (`x.maximum(0.0)`, `x.add(y)`).
+    Operand,
+    /// An axis: an integer literal, negative from the end (`-1`).
+    Axis,
+    /// A list literal of axes (`[0, -1]`).
+    Axes,
+    /// `true` or `false`.
+    Bool,
+    /// A number literal (`0.01`, `1`).
+    Float,
+    /// An integer literal (`-1`, `2`).
+    Int,
+    /// A non-negative integer literal (`1`).
+    Count,
+    /// A list literal of non-negative integers (`[2, 1]`).
+    Sizes,
+    /// A list of dims: literals, `-1`, signature names and `+ - * /` of
+    /// them (`[B, -1]`).
+    Dims,
+    /// An element type name (`f16`, `i32`).
+    DType,
+    /// A tensor of integer positions (`gather`, `index_select`), of any
+    /// integer type.
+    Index,
+    /// A bool tensor (`masked_fill`).
+    Mask,
+    /// A loss reduction (`Reduction::Mean`).
+    Reduction,
+}
+
+impl ArgKind {
+    /// How a DSL body writes an argument of this kind (for the docs).
+    pub fn literal_form(self) -> &'static str {
+        match self {
+            ArgKind::Tensor => "tensor",
+            ArgKind::Operand => "tensor or literal",
+            ArgKind::Axis => "`-1`",
+            ArgKind::Axes => "`[0, -1]`",
+            ArgKind::Bool => "`true`",
+            ArgKind::Float => "`0.5`",
+            ArgKind::Int => "`-1`",
+            ArgKind::Count => "`1`",
+            ArgKind::Sizes => "`[2, 1]`",
+            ArgKind::Dims => "`[B, -1]`",
+            ArgKind::DType => "`f16`",
+            ArgKind::Index => "integer tensor",
+            ArgKind::Mask => "bool tensor",
+            ArgKind::Reduction => "`Reduction::Mean`",
+        }
+    }
+}
+
+/// One declared argument: its name (as in the `Tensor` method) and kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arg {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// What it is.
+    pub kind: ArgKind,
+}
+
+/// The element type of an op's result, from the receiver's.
+///
+/// The other tensor operands of an op in a DSL body have the receiver's
+/// element type (the DSL does not promote), so the rule reads only the
+/// receiver's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DTypeRule {
+    /// The receiver's type.
+    Same,
+    /// The receiver's type; an error for bool.
+    NotBool,
+    /// The receiver's type; an error for floats (bitwise ops).
+    NotFloat,
+    /// Floats keep their type; integers and bools become f32
+    /// ([`ScalarType::to_float`]).
+    Float,
+    /// Bool (comparisons, tests such as `isnan`).
+    Bool,
+    /// The index type of `argmax`/`argmin` (i64, as every index-producing
+    /// op).
+    Index,
+    /// A sum's type: floats keep theirs, integers and bools accumulate in
+    /// their [`ScalarType::sum_accumulator`].
+    Sum,
+    /// The element type given as argument `i`.
+    Cast(usize),
+    /// i64, from a receiver of integers (`one_hot`).
+    OneHot,
+    /// The element type of the first tensor argument (`where_`, whose
+    /// receiver is the condition); an error when every argument is a
+    /// literal.
+    Branch,
+}
+
+impl DTypeRule {
+    /// The rule in a few words (the docs' method table).
+    pub fn text(self) -> &'static str {
+        match self {
+            DTypeRule::Same => "same",
+            DTypeRule::NotBool => "same; not bool",
+            DTypeRule::NotFloat => "same; integers and bool only",
+            DTypeRule::Float => "same float; integers and bool give f32",
+            DTypeRule::Bool => "bool",
+            DTypeRule::Index => "i64",
+            DTypeRule::Sum => "same float; narrow integers and bool widen to 32 bits",
+            DTypeRule::Cast(_) => "the given type",
+            DTypeRule::Branch => "the branches' type",
+            DTypeRule::OneHot => "i64; integers only",
+        }
+    }
+}
+
+/// The shape of an op's result; the numbers are argument positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeRule {
+    /// The receiver's shape.
+    Same,
+    /// The broadcast of the receiver and every tensor argument.
+    Broadcast,
+    /// The broadcast of the tensor arguments, then of that and the
+    /// receiver (`where_`: the branches, then the condition).
+    Select,
+    /// The receiver's shape; argument `i` is an axis of it.
+    Axis(usize),
+    /// The receiver's shape; argument `i` lists distinct axes of it.
+    Axes(usize),
+    /// Reduces the axes of argument `axes`, keeping them as size 1 when
+    /// argument `keepdim` is true.
+    Reduce {
+        /// The axes' argument.
+        axes: usize,
+        /// The keepdim flag's argument.
+        keepdim: usize,
+    },
+    /// Removes the axis of argument `i` (`argmax`); an empty axis is an
+    /// error.
+    ReduceAxis(usize),
+    /// `matmul` of the receiver and argument 0.
+    Matmul,
+    /// `reshape` to the dims of argument `i`.
+    Reshape(usize),
+    /// `expand` to the dims of argument `i`.
+    Expand(usize),
+    /// Swaps the axes of arguments `a` and `b`.
+    Transpose(usize, usize),
+    /// Permutes the axes by argument `i`.
+    Permute(usize),
+    /// The receiver's shape; argument `i` lists distinct axes (`flip`).
+    Flip(usize),
+    /// Removes the size-1 axis of argument `i`.
+    Squeeze(usize),
+    /// Removes every size-1 axis.
+    SqueezeAll,
+    /// Splits the axis of argument `axis` into the dims of argument `dims`.
+    Unflatten(usize, usize),
+    /// Inserts a size-1 axis at argument `i`.
+    Unsqueeze(usize),
+    /// Merges the axes from argument `a` to argument `b`.
+    Flatten(usize, usize),
+    /// Tiles by the sizes of argument `i`.
+    Repeat(usize),
+    /// The receiver's shape, which has at least 2 axes (`tril`).
+    Matrix,
+    /// The receiver's shape with the axis of argument `axis` cut to the
+    /// count of argument `k` (`topk`), which must not exceed it.
+    TopK {
+        /// The count's argument.
+        k: usize,
+        /// The axis' argument.
+        axis: usize,
+    },
+    /// `gather` along the axis of argument `axis` with the index of
+    /// argument `index`: the index's shape.
+    Gather {
+        /// The axis' argument.
+        axis: usize,
+        /// The index's argument.
+        index: usize,
+    },
+    /// `index_select` along the axis of argument `axis` with the 0-d or
+    /// 1-D index of argument `index`.
+    IndexSelect {
+        /// The axis' argument.
+        axis: usize,
+        /// The index's argument.
+        index: usize,
+    },
+    /// The receiver's shape; the mask of argument `i` and a value tensor
+    /// after it broadcast to it.
+    Masked(usize),
+    /// The receiver's shape with a last axis of the count of argument `i`
+    /// (`one_hot`).
+    AppendCount(usize),
+    /// A loss of the receiver against the target of argument `target`
+    /// (one shape), reduced by argument `reduction`.
+    Loss {
+        /// The target's argument.
+        target: usize,
+        /// The reduction's argument.
+        reduction: usize,
+    },
+}
+
+impl ShapeRule {
+    /// The rule in a few words (the docs' method table).
+    pub fn text(self) -> &'static str {
+        match self {
+            ShapeRule::Same | ShapeRule::Axis(_) | ShapeRule::Axes(_) | ShapeRule::Flip(_) => {
+                "same"
+            }
+            ShapeRule::Broadcast => "broadcast",
+            ShapeRule::Select => "broadcast of all three",
+            ShapeRule::Reduce { .. } => "axes reduced (kept as 1 with keepdim)",
+            ShapeRule::ReduceAxis(_) => "axis removed",
+            ShapeRule::Matmul => "NumPy matmul",
+            ShapeRule::Reshape(_) => "the dims",
+            ShapeRule::Expand(_) => "the dims (`-1` keeps an axis)",
+            ShapeRule::Transpose(..) => "two axes swapped",
+            ShapeRule::Permute(_) => "axes permuted",
+            ShapeRule::Squeeze(_) => "axis removed",
+            ShapeRule::SqueezeAll => "size-1 axes removed",
+            ShapeRule::Unflatten(..) => "axis split into the dims",
+            ShapeRule::Unsqueeze(_) => "size-1 axis inserted",
+            ShapeRule::Flatten(..) => "axes merged",
+            ShapeRule::Repeat(_) => "each axis times its count",
+            ShapeRule::Matrix => "same (at least 2 axes)",
+            ShapeRule::TopK { .. } => "the axis cut to `k`",
+            ShapeRule::Gather { .. } => "the index's",
+            ShapeRule::IndexSelect { .. } => "the axis takes the index's length",
+            ShapeRule::Masked(_) => "same",
+            ShapeRule::AppendCount(_) => "a last axis of the count added",
+            ShapeRule::Loss { .. } => "`[]`, or the input's with `Reduction::None`",
+        }
+    }
+}
+
+/// The value of one argument of a call, as the shape and element-type
+/// rules see it: a tensor's type and shape, or a literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue<D> {
+    /// A tensor operand: its element type and shape.
+    Tensor(ScalarType, Vec<D>),
+    /// An axis.
+    Axis(isize),
+    /// A list of axes.
+    Axes(Vec<isize>),
+    /// A bool literal.
+    Bool(bool),
+    /// A number literal.
+    Float(f64),
+    /// An integer literal.
+    Int(i64),
+    /// A non-negative integer literal.
+    Count(usize),
+    /// A list of sizes.
+    Sizes(Vec<usize>),
+    /// A list of dims.
+    Dims(Vec<ReshapeDim<D>>),
+    /// An element type.
+    DType(ScalarType),
+    /// A loss reduction.
+    Reduction(Reduction),
+}
