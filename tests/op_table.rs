@@ -142,9 +142,9 @@ fn sample(kind: ArgKind, dtype: ScalarType, rng: &mut Rng) -> Sample {
             let r = *rng.pick(&[Reduction::None, Reduction::Mean, Reduction::Sum]);
             Sample::Literal(ArgValue::Reduction(r), Lit::Reduction(r))
         }
-        ArgKind::DType => {
+        ArgKind::ElementType => {
             let t = *rng.pick(&[ScalarType::F32, ScalarType::I32, ScalarType::Bool]);
-            Sample::Literal(ArgValue::DType(t), Lit::DType(t))
+            Sample::Literal(ArgValue::ElementType(t), Lit::DType(t))
         }
     }
 }

@@ -15,7 +15,7 @@ pub enum OpError {
     /// A shape rule failed.
     Shape(ShapeError),
     /// The element type is not one the op takes.
-    DType {
+    ElementType {
         /// The op.
         op: String,
         /// What is wrong.
@@ -37,7 +37,7 @@ impl fmt::Display for OpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OpError::Shape(e) => e.fmt(f),
-            OpError::DType { op, reason } | OpError::Argument { op, reason } => {
+            OpError::ElementType { op, reason } | OpError::Argument { op, reason } => {
                 write!(f, "{op}: {reason}")
             }
             OpError::Malformed(what) => write!(f, "malformed op arguments: {what}"),
@@ -73,7 +73,7 @@ pub(super) fn argument_types<D: Dim>(spec: &OpSpec, args: &[ArgValue<D>]) -> Res
 
 /// The error of a tensor `role` whose element type `t` is not `wanted`.
 fn wrong_type<D: Dim>(spec: &OpSpec, role: &str, t: ScalarType, s: &[D], wanted: &str) -> OpError {
-    OpError::DType {
+    OpError::ElementType {
         op: spec.error_name().to_string(),
         reason: format!(
             "the {role} {} has dtype {t}, not {wanted}",
@@ -91,7 +91,7 @@ pub(super) fn dtype_of<D: Dim>(
     s: &[D],
     args: &[ArgValue<D>],
 ) -> Result<ScalarType, OpError> {
-    let refuse = |reason: &str| OpError::DType {
+    let refuse = |reason: &str| OpError::ElementType {
         op: spec.error_name().to_string(),
         reason: reason.to_string(),
     };
@@ -112,7 +112,7 @@ pub(super) fn dtype_of<D: Dim>(
         DTypeRule::Sum if t.is_float() => t,
         DTypeRule::Sum => t.sum_accumulator(),
         DTypeRule::Cast(i) => match args.get(i) {
-            Some(ArgValue::DType(to)) => *to,
+            Some(ArgValue::ElementType(to)) => *to,
             _ => return Err(malformed(spec, i)),
         },
         DTypeRule::OneHot if !t.is_int() => {

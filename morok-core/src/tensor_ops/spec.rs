@@ -42,7 +42,7 @@ pub enum ArgKind {
     /// them (`[B, -1]`).
     Dims,
     /// An element type name (`f16`, `i32`).
-    DType,
+    ElementType,
     /// A tensor of integer positions (`gather`, `index_select`), of any
     /// integer type.
     Index,
@@ -66,7 +66,7 @@ impl ArgKind {
             ArgKind::Count => "`1`",
             ArgKind::Sizes => "`[2, 1]`",
             ArgKind::Dims => "`[B, -1]`",
-            ArgKind::DType => "`f16`",
+            ArgKind::ElementType => "`f16`",
             ArgKind::Index => "integer tensor",
             ArgKind::Mask => "bool tensor",
             ArgKind::Reduction => "`Reduction::Mean`",
@@ -282,7 +282,7 @@ pub enum ArgValue<D> {
     /// A list of dims.
     Dims(Vec<ReshapeDim<D>>),
     /// An element type.
-    DType(ScalarType),
+    ElementType(ScalarType),
     /// A loss reduction.
     Reduction(Reduction),
 }

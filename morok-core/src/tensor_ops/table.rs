@@ -247,7 +247,7 @@ op_table! {
     /// `cond.where_(a, b)`: `a` where the receiver is true, else `b`.
     Where = "where_" "where_" (a: Operand, b: Operand) -> D::Branch, S::Select;
     /// Converts the element type.
-    Cast = "cast" "cast" (dtype: DType) -> D::Cast(0), S::Same;
+    Cast = "cast" "cast" (dtype: ElementType) -> D::Cast(0), S::Same;
     /// Sum over axes.
     Sum = "sum" "sum" (axes: Axes, keepdim: Bool) -> D::Sum, S::Reduce { axes: 0, keepdim: 1 };
     /// Product over axes.

@@ -279,7 +279,7 @@ impl Ctx<'_> {
                     quote!(#g::Lit::Reduction(::morok::Reduction::#v)),
                 )
             }
-            ArgKind::DType => {
+            ArgKind::ElementType => {
                 let id = match e {
                     Expr::Path(p) => p.path.get_ident(),
                     _ => None,
@@ -287,7 +287,7 @@ impl Ctx<'_> {
                 .ok_or_else(|| Error::new_spanned(e, "expected an element type such as `f16`"))?;
                 let to = crate::sig::dtype_named(id)?;
                 let tt = crate::sig::dtype_tokens(to);
-                lit(ArgValue::DType(to), quote!(#g::Lit::DType(#tt)))
+                lit(ArgValue::ElementType(to), quote!(#g::Lit::DType(#tt)))
             }
         })
     }
