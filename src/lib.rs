@@ -244,6 +244,6 @@ pub use morok_core::{DType, ScalarType};
 pub use tensor::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, FanMode, Index, InterpolateMode, IntoOperand,
-    IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pool3dOptions,
-    PoolOptions, Reduction, RoundingMode, ScalarPow, ScatterReduce, Slice, Tensor,
+    IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode, Pads,
+    Pool3dOptions, PoolOptions, Reduction, RoundingMode, ScalarPow, ScatterReduce, Slice, Tensor,
 };

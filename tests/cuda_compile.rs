@@ -201,7 +201,7 @@ fn cases() -> morok::Result<Vec<(String, Tensor)>> {
             &input(&[8, 3, 3, 3], DType::F32),
             Some(&input(&[8], DType::F32)),
             ConvGeometry {
-                padding: (1, 1),
+                padding: (1, 1).into(),
                 ..ConvGeometry::default()
             },
         ),

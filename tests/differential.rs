@@ -12,7 +12,7 @@ use common::{
 use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, DType, FanMode, Index, InterpolateMode,
-    IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, PadMode, Pool3dOptions,
+    IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, PadMode, Pads, Pool3dOptions,
     PoolOptions, Reduction, Result, RoundingMode, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use std::collections::HashMap;
@@ -361,7 +361,7 @@ impl Suite {
                 [2, 4, 2, 3],
                 ConvOptions {
                     stride: (2, 1),
-                    padding: (1, 2),
+                    padding: (1, 2).into(),
                     ..ConvOptions::default()
                 },
             ),
@@ -384,7 +384,23 @@ impl Suite {
                 [4, 1, 3, 3],
                 ConvOptions {
                     groups: 4,
-                    padding: (1, 1),
+                    padding: (1, 1).into(),
+                    ..ConvOptions::default()
+                },
+            ),
+            // Asymmetric and cropping padding.
+            (
+                [3, 4, 3, 2],
+                ConvOptions {
+                    padding: Pads([(1, 0), (-1, 2)]),
+                    ..ConvOptions::default()
+                },
+            ),
+            (
+                [2, 4, 2, 2],
+                ConvOptions {
+                    stride: (2, 2),
+                    padding: Pads([(0, 2), (2, -1)]),
                     ..ConvOptions::default()
                 },
             ),
@@ -406,6 +422,10 @@ impl Suite {
             PoolOptions::new((2, 5)).stride((1, 3)).padding((1, 3)),
             PoolOptions::new((3, 2)).stride((2, 2)).padding((3, 1)),
             PoolOptions::new((1, 2)).stride((5, 2)).padding((2, 0)),
+            PoolOptions::new((2, 3)).padding(Pads([(1, 0), (0, 2)])),
+            PoolOptions::new((2, 2))
+                .stride((2, 1))
+                .padding(Pads([(-1, 1), (1, -2)])),
         ] {
             self.add(format!("max_pool2d {opts:?}"), img.max_pool2d(opts));
             self.add(format!("avg_pool2d {opts:?}"), img.avg_pool2d(opts));
@@ -961,7 +981,7 @@ impl Suite {
             ] {
                 self.add(
                     format!("pad {name} {dtype}"),
-                    x.pad_mode(&[2, 3, 1, 0], mode),
+                    x.pad_mode(&[(1, 0), (2, 3)], mode),
                 );
             }
             if !dtype.is_bool() {
@@ -983,7 +1003,14 @@ impl Suite {
             ("reflect", PadMode::Reflect),
             ("circular", PadMode::Circular),
         ] {
-            self.add(format!("pad {name} 2-D"), img.pad_mode(&[1, 2, 2, 0], mode));
+            self.add(
+                format!("pad {name} 2-D"),
+                img.pad_mode(&[(0, 0), (0, 0), (2, 0), (1, 2)], mode),
+            );
+            self.add(
+                format!("pad {name} 2-D cropping"),
+                img.pad_mode(&[(0, 0), (-1, 0), (-1, 1), (2, -2)], mode),
+            );
         }
         let seq = self.input(DType::F32, &[2, 4, 9], Layout::Flipped, Domain::Any);
         for (ws, opts) in [
@@ -992,7 +1019,7 @@ impl Suite {
                 [6, 2, 2],
                 Conv1dOptions {
                     stride: 2,
-                    padding: 1,
+                    padding: Pads::same(1),
                     dilation: 3,
                     groups: 2,
                 },
@@ -1001,7 +1028,14 @@ impl Suite {
                 [4, 1, 4],
                 Conv1dOptions {
                     groups: 4,
-                    padding: 2,
+                    padding: Pads::same(2),
+                    ..Default::default()
+                },
+            ),
+            (
+                [3, 4, 2],
+                Conv1dOptions {
+                    padding: Pads([(2, -1)]),
                     ..Default::default()
                 },
             ),
@@ -1020,7 +1054,7 @@ impl Suite {
                 [4, 2, 3, 2],
                 ConvTransposeOptions {
                     stride: (2, 3),
-                    padding: (1, 0),
+                    padding: (1, 0).into(),
                     output_padding: (1, 2),
                     ..Default::default()
                 },
@@ -1030,7 +1064,15 @@ impl Suite {
                 ConvTransposeOptions {
                     groups: 2,
                     dilation: (2, 1),
-                    padding: (2, 1),
+                    padding: (2, 1).into(),
+                    ..Default::default()
+                },
+            ),
+            (
+                [4, 2, 2, 3],
+                ConvTransposeOptions {
+                    stride: (2, 1),
+                    padding: Pads([(1, 0), (0, -1)]),
                     ..Default::default()
                 },
             ),
@@ -1044,7 +1086,7 @@ impl Suite {
         let w1 = self.input(DType::F32, &[4, 2, 3], Layout::Sliced, Domain::Any);
         let t1 = ConvTransposeOptions {
             stride: (1, 2),
-            padding: (0, 1),
+            padding: (0, 1).into(),
             ..Default::default()
         };
         self.add(
@@ -1066,6 +1108,11 @@ impl Suite {
             PoolOptions::new((3, 3))
                 .stride((2, 2))
                 .padding((1, 1))
+                .ceil_mode(true)
+                .count_include_pad(false),
+            PoolOptions::new((3, 2))
+                .stride((2, 2))
+                .padding(Pads([(2, 0), (-1, 1)]))
                 .ceil_mode(true)
                 .count_include_pad(false),
         ] {
@@ -1146,7 +1193,7 @@ impl Suite {
                 [4, 2, 1, 2, 3],
                 Conv3dOptions {
                     stride: (1, 2, 1),
-                    padding: (1, 0, 1),
+                    padding: (1, 0, 1).into(),
                     dilation: (2, 1, 1),
                     groups: 2,
                 },
@@ -1177,7 +1224,7 @@ impl Suite {
                 [4, 1, 2, 1, 2],
                 ConvTranspose3dOptions {
                     stride: (2, 1, 2),
-                    padding: (1, 0, 0),
+                    padding: (1, 0, 0).into(),
                     output_padding: (1, 0, 1),
                     dilation: (1, 2, 1),
                     groups: 2,

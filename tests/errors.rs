@@ -180,7 +180,7 @@ fn huge_arguments_are_errors_not_panics() {
     };
     assert!(img.conv2d(&w, None, opts).is_err());
     let opts = morok::ConvOptions {
-        padding: (usize::MAX, 0),
+        padding: (usize::MAX, 0).into(),
         ..Default::default()
     };
     assert!(img.conv2d(&w, None, opts).is_err());

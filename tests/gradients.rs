@@ -25,8 +25,8 @@ use common::Rng;
 use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, DType, Error, Index, InterpolateMode,
-    MeshIndexing, PadMode, Pool3dOptions, PoolOptions, Reduction, RoundingMode, ScatterReduce,
-    Slice, Tensor,
+    MeshIndexing, PadMode, Pads, Pool3dOptions, PoolOptions, Reduction, RoundingMode,
+    ScatterReduce, Slice, Tensor,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -645,20 +645,20 @@ fn movement() {
                 x[0].pad(&[(-1, 2), (1, -2)], 0.0f64)?.exp()
             }),
             ("pad_constant", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].pad_mode(&[1, 2, 0, 1], PadMode::Constant(0.5))?
+                x[0].pad_mode(&[(0, 1), (1, 2)], PadMode::Constant(0.5))?
                     .softmax(-1)
             }),
             ("pad_reflect", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].pad_mode(&[2, 1, 1, 1], PadMode::Reflect)
+                x[0].pad_mode(&[(1, 1), (2, 1)], PadMode::Reflect)
             }),
             ("pad_reflect_3d", &[(&[2, 3, 5], Dom::Any)], &|x| {
-                x[0].pad_mode(&[1, 3, 2, 0, 1, 0], PadMode::Reflect)
+                x[0].pad_mode(&[(1, 0), (2, 0), (1, 3)], PadMode::Reflect)
             }),
             ("pad_replicate", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].pad_mode(&[2, 3, 1, 0], PadMode::Replicate)
+                x[0].pad_mode(&[(1, 0), (2, 3)], PadMode::Replicate)
             }),
             ("pad_circular", &[(&[3, 5], Dom::Any)], &|x| {
-                x[0].pad_mode(&[2, 3, 1, 2], PadMode::Circular)
+                x[0].pad_mode(&[(1, 2), (2, 3)], PadMode::Circular)
             }),
             ("repeat_new_axis", &[(&[3, 5], Dom::Any)], &|x| {
                 x[0].repeat(&[2, 1, 3])
@@ -1041,7 +1041,7 @@ fn convolutions() {
                 &|x| {
                     let opts = Conv1dOptions {
                         stride: 2,
-                        padding: 1,
+                        padding: Pads::same(1),
                         dilation: 2,
                         groups: 2,
                     };
@@ -1058,7 +1058,7 @@ fn convolutions() {
                 &|x| {
                     let opts = ConvOptions {
                         stride: (2, 1),
-                        padding: (1, 0),
+                        padding: (1, 0).into(),
                         dilation: (1, 2),
                         groups: 1,
                     };
@@ -1071,7 +1071,7 @@ fn convolutions() {
                 &|x| {
                     let opts = ConvOptions {
                         groups: 2,
-                        padding: (1, 1),
+                        padding: (1, 1).into(),
                         ..Default::default()
                     };
                     x[0].conv2d(&x[1], None, opts)
@@ -1087,7 +1087,7 @@ fn convolutions() {
                 &|x| {
                     let opts = Conv3dOptions {
                         stride: (1, 2, 1),
-                        padding: (1, 0, 1),
+                        padding: (1, 0, 1).into(),
                         dilation: (2, 1, 1),
                         groups: 2,
                     };
@@ -1104,7 +1104,7 @@ fn convolutions() {
                 &|x| {
                     let opts = ConvTransposeOptions {
                         stride: (1, 2),
-                        padding: (0, 1),
+                        padding: (0, 1).into(),
                         output_padding: (0, 1),
                         groups: 2,
                         ..Default::default()
@@ -1122,7 +1122,7 @@ fn convolutions() {
                 &|x| {
                     let opts = ConvTransposeOptions {
                         stride: (2, 3),
-                        padding: (1, 0),
+                        padding: (1, 0).into(),
                         output_padding: (1, 2),
                         dilation: (2, 1),
                         groups: 1,
@@ -1140,7 +1140,7 @@ fn convolutions() {
                 &|x| {
                     let opts = ConvTranspose3dOptions {
                         stride: (2, 1, 2),
-                        padding: (0, 1, 1),
+                        padding: (0, 1, 1).into(),
                         output_padding: (1, 0, 1),
                         dilation: (1, 2, 1),
                         groups: 1,

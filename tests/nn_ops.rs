@@ -338,21 +338,23 @@ fn padding_creation_and_init() {
     use morok::{DType, PadMode};
     let x = f32s(&[1.0, 2.0, 3.0], &[1, 3]);
     close(
-        &vals(&x.pad_mode(&[2, 1], PadMode::Reflect).unwrap()),
+        &vals(&x.pad_mode(&[(0, 0), (2, 1)], PadMode::Reflect).unwrap()),
         &[3.0, 2.0, 1.0, 2.0, 3.0, 2.0],
     );
     close(
-        &vals(&x.pad_mode(&[2, 1], PadMode::Replicate).unwrap()),
+        &vals(&x.pad_mode(&[(0, 0), (2, 1)], PadMode::Replicate).unwrap()),
         &[1.0, 1.0, 1.0, 2.0, 3.0, 3.0],
     );
     close(
-        &vals(&x.pad_mode(&[2, 1], PadMode::Circular).unwrap()),
+        &vals(&x.pad_mode(&[(0, 0), (2, 1)], PadMode::Circular).unwrap()),
         &[2.0, 3.0, 1.0, 2.0, 3.0, 1.0],
     );
-    let c = x.pad_mode(&[0, 1, 1, 0], PadMode::Constant(7.0)).unwrap();
+    let c = x
+        .pad_mode(&[(1, 0), (0, 1)], PadMode::Constant(7.0))
+        .unwrap();
     assert_eq!(c.shape(), &[2, 4]);
     close(&vals(&c), &[7.0, 7.0, 7.0, 7.0, 1.0, 2.0, 3.0, 7.0]);
-    assert!(x.pad_mode(&[3, 0], PadMode::Reflect).is_err());
+    assert!(x.pad_mode(&[(0, 0), (3, 0)], PadMode::Reflect).is_err());
     let n = f32s(&[3.0, 4.0], &[2]).normalize(2.0, 0, 1e-12).unwrap();
     close(&vals(&n), &[0.6, 0.8]);
     close(
@@ -429,7 +431,7 @@ fn transposed_convolutions() {
     close(&vals(&y)[..8], &[1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0]);
     let cropped = O {
         stride: (2, 2),
-        padding: (1, 1),
+        padding: (1, 1).into(),
         ..O::default()
     };
     close(
@@ -626,13 +628,13 @@ fn volumes_match_their_planar_forms() {
     let w3 = w.unsqueeze(2).unwrap();
     let o2 = ConvOptions {
         stride: (2, 1),
-        padding: (1, 2),
+        padding: (1, 2).into(),
         dilation: (1, 2),
         groups: 2,
     };
     let o3 = Conv3dOptions {
         stride: (1, 2, 1),
-        padding: (0, 1, 2),
+        padding: (0, 1, 2).into(),
         dilation: (1, 1, 2),
         groups: 2,
     };
@@ -642,14 +644,14 @@ fn volumes_match_their_planar_forms() {
     let wt = Tensor::randn_seeded(&[4, 3, 2, 2], DType::F32, 3);
     let t2 = ConvTransposeOptions {
         stride: (2, 3),
-        padding: (1, 0),
+        padding: (1, 0).into(),
         output_padding: (1, 2),
         dilation: (1, 1),
         groups: 2,
     };
     let t3 = ConvTranspose3dOptions {
         stride: (1, 2, 3),
-        padding: (0, 1, 0),
+        padding: (0, 1, 0).into(),
         output_padding: (0, 1, 2),
         dilation: (1, 1, 1),
         groups: 2,
@@ -762,7 +764,7 @@ fn padded_conv2d_reads_a_padded_copy_and_matches_the_reference() {
         realized_randn(&[16], 23),
     );
     let opts = ConvOptions {
-        padding: (1, 1),
+        padding: (1, 1).into(),
         ..ConvOptions::default()
     };
     let y = img.conv2d(&w, Some(&b), opts).unwrap();
@@ -792,7 +794,7 @@ fn padded_conv2d_of_rows_the_vector_does_not_divide_matches_the_reference() {
         realized_randn(&[16, 3, 3, 3], 42),
     );
     let opts = ConvOptions {
-        padding: (1, 1),
+        padding: (1, 1).into(),
         ..ConvOptions::default()
     };
     let y = img.conv2d(&w, None, opts).unwrap();

@@ -19,7 +19,7 @@ use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
     ConvTranspose3dOptions, ConvTransposeOptions, DType, Error, FanMode, Index, InterpolateMode,
     IntoOperand, IsCloseOptions, KaimingOptions, MeshIndexing, Nonlinearity, Operand, PadMode,
-    Pool3dOptions, PoolOptions, Reduction as LossReduction, Result, RoundingMode, ScalarType,
+    Pads, Pool3dOptions, PoolOptions, Reduction as LossReduction, Result, RoundingMode, ScalarType,
     ScatterReduce, Slice, Tensor,
 };
 use std::cell::{Cell, RefCell};
@@ -834,7 +834,10 @@ impl Gen {
         let which = self.below(11);
         let k = self.dim();
         let flag = self.chance(50);
-        let pads: Vec<usize> = (0..self.below(6)).map(|_| self.dim()).collect();
+        let sizes: Vec<usize> = (0..self.below(6)).map(|_| self.dim()).collect();
+        let pads: Vec<(isize, isize)> = (0..self.below(6))
+            .map(|_| (self.signed(), self.signed()))
+            .collect();
         let mode = self.pick(&[
             PadMode::Reflect,
             PadMode::Replicate,
@@ -844,7 +847,7 @@ impl Gen {
         let w = self.operand();
         let opts = Conv1dOptions {
             stride: self.dim(),
-            padding: self.dim(),
+            padding: Pads::from(self.dim()),
             dilation: self.dim(),
             groups: self.dim(),
         };
@@ -911,7 +914,7 @@ impl Gen {
                         let t = |v: usize| (v, v / 2 + 1, v % 3);
                         let o3 = Conv3dOptions {
                             stride: t(opts.stride),
-                            padding: t(opts.padding),
+                            padding: Pads::from(t(opts.padding.0[0].0.unsigned_abs())),
                             dilation: t(opts.dilation),
                             groups: opts.groups,
                         };
@@ -921,7 +924,7 @@ impl Gen {
                         let t = |v: usize| (v, v / 2 + 1, v % 3);
                         let o3 = ConvTranspose3dOptions {
                             stride: t(opts.stride),
-                            padding: t(opts.padding),
+                            padding: Pads::from(t(opts.padding.0[0].0.unsigned_abs())),
                             output_padding: t(k / 3),
                             dilation: t(opts.dilation),
                             groups: opts.groups,
@@ -932,7 +935,7 @@ impl Gen {
                     9 => {
                         let t = ConvTransposeOptions {
                             stride: (opts.stride, opts.dilation),
-                            padding: (opts.padding, opts.padding),
+                            padding: Pads([opts.padding.0[0]; 2]),
                             output_padding: (k, 0),
                             dilation: (opts.dilation, opts.stride),
                             groups: opts.groups,
@@ -944,13 +947,13 @@ impl Gen {
                         }]
                     }
                     _ if k.is_multiple_of(2) => {
-                        let factors: Vec<f64> = pads
+                        let factors: Vec<f64> = sizes
                             .iter()
                             .map(|&p| [0.5, 1.7, 2.0, 0.0, -1.0, f64::INFINITY, 1e30][p % 7])
                             .collect();
                         vec![x.t.interpolate_scale(&factors, imode, flag)?]
                     }
-                    _ => vec![x.t.interpolate(&pads, imode, flag)?],
+                    _ => vec![x.t.interpolate(&sizes, imode, flag)?],
                 })
             }
         )
@@ -1005,7 +1008,7 @@ impl Gen {
         let o3 = Pool3dOptions {
             kernel: (opts.kernel.0, opts.kernel.1, opts.kernel.1),
             stride: (opts.stride.1, opts.stride.0, opts.stride.1),
-            padding: (opts.padding.0, opts.padding.1, opts.padding.0),
+            padding: Pads([opts.padding.0[0], opts.padding.0[1], opts.padding.0[0]]),
             dilation: (opts.dilation.1, opts.dilation.0, 1),
             ..Pool3dOptions::new((1, 1, 1))
         };
@@ -1610,7 +1613,7 @@ impl Gen {
                 let o = |g: &mut Gen| g.pick(&[0, 1, 1, 2, 3, usize::MAX]);
                 let opts = ConvOptions {
                     stride: (o(self), o(self)),
-                    padding: (o(self) % 3, o(self)),
+                    padding: (o(self) % 3, o(self)).into(),
                     dilation: (o(self), o(self)),
                     groups: o(self),
                 };

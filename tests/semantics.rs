@@ -346,7 +346,7 @@ fn convolution_and_pooling() {
     assert_eq!(y.shape(), &[1, 1, 2, 2]);
     close(&vals(&y), &[8.0, 12.0, 20.0, 24.0]);
     let opts = ConvOptions {
-        padding: (1, 1),
+        padding: (1, 1).into(),
         stride: (2, 2),
         ..ConvOptions::default()
     };

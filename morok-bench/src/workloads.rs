@@ -335,7 +335,7 @@ impl Workload {
             Kind::Mlp(_) | Kind::Train(_) => mlp_logits(t)?.softmax(-1),
             Kind::Conv => {
                 let opts = ConvOptions {
-                    padding: (1, 1),
+                    padding: (1, 1).into(),
                     ..ConvOptions::default()
                 };
                 t[0].conv2d(&t[1], None, opts)

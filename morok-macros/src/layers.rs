@@ -261,7 +261,7 @@ impl LayerSpec {
                 float_input()?;
                 let g = ConvGeometry {
                     stride: (*stride, *stride),
-                    padding: (*padding, *padding),
+                    padding: (*padding, *padding).into(),
                     dilation: (1, 1),
                     groups: 1,
                 };

@@ -91,7 +91,7 @@ impl Conv2d {
     fn options(stride: usize, padding: usize) -> ConvOptions {
         ConvOptions {
             stride: (stride, stride),
-            padding: (padding, padding),
+            padding: (padding, padding).into(),
             ..ConvOptions::default()
         }
     }

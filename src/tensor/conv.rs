@@ -11,7 +11,7 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{conv2d_shape, ShapeError};
+use morok_core::shape::{conv2d_shape, Pads, ShapeError};
 
 /// Options of [`Tensor::conv2d`] (PyTorch's defaults: stride 1, no
 /// padding, no dilation, one group): the core shape rules' geometry.
@@ -22,8 +22,8 @@ pub use morok_core::shape::ConvGeometry as ConvOptions;
 pub struct Conv1dOptions {
     /// Distance between windows.
     pub stride: usize,
-    /// Zeros added at both ends.
-    pub padding: usize,
+    /// Zeros added (negative: cropped) before and after ([`Pads`]).
+    pub padding: Pads<1>,
     /// Distance between window taps.
     pub dilation: usize,
     /// Channel groups.
@@ -34,7 +34,7 @@ impl Default for Conv1dOptions {
     fn default() -> Self {
         Conv1dOptions {
             stride: 1,
-            padding: 0,
+            padding: Pads::ZERO,
             dilation: 1,
             groups: 1,
         }
@@ -47,8 +47,9 @@ impl Default for Conv1dOptions {
 pub struct Conv3dOptions {
     /// Distance between windows.
     pub stride: (usize, usize, usize),
-    /// Zeros added on both sides.
-    pub padding: (usize, usize, usize),
+    /// Zeros added (negative: cropped), `(before, after)` per axis
+    /// ([`Pads`]).
+    pub padding: Pads<3>,
     /// Distance between window taps.
     pub dilation: (usize, usize, usize),
     /// Channel groups.
@@ -59,7 +60,7 @@ impl Default for Conv3dOptions {
     fn default() -> Self {
         Conv3dOptions {
             stride: (1, 1, 1),
-            padding: (0, 0, 0),
+            padding: Pads::ZERO,
             dilation: (1, 1, 1),
             groups: 1,
         }
@@ -72,8 +73,9 @@ impl Default for Conv3dOptions {
 pub struct ConvTransposeOptions {
     /// The stride of the convolution this transposes.
     pub stride: (usize, usize),
-    /// Its padding (removed from the output's borders).
-    pub padding: (usize, usize),
+    /// Its padding, `(before, after)` per axis ([`Pads`]): removed from
+    /// the output's borders (negative amounts add zeros there).
+    pub padding: Pads<2>,
     /// Extra rows / columns at the output's end (less than the stride or
     /// the dilation).
     pub output_padding: (usize, usize),
@@ -87,7 +89,7 @@ impl Default for ConvTransposeOptions {
     fn default() -> Self {
         ConvTransposeOptions {
             stride: (1, 1),
-            padding: (0, 0),
+            padding: Pads::ZERO,
             output_padding: (0, 0),
             dilation: (1, 1),
             groups: 1,
@@ -101,8 +103,9 @@ impl Default for ConvTransposeOptions {
 pub struct ConvTranspose3dOptions {
     /// The stride of the convolution this transposes.
     pub stride: (usize, usize, usize),
-    /// Its padding (removed from the output's borders).
-    pub padding: (usize, usize, usize),
+    /// Its padding, `(before, after)` per axis ([`Pads`]), as in
+    /// [`ConvTransposeOptions::padding`].
+    pub padding: Pads<3>,
     /// Extra cells at the output's end (less than the stride or the
     /// dilation).
     pub output_padding: (usize, usize, usize),
@@ -116,7 +119,7 @@ impl Default for ConvTranspose3dOptions {
     fn default() -> Self {
         ConvTranspose3dOptions {
             stride: (1, 1, 1),
-            padding: (0, 0, 0),
+            padding: Pads::ZERO,
             output_padding: (0, 0, 0),
             dilation: (1, 1, 1),
             groups: 1,
@@ -128,7 +131,7 @@ impl Default for ConvTranspose3dOptions {
 /// length; `output_padding` is used by the transposes only).
 struct ConvGeom {
     stride: Vec<usize>,
-    padding: Vec<usize>,
+    padding: Vec<(isize, isize)>,
     output_padding: Vec<usize>,
     dilation: Vec<usize>,
     groups: usize,
@@ -140,7 +143,7 @@ type ConvShapes = (Vec<usize>, Vec<usize>, Option<Vec<usize>>);
 impl ConvGeom {
     fn new(
         stride: Vec<usize>,
-        padding: Vec<usize>,
+        padding: Vec<(isize, isize)>,
         output_padding: Vec<usize>,
         dilation: Vec<usize>,
         groups: usize,
@@ -208,10 +211,10 @@ impl Tensor {
         }
         let dtype = self.graph()?.dtype.promote(weight.graph()?.dtype);
         let mut pads = vec![(0, 0), (0, 0)];
-        pads.extend(g.padding.iter().map(|&p| (p, p)));
+        pads.extend(&g.padding);
         let kernel = &ws[2..];
-        let mut padded = self.cast_to(dtype)?.pad_to(op, &pads)?;
-        if g.padding.iter().any(|&p| p > 0) {
+        let mut padded = self.cast_to(dtype)?.pad_signed(op, &pads)?;
+        if g.padding.iter().any(|&(a, b)| a > 0 || b > 0) {
             // Its own buffer (a copy kernel): the windows of a padded input
             // then have no per-lane border test on each load, so the inner
             // loop along the output row becomes vector loads and FMAs (the
@@ -262,7 +265,7 @@ impl Tensor {
 
     /// The transposed convolution of `self` (`[N, Cin, spatial..]`) with
     /// `weight` (`[Cin, Cout/groups, k..]`) and `bias` (`[Cout]`): each
-    /// output axis is `(i - 1)·s - 2p + d·(k - 1) + output_padding + 1`
+    /// output axis is `(i - 1)·s - p_before - p_after + d·(k - 1) + output_padding + 1`
     /// long. Errors name `op`.
     #[track_caller]
     fn conv_transpose_nd(
@@ -301,19 +304,25 @@ impl Tensor {
         let mut out = vec![xs[0], ws[1].saturating_mul(groups)];
         for j in 0..n {
             let i = xs[2 + j];
-            // (i - 1)·s + d·(k - 1) + op + 1 - 2p, checked.
+            // (i - 1)·s + d·(k - 1) + op + 1 - p_before - p_after, checked.
             let span = i
                 .checked_sub(1)
                 .and_then(|v| v.checked_mul(s[j]))
                 .zip(d[j].checked_mul(k[j].saturating_sub(1)))
                 .and_then(|(a, b)| a.checked_add(b)?.checked_add(op_[j])?.checked_add(1));
+            let (before, after) = p[j];
+            let limit = isize::MAX / 4;
+            let cut = before as i128 + after as i128;
             let ok = s[j] > 0
                 && d[j] > 0
                 && k[j] > 0
                 && i > 0
                 && op_[j] < s[j].max(d[j])
-                && p[j] < isize::MAX as usize / 4
-                && span.is_some_and(|v| v > 2 * p[j] && v < isize::MAX as usize / 4);
+                && before.abs() < limit
+                && after.abs() < limit
+                && span.is_some_and(|v| {
+                    v < limit as usize && (v as i128 - cut) > 0 && (v as i128 - cut) < limit as i128
+                });
             if !ok {
                 return Err(Error::argument(
                     op,
@@ -323,9 +332,9 @@ impl Tensor {
                     ),
                 ));
             }
-            out.push(span.unwrap_or(0) - 2 * p[j]);
-            let edge = (d[j] * (k[j] - 1)) as isize - p[j] as isize;
-            pads.push((edge, edge + op_[j] as isize));
+            out.push((span.unwrap_or(0) as i128 - cut) as usize);
+            let edge = (d[j] * (k[j] - 1)) as isize;
+            pads.push((edge - before, edge - after + op_[j] as isize));
         }
         super::checked_numel(op, &out)?;
         // Zeros between the input's elements: [N, C, i, 1, ..] padded to
@@ -361,7 +370,7 @@ impl Tensor {
             .flip_axes(&(2..2 + n).collect::<Vec<_>>())?;
         let unit = ConvGeom {
             stride: vec![1; n],
-            padding: vec![0; n],
+            padding: vec![(0, 0); n],
             output_padding: vec![0; n],
             dilation: d.clone(),
             groups,
@@ -383,7 +392,7 @@ impl Tensor {
         conv2d_shape(&xs, &ws, bs.as_deref(), opts).located()?;
         let g = ConvGeom::new(
             v2(opts.stride),
-            v2(opts.padding),
+            opts.padding.to_vec(),
             vec![0, 0],
             v2(opts.dilation),
             opts.groups,
@@ -402,7 +411,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let g = ConvGeom::new(
             vec![opts.stride],
-            vec![opts.padding],
+            opts.padding.to_vec(),
             vec![0],
             vec![opts.dilation],
             opts.groups,
@@ -421,7 +430,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let g = ConvGeom::new(
             v3(opts.stride),
-            v3(opts.padding),
+            opts.padding.to_vec(),
             vec![0; 3],
             v3(opts.dilation),
             opts.groups,
@@ -430,7 +439,7 @@ impl Tensor {
     }
 
     /// PyTorch's `conv_transpose2d(input [N, Cin, H, W], weight [Cin,
-    /// Cout/groups, KH, KW], bias [Cout])`: the output is `(H - 1)·s - 2p +
+    /// Cout/groups, KH, KW], bias [Cout])`: the output is `(H - 1)·s - p_before - p_after +
     /// d·(K - 1) + output_padding + 1` high (and so wide).
     #[track_caller]
     pub fn conv_transpose2d(
@@ -441,7 +450,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let g = ConvGeom::new(
             v2(opts.stride),
-            v2(opts.padding),
+            opts.padding.to_vec(),
             v2(opts.output_padding),
             v2(opts.dilation),
             opts.groups,
@@ -461,7 +470,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let g = ConvGeom::new(
             vec![opts.stride.1],
-            vec![opts.padding.1],
+            vec![opts.padding.0[1]],
             vec![opts.output_padding.1],
             vec![opts.dilation.1],
             opts.groups,
@@ -480,7 +489,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let g = ConvGeom::new(
             v3(opts.stride),
-            v3(opts.padding),
+            opts.padding.to_vec(),
             v3(opts.output_padding),
             v3(opts.dilation),
             opts.groups,

@@ -56,6 +56,7 @@ pub use init::{FanMode, KaimingOptions, Nonlinearity};
 pub use interpolate::InterpolateMode;
 pub use losses::{ClassLossOptions, Reduction};
 pub use math::{IsCloseOptions, RoundingMode};
+pub use morok_core::shape::Pads;
 pub use movement::Slice;
 pub use operand::{IntoOperand, Operand};
 pub use ops::ScalarPow;

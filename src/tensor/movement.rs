@@ -283,13 +283,35 @@ impl Tensor {
     }
 
     /// Pads every axis by `(before, after)` elements of `value`; negative
-    /// amounts remove elements instead.
+    /// amounts remove elements instead (the padding convention:
+    /// `docs/CONVENTIONS.md`).
     #[track_caller]
     pub fn pad<T: Element>(&self, pads: &[(isize, isize)], value: T) -> Result<Tensor> {
+        let (x, grow) = self.crop_for_pad("pad", pads)?;
+        x.pad_with("pad", &grow, super::operand::const_value(value))
+    }
+
+    /// [`Tensor::pad`] with zeros; errors name `op`.
+    #[track_caller]
+    pub(super) fn pad_signed(&self, op: &str, pads: &[(isize, isize)]) -> Result<Tensor> {
+        let (x, grow) = self.crop_for_pad(op, pads)?;
+        x.pad_to(op, &grow)
+    }
+
+    /// The first half of a signed pad: `self` with the negative amounts
+    /// of `pads` (one pair per axis) cropped, and the positive amounts
+    /// still to add. Errors (a pair count other than the rank, a crop of
+    /// more than an axis, a result too large) name `op`.
+    #[track_caller]
+    pub(super) fn crop_for_pad(
+        &self,
+        op: &str,
+        pads: &[(isize, isize)],
+    ) -> Result<(Tensor, Vec<(usize, usize)>)> {
         let shape = self.graph()?.shape.clone();
         if pads.len() != shape.len() {
             return Err(Error::shape(ShapeError::new(
-                "pad",
+                op,
                 &[&shape],
                 format!(
                     "{} (before, after) pairs for {} axes",
@@ -306,7 +328,7 @@ impl Tensor {
             let (begin, end) = ((-a).max(0), d as i128 + b.min(0));
             if begin > end {
                 return Err(Error::shape(ShapeError::new(
-                    "pad",
+                    op,
                     &[&shape],
                     format!("padding {pads:?} removes more than the whole axis"),
                 )));
@@ -316,9 +338,8 @@ impl Tensor {
             grow.push((before as usize, after as usize));
             padded.push(usize::try_from(end - begin + before + after).unwrap_or(usize::MAX));
         }
-        super::checked_numel("pad", &padded)?;
-        let x = self.shrink_to(&crop)?;
-        x.pad_with("pad", &grow, super::operand::const_value(value))
+        super::checked_numel(op, &padded)?;
+        Ok((self.shrink_to(&crop)?, grow))
     }
 
     /// PAD by `(before, after)` per axis, filling with `value` (a WHERE

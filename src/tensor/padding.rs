@@ -19,27 +19,18 @@ pub enum PadMode {
 }
 
 impl Tensor {
-    /// PyTorch's `F.pad(input, pad, mode)`: `pad` lists `(before, after)`
-    /// amounts from the last axis backwards, flattened (`[left, right,
-    /// top, bottom, ...]`).
+    /// `torch.nn.functional.pad(input, pad, mode)` with the one padding
+    /// convention: a signed `(before, after)` pair per axis, in axis order
+    /// (PyTorch's flattened `pad=(left, right, top, bottom)` is
+    /// `&[.., (top, bottom), (left, right)]` here). Negative amounts crop
+    /// first; the positive ones are then filled by `mode` from the
+    /// cropped tensor.
     #[track_caller]
-    pub fn pad_mode(&self, pad: &[usize], mode: PadMode) -> Result<Tensor> {
+    pub fn pad_mode(&self, pads: &[(isize, isize)], mode: PadMode) -> Result<Tensor> {
         let op = "pad";
-        let shape = self.graph()?.shape.clone();
-        if !pad.len().is_multiple_of(2) || pad.len() / 2 > shape.len() {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape],
-                format!(
-                    "{} pad amounts: need pairs, at most one per axis",
-                    pad.len()
-                ),
-            )));
-        }
-        let mut x = self.clone();
-        for (k, p) in pad.chunks(2).enumerate() {
-            let axis = shape.len() - 1 - k;
-            x = x.pad_axis(op, axis, p[0], p[1], mode)?;
+        let (mut x, grow) = self.crop_for_pad(op, pads)?;
+        for (axis, &(before, after)) in grow.iter().enumerate() {
+            x = x.pad_axis(op, axis, before, after, mode)?;
         }
         Ok(x)
     }

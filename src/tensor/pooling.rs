@@ -18,7 +18,7 @@
 
 use super::Tensor;
 use crate::error::{Error, Result};
-use morok_core::shape::ShapeError;
+use morok_core::shape::{Pads, ShapeError};
 use morok_core::{ConstValue, ScalarType};
 
 /// Options of [`Tensor::max_pool2d`], [`Tensor::avg_pool2d`] and the 1-D
@@ -29,8 +29,9 @@ pub struct PoolOptions {
     pub kernel: (usize, usize),
     /// Step between windows, (height, width).
     pub stride: (usize, usize),
-    /// Padding on both sides, (height, width).
-    pub padding: (usize, usize),
+    /// Padding (negative: cropping), `(before, after)` for height and
+    /// width ([`Pads`]; the 1-d pools use the width's).
+    pub padding: Pads<2>,
     /// Distance between window taps, (height, width) (max pooling only in
     /// PyTorch; honored by both here).
     pub dilation: (usize, usize),
@@ -51,7 +52,7 @@ impl PoolOptions {
         PoolOptions {
             kernel,
             stride: kernel,
-            padding: (0, 0),
+            padding: Pads::ZERO,
             dilation: (1, 1),
             ceil_mode: false,
             count_include_pad: true,
@@ -90,16 +91,20 @@ impl PoolOptions {
         PoolOptions { stride, ..self }
     }
 
-    /// The same options with another padding.
-    pub const fn padding(self, padding: (usize, usize)) -> PoolOptions {
-        PoolOptions { padding, ..self }
+    /// The same options with another padding: `(h, w)` on both sides,
+    /// or `(before, after)` pairs as [`Pads`].
+    pub fn padding(self, padding: impl Into<Pads<2>>) -> PoolOptions {
+        PoolOptions {
+            padding: padding.into(),
+            ..self
+        }
     }
 
     fn geom2(self) -> PoolGeom {
         PoolGeom {
             kernel: vec![self.kernel.0, self.kernel.1],
             stride: vec![self.stride.0, self.stride.1],
-            padding: vec![self.padding.0, self.padding.1],
+            padding: self.padding.to_vec(),
             dilation: vec![self.dilation.0, self.dilation.1],
             ceil_mode: self.ceil_mode,
             count_include_pad: self.count_include_pad,
@@ -111,7 +116,7 @@ impl PoolOptions {
         PoolGeom {
             kernel: vec![self.kernel.1],
             stride: vec![self.stride.1],
-            padding: vec![self.padding.1],
+            padding: vec![self.padding.0[1]],
             dilation: vec![self.dilation.1],
             ceil_mode: self.ceil_mode,
             count_include_pad: self.count_include_pad,
@@ -128,8 +133,9 @@ pub struct Pool3dOptions {
     pub kernel: (usize, usize, usize),
     /// Step between windows.
     pub stride: (usize, usize, usize),
-    /// Padding on both sides.
-    pub padding: (usize, usize, usize),
+    /// Padding (negative: cropping), `(before, after)` per axis
+    /// ([`Pads`]).
+    pub padding: Pads<3>,
     /// Distance between window taps.
     pub dilation: (usize, usize, usize),
     /// `ceil_mode`, as in [`PoolOptions::ceil_mode`].
@@ -146,7 +152,7 @@ impl Pool3dOptions {
         Pool3dOptions {
             kernel,
             stride: kernel,
-            padding: (0, 0, 0),
+            padding: Pads::ZERO,
             dilation: (1, 1, 1),
             ceil_mode: false,
             count_include_pad: true,
@@ -159,9 +165,13 @@ impl Pool3dOptions {
         Pool3dOptions { stride, ..self }
     }
 
-    /// The same options with another padding.
-    pub const fn padding(self, padding: (usize, usize, usize)) -> Pool3dOptions {
-        Pool3dOptions { padding, ..self }
+    /// The same options with another padding: `(d, h, w)` on both
+    /// sides, or `(before, after)` pairs as [`Pads`].
+    pub fn padding(self, padding: impl Into<Pads<3>>) -> Pool3dOptions {
+        Pool3dOptions {
+            padding: padding.into(),
+            ..self
+        }
     }
 
     /// The same options with another dilation.
@@ -195,7 +205,7 @@ impl Pool3dOptions {
         PoolGeom {
             kernel: t(self.kernel),
             stride: t(self.stride),
-            padding: t(self.padding),
+            padding: self.padding.to_vec(),
             dilation: t(self.dilation),
             ceil_mode: self.ceil_mode,
             count_include_pad: self.count_include_pad,
@@ -209,7 +219,7 @@ impl Pool3dOptions {
 struct PoolGeom {
     kernel: Vec<usize>,
     stride: Vec<usize>,
-    padding: Vec<usize>,
+    padding: Vec<(isize, isize)>,
     dilation: Vec<usize>,
     ceil_mode: bool,
     count_include_pad: bool,
@@ -222,13 +232,29 @@ impl PoolGeom {
         self.kernel.len()
     }
 
+    /// The padding still to add on axis `j` once its negative amounts
+    /// are cropped.
+    fn grow(&self, j: usize) -> (usize, usize) {
+        let (a, b) = self.padding[j];
+        (a.max(0) as usize, b.max(0) as usize)
+    }
+
+    /// The pads of an input of rank `r`: none on the leading axes, the
+    /// geometry's on the pooled ones.
+    fn input_pads(&self, r: usize) -> Vec<(isize, isize)> {
+        let mut pads = vec![(0, 0); r - self.rank()];
+        pads.extend(&self.padding);
+        pads
+    }
+
     /// The extra cells `ceil_mode` adds after the right padding of an
-    /// axis of length `i` (0 without it, or when the windows fit).
+    /// axis of (cropped) length `i` (0 without it, or when the windows
+    /// fit).
     fn ceil_extra(&self, j: usize, i: usize) -> usize {
-        let (k, s, p, d) = (
+        let (k, s, (before, after), d) = (
             self.kernel[j],
             self.stride[j],
-            self.padding[j],
+            self.grow(j),
             self.dilation[j],
         );
         // Checked: arguments too large to fit give 0 here and an error
@@ -238,12 +264,13 @@ impl PoolGeom {
                 return None;
             }
             let reach = d.checked_mul(k.checked_sub(1)?)?.checked_add(1)?;
-            let span = i.checked_add(p.checked_mul(2)?)?;
+            let span = i.checked_add(before)?.checked_add(after)?;
             if s == 0 || span < reach {
                 return None;
             }
             let mut out = (span - reach).div_ceil(s) + 1;
-            if (out - 1).checked_mul(s)? >= i.checked_add(p)? {
+            // The last window starts inside the input or the left padding.
+            if (out - 1).checked_mul(s)? >= i.checked_add(before)? {
                 out -= 1;
             }
             Some(
@@ -278,14 +305,16 @@ impl Tensor {
     /// filled with `fill`) and cut into windows `[..., o.., k..]`.
     #[track_caller]
     fn pool_windows_nd(&self, op: &str, g: &PoolGeom, fill: ConstValue) -> Result<Tensor> {
-        let spatial = self.pooled_axes(op, g)?;
-        let lead = self.ndim() - g.rank();
+        self.pooled_axes(op, g)?;
+        let (x, _) = self.crop_for_pad(op, &g.input_pads(self.ndim()))?;
+        let spatial = x.pooled_axes(op, g)?;
+        let lead = x.ndim() - g.rank();
         let mut pads = vec![(0, 0); lead];
         for (j, &i) in spatial.iter().enumerate() {
-            let p = g.padding[j];
-            pads.push((p, p.saturating_add(g.ceil_extra(j, i))));
+            let (before, after) = g.grow(j);
+            pads.push((before, after.saturating_add(g.ceil_extra(j, i))));
         }
-        self.pad_with(op, &pads, fill)?
+        x.pad_with(op, &pads, fill)?
             .pool(op, &g.kernel, &g.stride, &g.dilation)
     }
 
@@ -348,13 +377,14 @@ impl Tensor {
         }
         let dtype = x.graph()?.dtype;
         let ones = Tensor::constant(ConstValue::Float(1.0), dtype, &spatial);
-        let pads: Vec<(usize, usize)> = g.padding.iter().map(|&p| (p, p)).collect();
+        let (ones, pads) = ones.crop_for_pad(op, &g.padding)?;
         let counted = if g.count_include_pad {
             ones.pad_with(op, &pads, ConstValue::Float(1.0))?
         } else {
             ones.pad_to(op, &pads)?
         };
-        let extra: Vec<(usize, usize)> = spatial
+        let extra: Vec<(usize, usize)> = ones
+            .shape()
             .iter()
             .enumerate()
             .map(|(j, &i)| (0, g.ceil_extra(j, i)))
@@ -366,7 +396,7 @@ impl Tensor {
     }
 
     /// PyTorch's `max_unpool`: a zero tensor of `output_size` (default
-    /// `(o - 1)·stride - 2·padding + kernel` per axis) with each value of
+    /// `(o - 1)·stride - before - after + kernel` per axis) with each value of
     /// `self` written at the flat plane position `indices` holds. A
     /// position out of range is dropped; where two write one position,
     /// the later one wins.
@@ -404,7 +434,11 @@ impl Tensor {
                         .checked_sub(1)
                         .and_then(|v| v.checked_mul(g.stride[j]))
                         .and_then(|v| v.checked_add(g.kernel[j]))
-                        .and_then(|v| v.checked_sub(2 * g.padding[j].min(usize::MAX / 4)));
+                        .and_then(|v| {
+                            let (a, b) = g.padding[j];
+                            let cut = a as i128 + b as i128;
+                            usize::try_from(v as i128 - cut).ok()
+                        });
                     match size {
                         Some(s) => o.push(s),
                         None => {

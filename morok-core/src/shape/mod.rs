@@ -16,6 +16,7 @@ pub mod axis_edits;
 mod dim;
 mod dims;
 pub mod indexing;
+mod padding;
 pub mod rules;
 
 pub use axis_edits::{
@@ -25,4 +26,5 @@ pub use axis_edits::{
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use indexing::{gather_shape, index_select_shape, masked_shape};
+pub use padding::{padded_len, window_count, Pads};
 pub use rules::*;

@@ -2,7 +2,7 @@
 //! `usize` dims at run time, the macros with [`SymDim`](super::SymDim)s at
 //! expansion time, so both report the same words.
 
-use super::{Dim, Dims, ShapeError};
+use super::{window_count, Dim, Dims, Pads, ShapeError};
 
 /// Number of elements of a shape (1 for a scalar), saturating at
 /// `usize::MAX` when the product overflows (a zero size still gives 0).
@@ -390,8 +390,9 @@ pub fn linear_shape<D: Dim>(x: &[D], w: &[D], bias: Option<&[D]>) -> Result<Dims
 pub struct ConvGeometry {
     /// Step between windows.
     pub stride: (usize, usize),
-    /// Zeros added on both sides.
-    pub padding: (usize, usize),
+    /// Zeros added (negative: cropped), `(before, after)` per spatial
+    /// axis ([`Pads`]).
+    pub padding: Pads<2>,
     /// Distance between kernel taps.
     pub dilation: (usize, usize),
     /// Number of channel groups.
@@ -402,30 +403,11 @@ impl Default for ConvGeometry {
     fn default() -> Self {
         ConvGeometry {
             stride: (1, 1),
-            padding: (0, 0),
+            padding: Pads::ZERO,
             dilation: (1, 1),
             groups: 1,
         }
     }
-}
-
-/// The number of windows along an axis of size `size` padded by `pad` on
-/// both sides: `(size + 2*pad - dilation*(k-1) - 1) / stride + 1`, or
-/// `None` when the window does not fit (or an argument is 0).
-pub fn window_count<D: Dim>(
-    size: &D,
-    k: &D,
-    stride: usize,
-    pad: usize,
-    dilation: usize,
-) -> Option<D> {
-    if stride == 0 || dilation == 0 || k.as_lit() == Some(0) {
-        return None;
-    }
-    let padded = size.add(&D::lit(pad.checked_mul(2)?))?;
-    let reach = k.sub(&D::lit(1))?.mul(&D::lit(dilation))?.add(&D::lit(1))?;
-    let free = padded.sub(&reach)?;
-    free.floor_div(stride).add(&D::lit(1))
 }
 
 /// The output shape `[N, C_out, OH, OW]` of a 2-D convolution of an NCHW
@@ -468,8 +450,8 @@ pub fn conv2d_shape<D: Dim>(
             ));
         }
     }
-    let oh = window_count(&x[2], &w[2], g.stride.0, g.padding.0, g.dilation.0);
-    let ow = window_count(&x[3], &w[3], g.stride.1, g.padding.1, g.dilation.1);
+    let oh = window_count(&x[2], &w[2], g.stride.0, g.padding.0[0], g.dilation.0);
+    let ow = window_count(&x[3], &w[3], g.stride.1, g.padding.0[1], g.dilation.1);
     match (oh, ow) {
         (Some(oh), Some(ow)) => Ok([x[0].clone(), cout.clone(), oh, ow].into_iter().collect()),
         _ => Err(ShapeError::new(
@@ -477,7 +459,7 @@ pub fn conv2d_shape<D: Dim>(
             &[x, w],
             format!(
                 "the {}x{} kernel (stride {:?}, padding {:?}, dilation {:?}) does not fit the input",
-                w[2], w[3], g.stride, g.padding, g.dilation
+                w[2], w[3], g.stride, g.padding.0, g.dilation
             ),
         )),
     }
@@ -602,7 +584,7 @@ mod tests {
         assert!(expand_shape(&[2, 3], &[None, Some(2), Some(3)]).is_err());
         let g = ConvGeometry {
             stride: (1, 1),
-            padding: (1, 1),
+            padding: Pads::same(1),
             dilation: (1, 1),
             groups: 1,
         };
@@ -622,7 +604,7 @@ mod tests {
         ];
         let s2 = ConvGeometry {
             stride: (2, 2),
-            padding: (0, 0),
+            padding: Pads::ZERO,
             ..g
         };
         assert_eq!(

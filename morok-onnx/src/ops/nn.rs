@@ -10,7 +10,7 @@ use super::shape::pad_axes;
 use super::{invalid, unsupported, OpCtx, OpFn, OpResult};
 use morok::{
     Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
-    Pool3dOptions, PoolOptions, Tensor,
+    Pads, Pool3dOptions, PoolOptions, Tensor,
 };
 
 /// The ops of this family.
@@ -155,7 +155,7 @@ pub(super) fn conv_of(
             bias,
             Conv1dOptions {
                 stride: w.strides[0],
-                padding: pad[0],
+                padding: Pads::from(pad[0]),
                 dilation: w.dilations[0],
                 groups,
             },
@@ -165,7 +165,7 @@ pub(super) fn conv_of(
             bias,
             ConvOptions {
                 stride: (w.strides[0], w.strides[1]),
-                padding: (pad[0], pad[1]),
+                padding: (pad[0], pad[1]).into(),
                 dilation: (w.dilations[0], w.dilations[1]),
                 groups,
             },
@@ -175,7 +175,7 @@ pub(super) fn conv_of(
             bias,
             Conv3dOptions {
                 stride: (w.strides[0], w.strides[1], w.strides[2]),
-                padding: (pad[0], pad[1], pad[2]),
+                padding: (pad[0], pad[1], pad[2]).into(),
                 dilation: (w.dilations[0], w.dilations[1], w.dilations[2]),
                 groups,
             },
@@ -259,7 +259,7 @@ fn conv_transpose(ctx: &OpCtx<'_>) -> OpResult {
             None,
             ConvTransposeOptions {
                 stride: (1, strides[0]),
-                padding: (0, 0),
+                padding: (0, 0).into(),
                 output_padding: (0, 0),
                 dilation: (1, dilations[0]),
                 groups,
@@ -270,7 +270,7 @@ fn conv_transpose(ctx: &OpCtx<'_>) -> OpResult {
             None,
             ConvTransposeOptions {
                 stride: (strides[0], strides[1]),
-                padding: (0, 0),
+                padding: (0, 0).into(),
                 output_padding: (0, 0),
                 dilation: (dilations[0], dilations[1]),
                 groups,
@@ -281,7 +281,7 @@ fn conv_transpose(ctx: &OpCtx<'_>) -> OpResult {
             None,
             ConvTranspose3dOptions {
                 stride: (strides[0], strides[1], strides[2]),
-                padding: (0, 0, 0),
+                padding: (0, 0, 0).into(),
                 output_padding: (0, 0, 0),
                 dilation: (dilations[0], dilations[1], dilations[2]),
                 groups,
@@ -344,7 +344,7 @@ fn pool(
             let opts = PoolOptions {
                 kernel: (w.kernel[0], w.kernel[1]),
                 stride: (w.strides[0], w.strides[1]),
-                padding: (pad[0], pad[1]),
+                padding: (pad[0], pad[1]).into(),
                 dilation: (w.dilations[0], w.dilations[1]),
                 ceil_mode: ceil,
                 count_include_pad: include_pad,
@@ -361,7 +361,7 @@ fn pool(
             let opts = Pool3dOptions {
                 kernel: t(&w.kernel),
                 stride: t(&w.strides),
-                padding: t(&pad),
+                padding: t(&pad).into(),
                 dilation: t(&w.dilations),
                 ceil_mode: ceil,
                 count_include_pad: include_pad,

@@ -373,12 +373,7 @@ pub(crate) fn pad_axes(
         "wrap" => PadMode::Circular,
         other => unsupported!("pad mode {other:?}"),
     };
-    let flat: Vec<usize> = grow
-        .iter()
-        .rev()
-        .flat_map(|&(b, a)| [b as usize, a as usize])
-        .collect();
-    Ok(x.pad_mode(&flat, mode)?)
+    Ok(x.pad_mode(&grow, mode)?)
 }
 
 fn constant(ctx: &OpCtx<'_>) -> OpResult {

@@ -1,0 +1,137 @@
+//! The one padding convention: a signed `(before, after)` pair per axis,
+//! in axis order, where a negative amount crops. Every pad and every
+//! convolution or pool `padding` option uses it.
+
+use super::Dim;
+
+/// Padding of `N` axes: `(before, after)` per axis in axis order;
+/// negative amounts remove elements instead of adding them.
+///
+/// `Pads::from(1)` pads every axis by 1 on both sides, `Pads::from((1,
+/// 2))` pads the two axes by 1 and 2 on both sides (PyTorch's `padding=(1,
+/// 2)`), and `Pads([(0, 1), (-1, 0)])` pads the first axis by one after
+/// and crops one from the front of the second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pads<const N: usize>(pub [(isize, isize); N]);
+
+impl<const N: usize> Pads<N> {
+    /// No padding.
+    pub const ZERO: Pads<N> = Pads([(0, 0); N]);
+
+    /// `p` on both sides of every axis.
+    pub const fn same(p: isize) -> Pads<N> {
+        Pads([(p, p); N])
+    }
+
+    /// The pairs, as a vector.
+    pub fn to_vec(&self) -> Vec<(isize, isize)> {
+        self.0.to_vec()
+    }
+
+    /// Whether every amount is 0.
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|&p| p == (0, 0))
+    }
+}
+
+impl<const N: usize> Default for Pads<N> {
+    fn default() -> Self {
+        Pads::ZERO
+    }
+}
+
+impl<const N: usize> From<[(isize, isize); N]> for Pads<N> {
+    fn from(pairs: [(isize, isize); N]) -> Self {
+        Pads(pairs)
+    }
+}
+
+impl<const N: usize> From<usize> for Pads<N> {
+    fn from(p: usize) -> Self {
+        Pads::same(p.min(isize::MAX as usize) as isize)
+    }
+}
+
+impl From<(usize, usize)> for Pads<2> {
+    fn from((a, b): (usize, usize)) -> Self {
+        let s = |p: usize| p.min(isize::MAX as usize) as isize;
+        Pads([(s(a), s(a)), (s(b), s(b))])
+    }
+}
+
+impl From<(usize, usize, usize)> for Pads<3> {
+    fn from((a, b, c): (usize, usize, usize)) -> Self {
+        let s = |p: usize| p.min(isize::MAX as usize) as isize;
+        Pads([(s(a), s(a)), (s(b), s(b)), (s(c), s(c))])
+    }
+}
+
+/// The length of an axis of `size` after `(before, after)`: adds the
+/// positive amounts and removes the negative ones; `None` when the crop
+/// removes more than the axis (or overflows).
+pub fn padded_len<D: Dim>(size: &D, (before, after): (isize, isize)) -> Option<D> {
+    let grow = before
+        .max(0)
+        .unsigned_abs()
+        .checked_add(after.max(0).unsigned_abs())?;
+    let crop = before
+        .min(0)
+        .unsigned_abs()
+        .checked_add(after.min(0).unsigned_abs())?;
+    let grown = size.add(&D::lit(grow))?;
+    if crop == 0 {
+        return Some(grown);
+    }
+    // Cropping happens before growing: the crop must fit the axis itself.
+    size.sub(&D::lit(crop))?;
+    grown.sub(&D::lit(crop))
+}
+
+/// The number of windows of `k` taps `dilation` apart, `stride` apart,
+/// along an axis of `size` padded by `pad`: `(padded - dilation·(k-1) - 1)
+/// / stride + 1`, or `None` when the window does not fit (or an argument
+/// is 0).
+pub fn window_count<D: Dim>(
+    size: &D,
+    k: &D,
+    stride: usize,
+    pad: (isize, isize),
+    dilation: usize,
+) -> Option<D> {
+    if stride == 0 || dilation == 0 || k.as_lit() == Some(0) {
+        return None;
+    }
+    let padded = padded_len(size, pad)?;
+    let reach = k.sub(&D::lit(1))?.mul(&D::lit(dilation))?.add(&D::lit(1))?;
+    let free = padded.sub(&reach)?;
+    free.floor_div(stride).add(&D::lit(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_lengths_grow_and_crop() {
+        assert_eq!(padded_len(&5usize, (1, 2)), Some(8));
+        assert_eq!(padded_len(&5usize, (-1, 2)), Some(6));
+        assert_eq!(padded_len(&5usize, (-3, -2)), Some(0));
+        assert_eq!(padded_len(&5usize, (-3, -3)), None);
+        assert_eq!(padded_len(&2usize, (-3, 4)), None);
+    }
+
+    #[test]
+    fn windows_count_asymmetric_padding() {
+        assert_eq!(window_count(&5usize, &3, 1, (0, 0), 1), Some(3));
+        assert_eq!(window_count(&5usize, &3, 1, (1, 0), 1), Some(4));
+        assert_eq!(window_count(&5usize, &3, 2, (-1, 1), 1), Some(2));
+        assert_eq!(window_count(&2usize, &3, 1, (0, 0), 1), None);
+    }
+
+    #[test]
+    fn conversions_are_symmetric() {
+        assert_eq!(Pads::<2>::from((1, 2)), Pads([(1, 1), (2, 2)]));
+        assert_eq!(Pads::<3>::from(1), Pads([(1, 1); 3]));
+        assert!(Pads::<2>::default().is_zero());
+    }
+}
