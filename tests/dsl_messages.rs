@@ -64,6 +64,35 @@ fn compile_time_and_run_time_errors_match() {
             "masked_fill_mask_too_big",
             z(&[3]).masked_fill(&t(&[2, 3], DType::BOOL), 0.0),
         ),
+        ("pad_pair_count", z(&[2, 3]).pad(&[(1, 0)], 0.0)),
+        (
+            "pad_crops_past_the_axis",
+            z(&[2, 3]).pad(&[(0, 0), (-2, -2)], 0.0),
+        ),
+        ("shrink_out_of_bounds", z(&[2, 3]).shrink(&[(0, 2), (2, 4)])),
+        ("roll_shift_count", z(&[2, 3]).roll(&[1, 2], &[0])),
+        ("diagonal_same_axis", z(&[2, 3]).diagonal(0, 1, -1)),
+        ("unfold_window_too_big", z(&[2, 3]).unfold(1, 4, 1)),
+        (
+            "scatter_src_too_small",
+            z(&[2, 3]).scatter(1, &t(&[2, 2], DType::I64), &z(&[2, 1])),
+        ),
+        (
+            "scatter_add_of_bool",
+            t(&[2, 3], DType::BOOL).scatter_add(
+                1,
+                &t(&[2, 2], DType::I64),
+                &t(&[2, 2], DType::BOOL),
+            ),
+        ),
+        (
+            "cross_entropy_float_labels",
+            z(&[4, 10]).cross_entropy(&z(&[4])),
+        ),
+        (
+            "cross_entropy_label_shape",
+            z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),
+        ),
     ];
     // These kernels' first dim is the signature's `N`, which the tensor
     // API reports as its value (3).

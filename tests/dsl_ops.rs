@@ -663,6 +663,59 @@ fn k_repeat(x: Tensor<f32, 2, 3>) -> Tensor<f32, 4, 3> {
     x.repeat([2, 1])
 }
 
+#[morok::kernel]
+fn k_pad(x: Tensor<f32, 2, 3>) -> Tensor<f32, 3, 4> {
+    x.pad([(1, 0), (-1, 2)], 0.5)
+}
+
+#[morok::kernel]
+fn k_shrink(x: Tensor<f32, 2, 3>) -> Tensor<f32, 1, 2> {
+    x.shrink([(1, 2), (0, 2)])
+}
+
+#[morok::kernel]
+fn k_roll(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.roll([1, -2], [0, 1])
+}
+
+#[morok::kernel]
+fn k_diagonal(m: Tensor<f32, 2, 1, 3>) -> Tensor<f32, 1, 2> {
+    m.diagonal(1, 0, -1)
+}
+
+#[morok::kernel]
+fn k_unfold(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 2, 2> {
+    x.unfold(1, 2, 1)
+}
+
+#[morok::kernel]
+fn k_repeat_interleave(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 6> {
+    x.repeat_interleave(2, Some(-1))
+}
+
+#[morok::kernel]
+fn k_scatter(
+    x: Tensor<f32, 2, 3>,
+    ix: Tensor<i64, 2, 2>,
+    s: Tensor<f32, 2, 2>,
+) -> Tensor<f32, 2, 3> {
+    x.scatter(1, ix, s)
+}
+
+#[morok::kernel]
+fn k_scatter_add(
+    x: Tensor<f32, 2, 3>,
+    ix: Tensor<i64, 2, 2>,
+    s: Tensor<f32, 2, 2>,
+) -> Tensor<f32, 2, 3> {
+    x.scatter_add(1, ix, s)
+}
+
+#[morok::kernel]
+fn k_cross_entropy(x: Tensor<f32, 2, 3>, l: Tensor<i64, 2>) -> Tensor<f32> {
+    x.cross_entropy(l)
+}
+
 /// The embedded graph of `$kernel` built on `$args` is `$api`'s graph.
 macro_rules! same_graph {
     ($aot:ident, [$($arg:ident),*], $api:expr) => {{
@@ -699,6 +752,8 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let x2 = input(ScalarType::F32, &[2, 3]).exp()?;
     let ix = Tensor::from_vec(vec![0i64, 2, 1, 1], &[2, 2])?;
     let ix4 = Tensor::from_vec(vec![0i64, 2, 1, 1], &[4])?;
+    let s = input(ScalarType::F32, &[2, 2]);
+    let l = Tensor::from_vec(vec![2i64, 0], &[2])?;
 
     same_graph!(__morok_aot_k_neg, [x], x.neg()?);
     same_graph!(__morok_aot_k_relu, [x], x.relu()?);
@@ -863,6 +918,23 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     same_graph!(__morok_aot_k_unsqueeze, [x], x.unsqueeze(1)?);
     same_graph!(__morok_aot_k_flatten, [m], m.flatten(1, 2)?);
     same_graph!(__morok_aot_k_repeat, [x], x.repeat(&[2, 1])?);
+    same_graph!(__morok_aot_k_pad, [x], x.pad(&[(1, 0), (-1, 2)], 0.5)?);
+    same_graph!(__morok_aot_k_shrink, [x], x.shrink(&[(1, 2), (0, 2)])?);
+    same_graph!(__morok_aot_k_roll, [x], x.roll(&[1, -2], &[0, 1])?);
+    same_graph!(__morok_aot_k_diagonal, [m], m.diagonal(1, 0, -1)?);
+    same_graph!(__morok_aot_k_unfold, [x], x.unfold(1, 2, 1)?);
+    same_graph!(
+        __morok_aot_k_repeat_interleave,
+        [x],
+        x.repeat_interleave(2, Some(-1))?
+    );
+    same_graph!(__morok_aot_k_scatter, [x, ix, s], x.scatter(1, &ix, &s)?);
+    same_graph!(
+        __morok_aot_k_scatter_add,
+        [x, ix, s],
+        x.scatter_add(1, &ix, &s)?
+    );
+    same_graph!(__morok_aot_k_cross_entropy, [x, l], x.cross_entropy(&l)?);
     Ok(())
 }
 

@@ -59,6 +59,24 @@ const DIMS: [&[isize]; 7] = [
     &[-2, 3],
 ];
 
+const PADS: [&[(isize, isize)]; 6] = [
+    &[],
+    &[(1, 0)],
+    &[(0, 1), (1, 1)],
+    &[(-1, 2), (0, 0)],
+    &[(1, 1), (0, -1), (2, 0)],
+    &[(-3, 0)],
+];
+const BOUNDS: [&[(usize, usize)]; 6] = [
+    &[],
+    &[(0, 1)],
+    &[(0, 2), (1, 3)],
+    &[(1, 1), (0, 2)],
+    &[(0, 1), (0, 1), (0, 2)],
+    &[(2, 1)],
+];
+const INTS: [&[isize]; 4] = [&[], &[1], &[-1, 2], &[3, 0, 1]];
+
 /// One sampled argument: what the rules see, and how the node passes it.
 enum Sample {
     Tensor(Tensor),
@@ -145,6 +163,28 @@ fn sample(kind: ArgKind, dtype: ScalarType, rng: &mut Rng) -> Sample {
         ArgKind::ElementType => {
             let t = *rng.pick(&[ScalarType::F32, ScalarType::I32, ScalarType::Bool]);
             Sample::Literal(ArgValue::ElementType(t), Lit::DType(t))
+        }
+        ArgKind::Pads => {
+            let v = *rng.pick(&PADS);
+            Sample::Literal(ArgValue::Pads(v.to_vec()), Lit::Pads(v))
+        }
+        ArgKind::Bounds => {
+            let v = *rng.pick(&BOUNDS);
+            Sample::Literal(ArgValue::Bounds(v.to_vec()), Lit::Bounds(v))
+        }
+        ArgKind::Ints => {
+            let v = *rng.pick(&INTS);
+            Sample::Literal(ArgValue::Ints(v.to_vec()), Lit::Ints(v))
+        }
+        ArgKind::OptionalAxis => {
+            let d = *rng.pick(&[None, Some(0isize), Some(-1), Some(2)]);
+            Sample::Literal(ArgValue::OptionalAxis(d), Lit::OptionalAxis(d))
+        }
+        ArgKind::Labels => {
+            let dtype = *rng.pick(&[ScalarType::I64, ScalarType::I32, ScalarType::F32]);
+            let shapes: [&[usize]; 5] = [&[][..], &[2], &[3], &[2, 3], &[4, 3]];
+            let shape = shapes[rng.below(shapes.len())];
+            Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
         }
     }
 }

@@ -55,6 +55,14 @@ pub enum Lit {
     DType(ScalarType),
     /// A loss reduction.
     Reduction(crate::Reduction),
+    /// Signed `(before, after)` pairs.
+    Pads(&'static [(isize, isize)]),
+    /// `(begin, end)` pairs.
+    Bounds(&'static [(usize, usize)]),
+    /// A list of integers.
+    Ints(&'static [isize]),
+    /// An axis or none.
+    OptionalAxis(Option<isize>),
 }
 
 /// One entry of a dim written in a body (`reshape([B * 2, -1])`), in

@@ -103,6 +103,30 @@ impl Args<'_, '_> {
             _ => Err(self.bad("reduction", k)),
         }
     }
+    fn pads(&self, k: usize) -> Result<&'static [(isize, isize)]> {
+        match self.lit(k)? {
+            Lit::Pads(v) => Ok(v),
+            _ => Err(self.bad("pads", k)),
+        }
+    }
+    fn bounds(&self, k: usize) -> Result<&'static [(usize, usize)]> {
+        match self.lit(k)? {
+            Lit::Bounds(v) => Ok(v),
+            _ => Err(self.bad("bounds", k)),
+        }
+    }
+    fn ints(&self, k: usize) -> Result<&'static [isize]> {
+        match self.lit(k)? {
+            Lit::Ints(v) => Ok(v),
+            _ => Err(self.bad("integers", k)),
+        }
+    }
+    fn optional_axis(&self, k: usize) -> Result<Option<isize>> {
+        match self.lit(k)? {
+            Lit::OptionalAxis(v) => Ok(v),
+            _ => Err(self.bad("optional axis", k)),
+        }
+    }
     fn dtype(&self, k: usize) -> Result<DType> {
         match self.lit(k)? {
             Lit::DType(t) => Ok(DType::scalar(t)),
@@ -298,5 +322,14 @@ pub(super) fn call(
         Unsqueeze => x.unsqueeze(a.axis(0)?),
         Flatten => x.flatten(a.axis(0)?, a.axis(1)?),
         Repeat => x.repeat(a.sizes(0)?),
+        Pad => x.pad(a.pads(0)?, a.float(1)?),
+        Shrink => x.shrink(a.bounds(0)?),
+        Roll => x.roll(a.ints(0)?, a.axes(1)?),
+        Diagonal => x.diagonal(a.int(0)? as isize, a.axis(1)?, a.axis(2)?),
+        Unfold => x.unfold(a.axis(0)?, a.count(1)?, a.count(2)?),
+        RepeatInterleave => x.repeat_interleave(a.count(0)?, a.optional_axis(1)?),
+        Scatter => x.scatter(a.axis(0)?, a.tensor(0)?, a.tensor(1)?),
+        ScatterAdd => x.scatter_add(a.axis(0)?, a.tensor(0)?, a.tensor(1)?),
+        CrossEntropy => x.cross_entropy(a.tensor(0)?),
     }
 }

@@ -54,17 +54,6 @@ pub(super) fn shape_error(op: &str, shapes: &[&[usize]], message: impl Into<Stri
     Error::shape(ShapeError::new(op, shapes, message))
 }
 
-/// Whether an index of shape `index` has `shape`'s rank and no axis
-/// longer than `shape`'s, except axis `d`.
-pub(super) fn fits_except(index: &[usize], shape: &[usize], d: usize) -> bool {
-    index.len() == shape.len()
-        && index
-            .iter()
-            .zip(shape)
-            .enumerate()
-            .all(|(i, (a, b))| i == d || a <= b)
-}
-
 /// Checks that `index` holds integers (errors of `op` name its shape).
 #[track_caller]
 pub(super) fn integer_index(op: &str, index: &Tensor) -> Result<()> {

@@ -6,9 +6,9 @@ use super::Tensor;
 use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
 use morok_core::shape::{
-    broadcast_to_shape, expand_dims, flatten_shape, flip_axes, normalize_axis, permute_shape,
-    repeat_shape, reshape_target, squeeze_all_shape, squeeze_shape, transpose_shape,
-    unflatten_shape, unsqueeze_shape, ReshapeDim, ShapeError,
+    broadcast_to_shape, expand_dims, flatten_shape, flip_axes, normalize_axis, pad_shape,
+    permute_shape, repeat_shape, reshape_target, shrink_shape, squeeze_all_shape, squeeze_shape,
+    transpose_shape, unflatten_shape, unsqueeze_shape, ReshapeDim, ShapeError,
 };
 use morok_core::uop::{Arg, Op, Shape, UOp};
 use morok_core::ScalarType;
@@ -309,34 +309,12 @@ impl Tensor {
         pads: &[(isize, isize)],
     ) -> Result<(Tensor, Vec<(usize, usize)>)> {
         let shape = self.graph()?.shape.clone();
-        if pads.len() != shape.len() {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape],
-                format!(
-                    "{} (before, after) pairs for {} axes",
-                    pads.len(),
-                    shape.len()
-                ),
-            )));
-        }
+        let padded = pad_shape(op, &shape, pads).located()?;
         let mut crop = Vec::with_capacity(shape.len());
         let mut grow = Vec::with_capacity(shape.len());
-        let mut padded = Vec::with_capacity(shape.len());
         for (&d, &(a, b)) in shape.iter().zip(pads) {
-            let (a, b) = (a as i128, b as i128);
-            let (begin, end) = ((-a).max(0), d as i128 + b.min(0));
-            if begin > end {
-                return Err(Error::shape(ShapeError::new(
-                    op,
-                    &[&shape],
-                    format!("padding {pads:?} removes more than the whole axis"),
-                )));
-            }
-            crop.push((begin as usize, end as usize));
-            let (before, after) = (a.max(0), b.max(0));
-            grow.push((before as usize, after as usize));
-            padded.push(usize::try_from(end - begin + before + after).unwrap_or(usize::MAX));
+            crop.push((a.min(0).unsigned_abs(), d - b.min(0).unsigned_abs()));
+            grow.push((a.max(0) as usize, b.max(0) as usize));
         }
         super::checked_numel(op, &padded)?;
         Ok((self.shrink_to(&crop)?, grow))
@@ -370,18 +348,7 @@ impl Tensor {
     #[track_caller]
     pub fn shrink(&self, bounds: &[(usize, usize)]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
-        if bounds.len() != shape.len()
-            || bounds
-                .iter()
-                .zip(&shape)
-                .any(|(&(b, e), &d)| b > e || e > d)
-        {
-            return Err(Error::shape(ShapeError::new(
-                "shrink",
-                &[&shape],
-                format!("bounds {bounds:?} do not fit"),
-            )));
-        }
+        shrink_shape(&shape, bounds).located()?;
         self.shrink_to(bounds)
     }
 

@@ -6,7 +6,7 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{broadcast_shapes, ShapeError};
+use morok_core::shape::{broadcast_shapes, cross_entropy_shape, ShapeError};
 use morok_core::uop::{Op, ReduceOp};
 use morok_core::ScalarType;
 
@@ -125,21 +125,14 @@ impl Tensor {
         if !label_type.is_int() {
             return Err(Error::dtype(
                 "cross_entropy",
-                format!("labels must be integers, not {label_type}"),
+                format!(
+                    "the label tensor {} has dtype {label_type}, not an integer type",
+                    morok_core::shape::shape_text(&ts)
+                ),
             ));
         }
+        cross_entropy_shape(&ls, &ts).located()?;
         let class_axis = usize::from(ls.len() >= 2);
-        let mut without: Vec<usize> = ls.to_vec();
-        if !without.is_empty() {
-            without.remove(class_axis);
-        }
-        if ls.is_empty() || without[..] != ts[..] {
-            return Err(Error::shape(ShapeError::new(
-                "cross_entropy",
-                &[&ls, &ts],
-                format!("labels must have the logits' shape without the class axis {class_axis}"),
-            )));
-        }
         // Classes last: `[N, d1, ..., C]` (a no-op for 1-D and 2-D).
         let mut perm: Vec<isize> = (0..ls.len() as isize)
             .filter(|&a| a != class_axis as isize)

@@ -4,12 +4,12 @@
 //! `indexing.rs`; positions out of range write nothing (see that module's
 //! docs).
 
-use super::indexing::{expect_dtype, fits_except, integer_index, shape_error};
+use super::indexing::{expect_dtype, integer_index};
 use super::operand::const_value;
 use super::Tensor;
 use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
-use morok_core::shape::masked_shape;
+use morok_core::shape::{masked_shape, scatter_shape};
 use morok_core::uop::ReduceOp;
 use morok_core::{ConstValue, ScalarType};
 
@@ -43,20 +43,7 @@ impl Tensor {
     ) -> Result<(usize, Tensor)> {
         let (shape, ishape, d) = self.index_args(op, dim, index)?;
         let sshape = src.graph()?.shape.clone();
-        let fits = !shape.is_empty()
-            && sshape.len() == shape.len()
-            && ishape.iter().zip(&sshape).all(|(a, b)| a <= b)
-            && fits_except(&ishape, &shape, d);
-        if !fits {
-            return Err(shape_error(
-                op,
-                &[&shape, &ishape, &sshape],
-                format!(
-                    "input, index and src must have one rank (at least 1), the index must fit \
-                     src, and the input except on axis {d}"
-                ),
-            ));
-        }
+        scatter_shape(op, &shape, &ishape, &sshape, dim).located()?;
         let dtype = self.graph()?.dtype;
         let src_dtype = src.graph()?.dtype;
         if src_dtype != dtype {
@@ -186,9 +173,15 @@ impl Tensor {
         let (d, src) = self.scatter_args(op, dim, index, src)?;
         let dtype = self.graph()?.dtype;
         if dtype.is_bool() && reduce != ScatterReduce::Amax && reduce != ScatterReduce::Amin {
+            // The words of the op table's `NotBool` rule (scatter_add's).
+            let which = if op == "scatter_reduce" {
+                format!(" (reduce {reduce:?})")
+            } else {
+                String::new()
+            };
             return Err(Error::dtype(
                 op,
-                format!("{reduce:?} is not defined for bool tensors"),
+                format!("not defined for bool tensors{which}"),
             ));
         }
         let hits = self.scatter_hits(op, d, index)?;

@@ -5,7 +5,10 @@
 use super::indexing::{integer_index, shape_error};
 use super::movement::dim_index;
 use super::Tensor;
-use crate::error::Result;
+use crate::error::{Located, Result};
+use morok_core::shape::{
+    diagonal_shape, normalize_axis, repeat_interleave_shape, roll_shape, unfold_shape,
+};
 use morok_core::{ConstValue, ScalarType};
 
 /// The order of [`Tensor::meshgrid`]'s outputs' axes (PyTorch's
@@ -60,19 +63,12 @@ impl Tensor {
     /// `offset`) becomes the last axis. A view (movement ops only).
     #[track_caller]
     pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Result<Tensor> {
-        let op = "diagonal";
         let shape = self.graph()?.shape.clone();
-        if shape.len() < 2 {
-            return Err(shape_error(op, &[&shape], "needs at least 2 axes"));
-        }
-        let (a, b) = (dim_index(op, &shape, dim1)?, dim_index(op, &shape, dim2)?);
-        if a == b {
-            return Err(shape_error(
-                op,
-                &[&shape],
-                format!("dim1 and dim2 are both axis {a}"),
-            ));
-        }
+        diagonal_shape(&shape, offset, dim1, dim2).located()?;
+        let (a, b) = (
+            normalize_axis("diagonal", &shape, dim1).located()?,
+            normalize_axis("diagonal", &shape, dim2).located()?,
+        );
         let mut perm: Vec<usize> = (0..shape.len()).filter(|&i| i != a && i != b).collect();
         perm.extend([a, b]);
         let x = self.permute_to(&perm)?;
@@ -101,7 +97,9 @@ impl Tensor {
         // element i·(len + 1): its first element is the diagonal's i-th.
         let mut pads = vec![(0, 0); lead.len() + 1];
         pads[lead.len()] = (0, len);
-        let x = x.pad_to(op, &pads)?.reshape_to(&with(&[len, len + 1]))?;
+        let x = x
+            .pad_to("diagonal", &pads)?
+            .reshape_to(&with(&[len, len + 1]))?;
         let mut first: Vec<(usize, usize)> = x.shape().iter().map(|&d| (0, d)).collect();
         first[lead.len() + 1] = (0, 1);
         x.shrink_to(&first)?.reshape_to(&with(&[len]))
@@ -143,26 +141,13 @@ impl Tensor {
     pub fn roll(&self, shifts: &[isize], dims: &[isize]) -> Result<Tensor> {
         let op = "roll";
         let shape = self.graph()?.shape.clone();
+        roll_shape(&shape, shifts, dims).located()?;
         if dims.is_empty() {
-            if shifts.len() != 1 {
-                return Err(shape_error(
-                    op,
-                    &[&shape],
-                    format!("{} shifts without dims", shifts.len()),
-                ));
-            }
             let n = self.numel();
             return self
                 .reshape_to(&[n])?
                 .roll(shifts, &[0])?
                 .reshape_to(&shape);
-        }
-        if shifts.len() != dims.len() {
-            return Err(shape_error(
-                op,
-                &[&shape],
-                format!("{} shifts for {} dims", shifts.len(), dims.len()),
-            ));
         }
         let mut x = self.clone();
         for (&s, &dim) in shifts.iter().zip(dims) {
@@ -243,6 +228,7 @@ impl Tensor {
     #[track_caller]
     pub fn repeat_interleave(&self, repeats: usize, dim: Option<isize>) -> Result<Tensor> {
         let op = "repeat_interleave";
+        repeat_interleave_shape(&self.graph()?.shape, repeats, dim).located()?;
         let (x, d) = self.interleave_axis(op, dim)?;
         let mut grown = x.shape().to_vec();
         grown.insert(d + 1, repeats);
@@ -309,15 +295,9 @@ impl Tensor {
         } else {
             self.clone()
         };
+        unfold_shape(&shape, dimension, size, step).located()?;
         let d = dim_index(op, x.shape(), dimension)?;
         let n = x.shape()[d];
-        if step == 0 || size > n {
-            return Err(shape_error(
-                op,
-                &[&shape],
-                format!("window {size} with step {step} does not fit axis {d} of size {n}"),
-            ));
-        }
         let last = x.ndim() - 1;
         if size == 0 {
             let mut out = x.shape().to_vec();

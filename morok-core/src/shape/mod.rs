@@ -18,6 +18,7 @@ mod dims;
 pub mod indexing;
 mod padding;
 pub mod rules;
+mod selection;
 
 pub use axis_edits::{
     flatten_shape, flip_axes, repeat_shape, squeeze_all_shape, squeeze_shape, unflatten_shape,
@@ -25,6 +26,10 @@ pub use axis_edits::{
 };
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
-pub use indexing::{gather_shape, index_select_shape, masked_shape};
-pub use padding::{padded_len, window_count, Pads};
+pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};
+pub use padding::{pad_shape, padded_len, window_count, Pads};
 pub use rules::*;
+pub use selection::{
+    cross_entropy_shape, diagonal_shape, repeat_interleave_shape, roll_shape, shrink_shape,
+    unfold_shape,
+};

@@ -2,7 +2,7 @@
 //! in axis order, where a negative amount crops. Every pad and every
 //! convolution or pool `padding` option uses it.
 
-use super::Dim;
+use super::{Dim, Dims, ShapeError};
 
 /// Padding of `N` axes: `(before, after)` per axis in axis order;
 /// negative amounts remove elements instead of adding them.
@@ -85,6 +85,39 @@ pub fn padded_len<D: Dim>(size: &D, (before, after): (isize, isize)) -> Option<D
     // Cropping happens before growing: the crop must fit the axis itself.
     size.sub(&D::lit(crop))?;
     grown.sub(&D::lit(crop))
+}
+
+/// `pad(pads)`: one signed pair per axis; each axis becomes
+/// [`padded_len`] long (`op` names the errors).
+pub fn pad_shape<D: Dim>(
+    op: &str,
+    shape: &[D],
+    pads: &[(isize, isize)],
+) -> Result<Dims<D>, ShapeError> {
+    if pads.len() != shape.len() {
+        return Err(ShapeError::new(
+            op,
+            &[shape],
+            format!(
+                "{} (before, after) pairs for {} axes",
+                pads.len(),
+                shape.len()
+            ),
+        ));
+    }
+    shape
+        .iter()
+        .zip(pads)
+        .map(|(d, &p)| {
+            padded_len(d, p).ok_or_else(|| {
+                ShapeError::new(
+                    op,
+                    &[shape],
+                    format!("padding {pads:?} removes more than the whole axis"),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The number of windows of `k` taps `dilation` apart, `stride` apart,

@@ -59,6 +59,7 @@ pub(super) fn argument_types<D: Dim>(spec: &OpSpec, args: &[ArgValue<D>]) -> Res
     for (a, v) in spec.args.iter().zip(args) {
         let (role, ok, wanted): (&str, fn(ScalarType) -> bool, &str) = match a.kind {
             ArgKind::Index => ("index tensor", ScalarType::is_int, "an integer type"),
+            ArgKind::Labels => ("label tensor", ScalarType::is_int, "an integer type"),
             ArgKind::Mask => ("mask", ScalarType::is_bool, "bool"),
             _ => continue,
         };
@@ -302,6 +303,57 @@ pub(super) fn shape_of<D: Dim>(
                 shape::loss_shape(op, s, t, *r == super::spec::Reduction::None)?
             }
             _ => return Err(malformed(spec, target)),
+        },
+        ShapeRule::Pad(i) => match args.get(i) {
+            Some(ArgValue::Pads(p)) => shape::pad_shape(op, s, p)?,
+            _ => return Err(malformed(spec, i)),
+        },
+        ShapeRule::Shrink(i) => match args.get(i) {
+            Some(ArgValue::Bounds(b)) => shape::shrink_shape(s, b)?,
+            _ => return Err(malformed(spec, i)),
+        },
+        ShapeRule::Roll { shifts, dims } => match args.get(shifts) {
+            Some(ArgValue::Ints(k)) => shape::roll_shape(s, k, axes(dims)?)?,
+            _ => return Err(malformed(spec, shifts)),
+        },
+        ShapeRule::Diagonal { offset, dim1, dim2 } => match args.get(offset) {
+            Some(ArgValue::Int(k)) => {
+                let k = isize::try_from(*k).map_err(|_| malformed(spec, offset))?;
+                shape::diagonal_shape(s, k, axis(dim1)?, axis(dim2)?)?
+            }
+            _ => return Err(malformed(spec, offset)),
+        },
+        ShapeRule::Unfold {
+            axis: a,
+            size,
+            step,
+        } => match (args.get(size), args.get(step)) {
+            (Some(ArgValue::Count(n)), Some(ArgValue::Count(k))) => {
+                shape::unfold_shape(s, axis(a)?, *n, *k)?
+            }
+            _ => return Err(malformed(spec, size)),
+        },
+        ShapeRule::RepeatInterleave { repeats, axis: a } => {
+            match (args.get(repeats), args.get(a)) {
+                (Some(ArgValue::Count(n)), Some(ArgValue::OptionalAxis(d))) => {
+                    shape::repeat_interleave_shape(s, *n, *d)?
+                }
+                _ => return Err(malformed(spec, repeats)),
+            }
+        }
+        ShapeRule::Scatter {
+            axis: a,
+            index,
+            src,
+        } => match (args.get(index), args.get(src)) {
+            (Some(ArgValue::Tensor(_, ix)), Some(ArgValue::Tensor(_, v))) => {
+                shape::scatter_shape(op, s, ix, v, axis(a)?)?
+            }
+            _ => return Err(malformed(spec, index)),
+        },
+        ShapeRule::CrossEntropy(i) => match args.get(i) {
+            Some(ArgValue::Tensor(_, labels)) => shape::cross_entropy_shape(s, labels)?,
+            _ => return Err(malformed(spec, i)),
         },
         ShapeRule::Matrix => {
             if s.len() < 2 {

@@ -50,6 +50,18 @@ pub enum ArgKind {
     Mask,
     /// A loss reduction (`Reduction::Mean`).
     Reduction,
+    /// A list literal of signed `(before, after)` pairs, one per axis
+    /// (`[(1, 1), (0, -2)]`; the padding convention).
+    Pads,
+    /// A list literal of `(begin, end)` pairs, one per axis (`[(0, 2),
+    /// (1, 3)]`).
+    Bounds,
+    /// A list literal of integers (`[1, -2]`).
+    Ints,
+    /// An axis or none: `Some(1)` or `None`.
+    OptionalAxis,
+    /// A tensor of integer class labels (`cross_entropy`).
+    Labels,
 }
 
 impl ArgKind {
@@ -70,6 +82,11 @@ impl ArgKind {
             ArgKind::Index => "integer tensor",
             ArgKind::Mask => "bool tensor",
             ArgKind::Reduction => "`Reduction::Mean`",
+            ArgKind::Pads => "`[(1, 1), (0, -2)]`",
+            ArgKind::Bounds => "`[(0, 2), (1, 3)]`",
+            ArgKind::Ints => "`[1, -2]`",
+            ArgKind::OptionalAxis => "`Some(1)` or `None`",
+            ArgKind::Labels => "integer tensor",
         }
     }
 }
@@ -224,6 +241,59 @@ pub enum ShapeRule {
         /// The reduction's argument.
         reduction: usize,
     },
+    /// Padded by the pairs of argument `i` ([`crate::shape::pad_shape`]).
+    Pad(usize),
+    /// Cut to the bounds of argument `i`.
+    Shrink(usize),
+    /// The receiver's shape, rolled by argument `shifts` along the axes of
+    /// argument `dims`.
+    Roll {
+        /// The shifts' argument.
+        shifts: usize,
+        /// The axes' argument.
+        dims: usize,
+    },
+    /// The two axes of arguments `dim1` and `dim2` removed and the length
+    /// of diagonal `offset` appended.
+    Diagonal {
+        /// The offset's argument.
+        offset: usize,
+        /// The first axis' argument.
+        dim1: usize,
+        /// The second axis' argument.
+        dim2: usize,
+    },
+    /// Windows of argument `size`, argument `step` apart, along the axis
+    /// of argument `axis`.
+    Unfold {
+        /// The axis' argument.
+        axis: usize,
+        /// The window size's argument.
+        size: usize,
+        /// The step's argument.
+        step: usize,
+    },
+    /// The axis of argument `axis` (the flattened tensor for `None`) times
+    /// the count of argument `repeats`.
+    RepeatInterleave {
+        /// The count's argument.
+        repeats: usize,
+        /// The optional axis' argument.
+        axis: usize,
+    },
+    /// The receiver's shape; the index of argument `index` and the values
+    /// of argument `src` fit it ([`crate::shape::scatter_shape`]).
+    Scatter {
+        /// The axis' argument.
+        axis: usize,
+        /// The index's argument.
+        index: usize,
+        /// The values' argument.
+        src: usize,
+    },
+    /// `[]`: the mean loss of class scores against the labels of argument
+    /// `i` (the scores' shape without the class axis 1).
+    CrossEntropy(usize),
 }
 
 impl ShapeRule {
@@ -255,6 +325,16 @@ impl ShapeRule {
             ShapeRule::Masked(_) => "same",
             ShapeRule::AppendCount(_) => "a last axis of the count added",
             ShapeRule::Loss { .. } => "`[]`, or the input's with `Reduction::None`",
+            ShapeRule::Pad(_) => "each axis padded (or cropped)",
+            ShapeRule::Shrink(_) => "each axis cut to its bounds",
+            ShapeRule::Roll { .. } => "same",
+            ShapeRule::Diagonal { .. } => "two axes replaced by the diagonal's length",
+            ShapeRule::Unfold { .. } => "the axis counts windows; a last axis of `size`",
+            ShapeRule::RepeatInterleave { .. } => {
+                "the axis times the count (`None`: flattened first)"
+            }
+            ShapeRule::Scatter { .. } => "same",
+            ShapeRule::CrossEntropy(_) => "`[]`",
         }
     }
 }
@@ -285,4 +365,12 @@ pub enum ArgValue<D> {
     ElementType(ScalarType),
     /// A loss reduction.
     Reduction(Reduction),
+    /// Signed `(before, after)` pairs.
+    Pads(Vec<(isize, isize)>),
+    /// `(begin, end)` pairs.
+    Bounds(Vec<(usize, usize)>),
+    /// A list of integers.
+    Ints(Vec<isize>),
+    /// An axis or none.
+    OptionalAxis(Option<isize>),
 }

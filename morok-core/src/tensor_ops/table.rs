@@ -344,6 +344,24 @@ op_table! {
     Flatten = "flatten" "flatten" (start: Axis, end: Axis) -> D::Same, S::Flatten(0, 1);
     /// Tiles the tensor.
     Repeat = "repeat" "repeat" (repeats: Sizes) -> D::Same, S::Repeat(0);
+    /// Pads (or crops, negative) each axis by `(before, after)` elements of `value`.
+    Pad = "pad" "pad" (pads: Pads, value: Float) -> D::Same, S::Pad(0);
+    /// Keeps `[begin, end)` of each axis.
+    Shrink = "shrink" "shrink" (bounds: Bounds) -> D::Same, S::Shrink(0);
+    /// Shifts the elements along axes, wrapping around.
+    Roll = "roll" "roll" (shifts: Ints, dims: Axes) -> D::Same, S::Roll { shifts: 0, dims: 1 };
+    /// The diagonal `offset` of two axes, as a last axis.
+    Diagonal = "diagonal" "diagonal" (offset: Int, dim1: Axis, dim2: Axis) -> D::Same, S::Diagonal { offset: 0, dim1: 1, dim2: 2 };
+    /// Windows of `size` elements, `step` apart, along an axis.
+    Unfold = "unfold" "unfold" (dimension: Axis, size: Count, step: Count) -> D::Same, S::Unfold { axis: 0, size: 1, step: 2 };
+    /// Each element repeated in place along an axis (`None`: flattened).
+    RepeatInterleave = "repeat_interleave" "repeat_interleave" (repeats: Count, dim: OptionalAxis) -> D::Same, S::RepeatInterleave { repeats: 0, axis: 1 };
+    /// A copy with `src` written at the positions of `index` along an axis.
+    Scatter = "scatter" "scatter" (dim: Axis, index: Index, src: Tensor) -> D::Same, S::Scatter { axis: 0, index: 1, src: 2 };
+    /// A copy plus the `src` values summed at the positions of `index`.
+    ScatterAdd = "scatter_add" "scatter_add" (dim: Axis, index: Index, src: Tensor) -> D::NotBool, S::Scatter { axis: 0, index: 1, src: 2 };
+    /// Mean cross-entropy of class scores (axis 1) against integer labels.
+    CrossEntropy = "cross_entropy" "cross_entropy" (labels: Labels) -> D::Float, S::CrossEntropy(0);
 }
 
 /// Tensor methods a DSL body cannot call, and why.

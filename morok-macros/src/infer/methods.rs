@@ -182,7 +182,7 @@ impl Ctx<'_> {
             lit: Some(lit),
         };
         Ok(match kind {
-            ArgKind::Tensor | ArgKind::Index | ArgKind::Mask => {
+            ArgKind::Tensor | ArgKind::Index | ArgKind::Mask | ArgKind::Labels => {
                 let (t, s, r) = self.tensor(e)?;
                 Checked {
                     kind,
@@ -277,6 +277,54 @@ impl Ctx<'_> {
                 lit(
                     ArgValue::Reduction(r),
                     quote!(#g::Lit::Reduction(::morok::Reduction::#v)),
+                )
+            }
+            ArgKind::Pads => {
+                let v = pair_list(e, name, "[(1, 1), (0, -2)]")?;
+                let toks = v.iter().map(|&(a, b)| {
+                    let (a, b) = (a as isize, b as isize);
+                    quote!((#a, #b))
+                });
+                let pairs = v.iter().map(|&(a, b)| (a as isize, b as isize)).collect();
+                lit(ArgValue::Pads(pairs), quote!(#g::Lit::Pads(&[#(#toks),*])))
+            }
+            ArgKind::Bounds => {
+                let v = pair_list(e, name, "[(0, 2), (1, 3)]")?;
+                let bounds = v
+                    .iter()
+                    .map(|&(a, b)| Ok((usize::try_from(a)?, usize::try_from(b)?)))
+                    .collect::<std::result::Result<Vec<(usize, usize)>, std::num::TryFromIntError>>(
+                    )
+                    .map_err(|_| {
+                        Error::new_spanned(e, format!("{name} must be non-negative integer pairs"))
+                    })?;
+                let toks = bounds.iter().map(|&(a, b)| quote!((#a, #b)));
+                lit(
+                    ArgValue::Bounds(bounds.clone()),
+                    quote!(#g::Lit::Bounds(&[#(#toks),*])),
+                )
+            }
+            ArgKind::Ints => {
+                if !matches!(e, Expr::Array(_)) {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be a list literal such as `[1, -2]`"),
+                    ));
+                }
+                let v = list_elems(e)
+                    .map(|d| Ok(int_lit(d, name)? as isize))
+                    .collect::<Result<Vec<_>>>()?;
+                lit(ArgValue::Ints(v.clone()), quote!(#g::Lit::Ints(&[#(#v),*])))
+            }
+            ArgKind::OptionalAxis => {
+                let d = optional_axis(e, name)?;
+                let tok = match d {
+                    Some(a) => quote!(::core::option::Option::Some(#a)),
+                    None => quote!(::core::option::Option::None),
+                };
+                lit(
+                    ArgValue::OptionalAxis(d),
+                    quote!(#g::Lit::OptionalAxis(#tok)),
                 )
             }
             ArgKind::ElementType => {
@@ -430,6 +478,47 @@ fn arg_value(ty: &Ty, r: Ref) -> ArgValue<SymDim> {
         (_, Ref::I(v)) => ArgValue::Int(v),
         (_, Ref::B(v)) => ArgValue::Bool(v),
         (_, Ref::Node(_)) => ArgValue::Bool(false),
+    }
+}
+
+/// A list literal of integer pairs (`[(1, 1), (0, -2)]`; `form` is an
+/// example in errors).
+fn pair_list(e: &Expr, what: &str, form: &str) -> Result<Vec<(i64, i64)>> {
+    let wrong = || {
+        Error::new_spanned(
+            e,
+            format!("{what} must be a list literal of integer pairs such as `{form}`"),
+        )
+    };
+    let Expr::Array(list) = e else {
+        return Err(wrong());
+    };
+    list.elems
+        .iter()
+        .map(|p| match p {
+            Expr::Tuple(t) if t.elems.len() == 2 => {
+                Ok((int_lit(&t.elems[0], what)?, int_lit(&t.elems[1], what)?))
+            }
+            _ => Err(wrong()),
+        })
+        .collect()
+}
+
+/// `Some(axis)` or `None`.
+fn optional_axis(e: &Expr, what: &str) -> Result<Option<isize>> {
+    match e {
+        Expr::Path(p) if p.path.is_ident("None") => Ok(None),
+        Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+            Expr::Path(p) if p.path.is_ident("Some") => Ok(Some(axis(&c.args[0])?)),
+            _ => Err(Error::new_spanned(
+                e,
+                format!("{what} must be `Some(axis)` or `None`"),
+            )),
+        },
+        _ => Err(Error::new_spanned(
+            e,
+            format!("{what} must be `Some(axis)` or `None`"),
+        )),
     }
 }
 

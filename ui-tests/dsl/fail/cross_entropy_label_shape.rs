@@ -1,0 +1,6 @@
+#[morok::kernel]
+fn f(x: Tensor<f32, 4, 10>, l: Tensor<i64, 10>) -> Tensor<f32> {
+    x.cross_entropy(l)
+}
+
+fn main() {}
