@@ -2,7 +2,7 @@
 //! ui-test) and the run-time error of the same mistake through the tensor
 //! API say the same words: both come from `morok_core::shape`.
 
-use morok::{DType, Result, Tensor};
+use morok::{ConvOptions, DType, PoolOptions, Result, Tensor};
 
 /// The message of a run-time error without its source location.
 fn words(r: Result<Tensor>) -> String {
@@ -88,6 +88,22 @@ fn compile_time_and_run_time_errors_match() {
         (
             "cross_entropy_float_labels",
             z(&[4, 10]).cross_entropy(&z(&[4])),
+        ),
+        (
+            "conv2d_channels",
+            z(&[1, 3, 8, 8]).conv2d(&z(&[4, 2, 3, 3]), None, ConvOptions::default()),
+        ),
+        (
+            "conv2d_bias_shape",
+            z(&[1, 3, 8, 8]).conv2d(&z(&[4, 3, 3, 3]), Some(&z(&[3])), ConvOptions::default()),
+        ),
+        (
+            "pool_window_too_big",
+            z(&[1, 3, 4, 4]).max_pool2d(PoolOptions::new((5, 5))),
+        ),
+        (
+            "avg_pool_divisor_zero",
+            z(&[1, 3, 4, 4]).avg_pool2d(PoolOptions::new((2, 2)).divisor_override(0)),
         ),
         (
             "cross_entropy_label_shape",

@@ -4,7 +4,7 @@
 //! A test checks that each entry of the table has its kernel here, so an
 //! op added to the table without a DSL test fails.
 
-use morok::{DType, Reduction, ScalarType, Tensor};
+use morok::{ConvOptions, DType, Pads, PoolOptions, Reduction, ScalarType, Tensor};
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
 
@@ -716,6 +716,48 @@ fn k_cross_entropy(x: Tensor<f32, 2, 3>, l: Tensor<i64, 2>) -> Tensor<f32> {
     x.cross_entropy(l)
 }
 
+#[morok::kernel]
+fn k_conv2d(
+    im: Tensor<f32, 1, 2, 5, 5>,
+    k: Tensor<f32, 3, 2, 3, 3>,
+    kb: Tensor<f32, 3>,
+) -> Tensor<f32, 1, 3, 2, 5> {
+    im.conv2d(
+        k,
+        Some(kb),
+        ConvOptions {
+            stride: (2, 1),
+            padding: Pads([(1, 0), (0, 2)]),
+            ..Default::default()
+        },
+    )
+}
+
+#[morok::kernel]
+fn k_max_pool2d(im: Tensor<f32, 1, 2, 5, 5>) -> Tensor<f32, 1, 2, 3, 3> {
+    im.max_pool2d(PoolOptions::new((2, 2)).ceil_mode(true))
+}
+
+#[morok::kernel]
+fn k_avg_pool2d(im: Tensor<f32, 1, 2, 5, 5>) -> Tensor<f32, 1, 2, 5, 5> {
+    im.avg_pool2d(
+        PoolOptions::new((3, 3))
+            .stride((1, 1))
+            .padding(1)
+            .count_include_pad(false),
+    )
+}
+
+#[morok::kernel]
+fn k_max_pool1d(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 1> {
+    x.max_pool1d(PoolOptions::new((1, 2)))
+}
+
+#[morok::kernel]
+fn k_avg_pool1d(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 2> {
+    x.avg_pool1d(PoolOptions::new((1, 2)).stride((1, 1)))
+}
+
 /// The embedded graph of `$kernel` built on `$args` is `$api`'s graph.
 macro_rules! same_graph {
     ($aot:ident, [$($arg:ident),*], $api:expr) => {{
@@ -754,6 +796,9 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let ix4 = Tensor::from_vec(vec![0i64, 2, 1, 1], &[4])?;
     let s = input(ScalarType::F32, &[2, 2]);
     let l = Tensor::from_vec(vec![2i64, 0], &[2])?;
+    let im = input(ScalarType::F32, &[1, 2, 5, 5]);
+    let k = input(ScalarType::F32, &[3, 2, 3, 3]);
+    let kb = input(ScalarType::F32, &[3]);
 
     same_graph!(__morok_aot_k_neg, [x], x.neg()?);
     same_graph!(__morok_aot_k_relu, [x], x.relu()?);
@@ -935,6 +980,44 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         x.scatter_add(1, &ix, &s)?
     );
     same_graph!(__morok_aot_k_cross_entropy, [x, l], x.cross_entropy(&l)?);
+    same_graph!(
+        __morok_aot_k_conv2d,
+        [im, k, kb],
+        im.conv2d(
+            &k,
+            Some(&kb),
+            ConvOptions {
+                stride: (2, 1),
+                padding: Pads([(1, 0), (0, 2)]),
+                ..Default::default()
+            }
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_max_pool2d,
+        [im],
+        im.max_pool2d(PoolOptions::new((2, 2)).ceil_mode(true))?
+    );
+    same_graph!(
+        __morok_aot_k_avg_pool2d,
+        [im],
+        im.avg_pool2d(
+            PoolOptions::new((3, 3))
+                .stride((1, 1))
+                .padding(1)
+                .count_include_pad(false)
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_max_pool1d,
+        [x],
+        x.max_pool1d(PoolOptions::new((1, 2)))?
+    );
+    same_graph!(
+        __morok_aot_k_avg_pool1d,
+        [x],
+        x.avg_pool1d(PoolOptions::new((1, 2)).stride((1, 1)))?
+    );
     Ok(())
 }
 

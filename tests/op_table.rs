@@ -6,7 +6,7 @@
 //! same words.
 
 use morok::dsl::graph::{call_op, Lit, Value};
-use morok::{DType, ScalarType, Tensor};
+use morok::{ConvOptions, DType, Pads, PoolOptions, ScalarType, Tensor};
 use morok_core::shape::ReshapeDim;
 use morok_core::tensor_ops::{ArgKind, ArgValue, OpSpec, Reduction, OPS};
 
@@ -77,16 +77,56 @@ const BOUNDS: [&[(usize, usize)]; 6] = [
 ];
 const INTS: [&[isize]; 4] = [&[], &[1], &[-1, 2], &[3, 0, 1]];
 
+const CONV_X: [&[usize]; 3] = [&[1, 2, 5, 5], &[2, 4, 4, 3], &[1, 2, 2, 2]];
+const CONV_W: [&[usize]; 4] = [&[3, 2, 3, 3], &[4, 1, 2, 2], &[2, 4, 1, 1], &[3, 2, 3]];
+
+fn conv_options(rng: &mut Rng) -> ConvOptions {
+    *rng.pick(&[
+        ConvOptions::default(),
+        ConvOptions {
+            stride: (2, 1),
+            padding: (1, 1).into(),
+            ..ConvOptions::default()
+        },
+        ConvOptions {
+            dilation: (2, 1),
+            groups: 2,
+            ..ConvOptions::default()
+        },
+        ConvOptions {
+            padding: Pads([(1, 0), (-1, 2)]),
+            ..ConvOptions::default()
+        },
+    ])
+}
+
+fn pool_options(rng: &mut Rng) -> PoolOptions {
+    *rng.pick(&[
+        PoolOptions::new((2, 2)),
+        PoolOptions::new((3, 1)).stride((1, 1)).padding((1, 0)),
+        PoolOptions::new((2, 2)).ceil_mode(true),
+        PoolOptions::new((1, 2))
+            .padding(Pads([(0, 0), (-1, 1)]))
+            .count_include_pad(false),
+        PoolOptions::new((2, 3)).divisor_override(0),
+    ])
+}
+
 /// One sampled argument: what the rules see, and how the node passes it.
 enum Sample {
     Tensor(Tensor),
+    Optional(Option<Tensor>),
     Literal(ArgValue<usize>, Lit),
     Scalar(ArgValue<usize>, f64, bool),
 }
 
-fn sample(kind: ArgKind, dtype: ScalarType, rng: &mut Rng) -> Sample {
+fn sample(kind: ArgKind, dtype: ScalarType, conv: bool, rng: &mut Rng) -> Sample {
     let leak_isize = |v: &[isize]| -> &'static [isize] { Box::leak(v.to_vec().into_boxed_slice()) };
     match kind {
+        ArgKind::Tensor if conv => {
+            let shape: &[usize] = CONV_W[rng.below(CONV_W.len())];
+            Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
+        }
         ArgKind::Tensor => {
             let shape: &[usize] = SHAPES[rng.below(SHAPES.len())];
             Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
@@ -180,6 +220,21 @@ fn sample(kind: ArgKind, dtype: ScalarType, rng: &mut Rng) -> Sample {
             let d = *rng.pick(&[None, Some(0isize), Some(-1), Some(2)]);
             Sample::Literal(ArgValue::OptionalAxis(d), Lit::OptionalAxis(d))
         }
+        ArgKind::OptionalTensor => {
+            let shapes: [&[usize]; 4] = [&[3], &[4], &[2], &[]];
+            let shape = shapes[rng.below(shapes.len())];
+            Sample::Optional(
+                (rng.below(2) == 0).then(|| Tensor::zeros(shape, DType::scalar(dtype))),
+            )
+        }
+        ArgKind::ConvOptions => {
+            let o = conv_options(rng);
+            Sample::Literal(ArgValue::Conv(o), Lit::Conv(o))
+        }
+        ArgKind::PoolOptions => {
+            let o = pool_options(rng);
+            Sample::Literal(ArgValue::Pool(o.geometry()), Lit::Pool(o))
+        }
         ArgKind::Labels => {
             let dtype = *rng.pick(&[ScalarType::I64, ScalarType::I32, ScalarType::F32]);
             let shapes: [&[usize]; 5] = [&[][..], &[2], &[3], &[2, 3], &[4, 3]];
@@ -206,7 +261,12 @@ fn every_entry_agrees_with_its_tensor_method() {
     for spec in OPS {
         for _ in 0..48 {
             let dtype = *rng.pick(&DTYPES);
-            let shape = *rng.pick(&SHAPES);
+            let conv = spec.name == "conv2d";
+            let shape = if conv {
+                *rng.pick(&CONV_X)
+            } else {
+                *rng.pick(&SHAPES)
+            };
             let x = Tensor::zeros(shape, DType::scalar(dtype));
             // `where_`'s branches take their own type; its receiver is the
             // condition.
@@ -215,7 +275,7 @@ fn every_entry_agrees_with_its_tensor_method() {
             let samples: Vec<Sample> = spec
                 .args
                 .iter()
-                .map(|a| sample(a.kind, operand_type, &mut rng))
+                .map(|a| sample(a.kind, operand_type, conv, &mut rng))
                 .collect();
             let mut values = Vec::new();
             let mut operands = vec![Value::Tensor(&x)];
@@ -226,6 +286,16 @@ fn every_entry_agrees_with_its_tensor_method() {
                         let t_shape = t.shape().to_vec();
                         values.push(ArgValue::Tensor(t.dtype().scalar_type(), t_shape));
                         operands.push(Value::Tensor(t));
+                    }
+                    Sample::Optional(Some(t)) => {
+                        let t_shape = t.shape().to_vec();
+                        values.push(ArgValue::Tensor(t.dtype().scalar_type(), t_shape));
+                        operands.push(Value::Tensor(t));
+                        lits.push(Lit::Present(true));
+                    }
+                    Sample::Optional(None) => {
+                        values.push(ArgValue::Absent);
+                        lits.push(Lit::Present(false));
                     }
                     Sample::Literal(v, l) => {
                         values.push(v.clone());

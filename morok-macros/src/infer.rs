@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use syn::{BinOp, Error, Expr, Lit, Result, UnOp};
 
 mod methods;
+mod options;
 
 /// The type of a value in a body.
 #[derive(Clone, Debug)]
@@ -118,6 +119,14 @@ pub fn int_lit(e: &Expr, what: &str) -> Result<i64> {
             format!("{what} must be an integer literal"),
         )),
     }
+}
+
+/// A non-negative integer literal (`what` names it in errors).
+fn count_lit(e: &Expr, what: &str) -> Result<usize> {
+    let v = int_lit(e, what)?;
+    usize::try_from(v).map_err(|_| {
+        Error::new_spanned(e, format!("{what} must be a non-negative integer literal"))
+    })
 }
 
 /// A list literal of axes such as `[1]` or `[0, -1]`.

@@ -63,6 +63,13 @@ pub enum Lit {
     Ints(&'static [isize]),
     /// An axis or none.
     OptionalAxis(Option<isize>),
+    /// Whether an optional tensor argument is given (its tensor is the
+    /// next tensor operand).
+    Present(bool),
+    /// Convolution options.
+    Conv(crate::ConvOptions),
+    /// Pooling options.
+    Pool(crate::PoolOptions),
 }
 
 /// One entry of a dim written in a body (`reshape([B * 2, -1])`), in

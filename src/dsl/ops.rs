@@ -127,6 +127,26 @@ impl Args<'_, '_> {
             _ => Err(self.bad("optional axis", k)),
         }
     }
+    /// Optional tensor argument `t` whose presence is literal `k`.
+    fn optional_tensor(&self, k: usize, t: usize) -> Result<Option<&Tensor>> {
+        match self.lit(k)? {
+            Lit::Present(true) => Ok(Some(self.tensor(t)?)),
+            Lit::Present(false) => Ok(None),
+            _ => Err(self.bad("optional tensor flag", k)),
+        }
+    }
+    fn conv(&self, k: usize) -> Result<crate::ConvOptions> {
+        match self.lit(k)? {
+            Lit::Conv(v) => Ok(v),
+            _ => Err(self.bad("convolution options", k)),
+        }
+    }
+    fn pool(&self, k: usize) -> Result<crate::PoolOptions> {
+        match self.lit(k)? {
+            Lit::Pool(v) => Ok(v),
+            _ => Err(self.bad("pooling options", k)),
+        }
+    }
     fn dtype(&self, k: usize) -> Result<DType> {
         match self.lit(k)? {
             Lit::DType(t) => Ok(DType::scalar(t)),
@@ -331,5 +351,10 @@ pub(super) fn call(
         Scatter => x.scatter(a.axis(0)?, a.tensor(0)?, a.tensor(1)?),
         ScatterAdd => x.scatter_add(a.axis(0)?, a.tensor(0)?, a.tensor(1)?),
         CrossEntropy => x.cross_entropy(a.tensor(0)?),
+        Conv2d => x.conv2d(a.tensor(0)?, a.optional_tensor(0, 1)?, a.conv(1)?),
+        MaxPool2d => x.max_pool2d(a.pool(0)?),
+        AvgPool2d => x.avg_pool2d(a.pool(0)?),
+        MaxPool1d => x.max_pool1d(a.pool(0)?),
+        AvgPool1d => x.avg_pool1d(a.pool(0)?),
     }
 }

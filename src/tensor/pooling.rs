@@ -1,7 +1,7 @@
 //! Pooling over the last 1, 2 or 3 axes: `max_pool{1,2,3}d` (optionally
 //! with indices), `avg_pool{1,2,3}d` and `max_unpool{1,2,3}d`.
 //!
-//! Every variant is one geometry, [`PoolGeom`], over `n` trailing axes:
+//! Every variant is one geometry, `PoolGeometry` (`morok_core::shape`), over `n` trailing axes:
 //! the input is padded (with the dtype's minimum for max pooling, zeros
 //! for average pooling; `ceil_mode` adds cells after the right padding)
 //! and cut into windows `[..., o_1..o_n, k_1..k_n]` by the movement-only
@@ -17,8 +17,8 @@
 //! the window, which PyTorch refuses) gives index `-1`.
 
 use super::Tensor;
-use crate::error::{Error, Result};
-use morok_core::shape::{Pads, ShapeError};
+use crate::error::{Error, Located, Result};
+use morok_core::shape::{pool_shape, Pads, PoolGeometry, ShapeError};
 use morok_core::{ConstValue, ScalarType};
 
 /// Options of [`Tensor::max_pool2d`], [`Tensor::avg_pool2d`] and the 1-D
@@ -100,8 +100,9 @@ impl PoolOptions {
         }
     }
 
-    fn geom2(self) -> PoolGeom {
-        PoolGeom {
+    /// The options as the shape rules' geometry of two axes.
+    pub fn geometry(self) -> PoolGeometry {
+        PoolGeometry {
             kernel: vec![self.kernel.0, self.kernel.1],
             stride: vec![self.stride.0, self.stride.1],
             padding: self.padding.to_vec(),
@@ -112,8 +113,8 @@ impl PoolOptions {
         }
     }
 
-    fn geom1(self) -> PoolGeom {
-        PoolGeom {
+    fn geom1(self) -> PoolGeometry {
+        PoolGeometry {
             kernel: vec![self.kernel.1],
             stride: vec![self.stride.1],
             padding: vec![self.padding.0[1]],
@@ -200,9 +201,9 @@ impl Pool3dOptions {
         }
     }
 
-    fn geom(self) -> PoolGeom {
+    fn geom(self) -> PoolGeometry {
         let t = |v: (usize, usize, usize)| vec![v.0, v.1, v.2];
-        PoolGeom {
+        PoolGeometry {
             kernel: t(self.kernel),
             stride: t(self.stride),
             padding: self.padding.to_vec(),
@@ -214,101 +215,24 @@ impl Pool3dOptions {
     }
 }
 
-/// A pooling over the last `kernel.len()` axes (all vectors have that
-/// length).
-struct PoolGeom {
-    kernel: Vec<usize>,
-    stride: Vec<usize>,
-    padding: Vec<(isize, isize)>,
-    dilation: Vec<usize>,
-    ceil_mode: bool,
-    count_include_pad: bool,
-    divisor_override: Option<usize>,
-}
-
-impl PoolGeom {
-    /// The number of pooled axes.
-    fn rank(&self) -> usize {
-        self.kernel.len()
-    }
-
-    /// The padding still to add on axis `j` once its negative amounts
-    /// are cropped.
-    fn grow(&self, j: usize) -> (usize, usize) {
-        let (a, b) = self.padding[j];
-        (a.max(0) as usize, b.max(0) as usize)
-    }
-
-    /// The pads of an input of rank `r`: none on the leading axes, the
-    /// geometry's on the pooled ones.
-    fn input_pads(&self, r: usize) -> Vec<(isize, isize)> {
-        let mut pads = vec![(0, 0); r - self.rank()];
-        pads.extend(&self.padding);
-        pads
-    }
-
-    /// The extra cells `ceil_mode` adds after the right padding of an
-    /// axis of (cropped) length `i` (0 without it, or when the windows
-    /// fit).
-    fn ceil_extra(&self, j: usize, i: usize) -> usize {
-        let (k, s, (before, after), d) = (
-            self.kernel[j],
-            self.stride[j],
-            self.grow(j),
-            self.dilation[j],
-        );
-        // Checked: arguments too large to fit give 0 here and an error
-        // where the padding is applied.
-        let extra = || -> Option<usize> {
-            if !self.ceil_mode {
-                return None;
-            }
-            let reach = d.checked_mul(k.checked_sub(1)?)?.checked_add(1)?;
-            let span = i.checked_add(before)?.checked_add(after)?;
-            if s == 0 || span < reach {
-                return None;
-            }
-            let mut out = (span - reach).div_ceil(s) + 1;
-            // The last window starts inside the input or the left padding.
-            if (out - 1).checked_mul(s)? >= i.checked_add(before)? {
-                out -= 1;
-            }
-            Some(
-                (out - 1)
-                    .checked_mul(s)?
-                    .checked_add(reach)?
-                    .saturating_sub(span),
-            )
-        };
-        extra().unwrap_or(0)
-    }
-}
-
 impl Tensor {
     /// The spatial shape (the last `g.rank()` axes), or an error of `op`
     /// when `self` has fewer axes.
     #[track_caller]
-    fn pooled_axes(&self, op: &str, g: &PoolGeom) -> Result<Vec<usize>> {
+    fn pooled_axes(&self, op: &str, g: &PoolGeometry) -> Result<Vec<usize>> {
         let shape = self.graph()?.shape.clone();
-        let n = g.rank();
-        if shape.len() < n {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape],
-                format!("{n}-d pooling needs at least {n} axes"),
-            )));
-        }
-        Ok(shape[shape.len() - n..].to_vec())
+        pool_shape(op, &shape, g).located()?;
+        Ok(shape[shape.len() - g.rank()..].to_vec())
     }
 
     /// `self` padded for `g` (the padding and the `ceil_mode` cells
     /// filled with `fill`) and cut into windows `[..., o.., k..]`.
     #[track_caller]
-    fn pool_windows_nd(&self, op: &str, g: &PoolGeom, fill: ConstValue) -> Result<Tensor> {
+    fn pool_windows_nd(&self, op: &str, g: &PoolGeometry, fill: ConstValue) -> Result<Tensor> {
         self.pooled_axes(op, g)?;
         let (x, _) = self.crop_for_pad(op, &g.input_pads(self.ndim()))?;
-        let spatial = x.pooled_axes(op, g)?;
         let lead = x.ndim() - g.rank();
+        let spatial = x.shape()[lead..].to_vec();
         let mut pads = vec![(0, 0); lead];
         for (j, &i) in spatial.iter().enumerate() {
             let (before, after) = g.grow(j);
@@ -324,7 +248,7 @@ impl Tensor {
     }
 
     #[track_caller]
-    fn max_pool_nd(&self, op: &str, g: &PoolGeom) -> Result<Tensor> {
+    fn max_pool_nd(&self, op: &str, g: &PoolGeometry) -> Result<Tensor> {
         let dtype = self.graph()?.dtype;
         let w = self.pool_windows_nd(op, g, ConstValue::min_of(dtype))?;
         w.max(Some(&Tensor::window_axes(w.ndim(), g.rank())), false)
@@ -333,7 +257,7 @@ impl Tensor {
     /// The window maxima and their flat positions in the input plane (see
     /// the module docs).
     #[track_caller]
-    fn max_pool_indices_nd(&self, op: &str, g: &PoolGeom) -> Result<(Tensor, Tensor)> {
+    fn max_pool_indices_nd(&self, op: &str, g: &PoolGeometry) -> Result<(Tensor, Tensor)> {
         let dtype = self.graph()?.dtype;
         let spatial = self.pooled_axes(op, g)?;
         let w = self.pool_windows_nd(op, g, ConstValue::min_of(dtype))?;
@@ -360,7 +284,7 @@ impl Tensor {
     }
 
     #[track_caller]
-    fn avg_pool_nd(&self, op: &str, g: &PoolGeom) -> Result<Tensor> {
+    fn avg_pool_nd(&self, op: &str, g: &PoolGeometry) -> Result<Tensor> {
         let x = self.to_float()?;
         let spatial = x.pooled_axes(op, g)?;
         let windows = x.pool_windows_nd(op, g, ConstValue::Float(0.0))?;
@@ -405,7 +329,7 @@ impl Tensor {
         &self,
         op: &str,
         indices: &Tensor,
-        g: &PoolGeom,
+        g: &PoolGeometry,
         output_size: Option<Vec<usize>>,
     ) -> Result<Tensor> {
         let n = g.rank();
@@ -474,14 +398,14 @@ impl Tensor {
     /// Max pooling over the last two axes (padding never wins).
     #[track_caller]
     pub fn max_pool2d(&self, opts: PoolOptions) -> Result<Tensor> {
-        self.max_pool_nd("max_pool2d", &opts.geom2())
+        self.max_pool_nd("max_pool2d", &opts.geometry())
     }
 
     /// [`Tensor::max_pool2d`] with `return_indices`: the maxima and the
     /// `i64` flat positions `h·W + w` of each in its input plane.
     #[track_caller]
     pub fn max_pool2d_with_indices(&self, opts: PoolOptions) -> Result<(Tensor, Tensor)> {
-        self.max_pool_indices_nd("max_pool2d_with_indices", &opts.geom2())
+        self.max_pool_indices_nd("max_pool2d_with_indices", &opts.geometry())
     }
 
     /// Average pooling over the last two axes: each window's sum divided
@@ -490,7 +414,7 @@ impl Tensor {
     /// `divisor_override`.
     #[track_caller]
     pub fn avg_pool2d(&self, opts: PoolOptions) -> Result<Tensor> {
-        self.avg_pool_nd("avg_pool2d", &opts.geom2())
+        self.avg_pool_nd("avg_pool2d", &opts.geometry())
     }
 
     /// PyTorch's `max_unpool2d(self, indices, kernel, stride, padding,
@@ -504,7 +428,7 @@ impl Tensor {
         output_size: Option<(usize, usize)>,
     ) -> Result<Tensor> {
         let size = output_size.map(|(h, w)| vec![h, w]);
-        self.max_unpool_nd("max_unpool2d", indices, &opts.geom2(), size)
+        self.max_unpool_nd("max_unpool2d", indices, &opts.geometry(), size)
     }
 
     /// Max pooling over the last axis; `opts` gives the length's window

@@ -17,6 +17,7 @@ mod dim;
 mod dims;
 pub mod indexing;
 mod padding;
+mod pooling;
 pub mod rules;
 mod selection;
 
@@ -28,6 +29,7 @@ pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};
 pub use padding::{pad_shape, padded_len, window_count, Pads};
+pub use pooling::{pool_shape, PoolGeometry};
 pub use rules::*;
 pub use selection::{
     cross_entropy_shape, diagonal_shape, repeat_interleave_shape, roll_shape, shrink_shape,

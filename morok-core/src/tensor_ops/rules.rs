@@ -355,6 +355,39 @@ pub(super) fn shape_of<D: Dim>(
             Some(ArgValue::Tensor(_, labels)) => shape::cross_entropy_shape(s, labels)?,
             _ => return Err(malformed(spec, i)),
         },
+        ShapeRule::Conv2d { weight, bias, opts } => {
+            let w = match args.get(weight) {
+                Some(ArgValue::Tensor(_, w)) => w,
+                _ => return Err(malformed(spec, weight)),
+            };
+            let b = match args.get(bias) {
+                Some(ArgValue::Tensor(_, b)) => Some(b.as_slice()),
+                Some(ArgValue::Absent) => None,
+                _ => return Err(malformed(spec, bias)),
+            };
+            match args.get(opts) {
+                Some(ArgValue::Conv(g)) => shape::conv2d_shape(s, w, b, *g)?,
+                _ => return Err(malformed(spec, opts)),
+            }
+        }
+        ShapeRule::Pool {
+            opts,
+            axes: n,
+            average,
+        } => {
+            let Some(ArgValue::Pool(g)) = args.get(opts) else {
+                return Err(malformed(spec, opts));
+            };
+            let g = if n == 1 { g.last_axis() } else { g.clone() };
+            let out = shape::pool_shape(op, s, &g)?;
+            if average && g.divisor_override == Some(0) {
+                return Err(OpError::Argument {
+                    op: op.to_string(),
+                    reason: format!("divisor_override is 0 (input {})", shape::shape_text(s)),
+                });
+            }
+            out
+        }
         ShapeRule::Matrix => {
             if s.len() < 2 {
                 return Err(ShapeError::new(op, &[s], "needs at least 2 axes").into());

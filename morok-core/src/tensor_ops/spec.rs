@@ -62,6 +62,15 @@ pub enum ArgKind {
     OptionalAxis,
     /// A tensor of integer class labels (`cross_entropy`).
     Labels,
+    /// A tensor of the receiver's element type, or none: `Some(b)` or
+    /// `None` (a bias).
+    OptionalTensor,
+    /// Convolution options: `ConvOptions { stride: (2, 2), padding: (1,
+    /// 1), ..Default::default() }`.
+    ConvOptions,
+    /// Pooling options: `PoolOptions::new((2, 2)).stride((1, 1))` and the
+    /// other builder calls.
+    PoolOptions,
 }
 
 impl ArgKind {
@@ -87,6 +96,9 @@ impl ArgKind {
             ArgKind::Ints => "`[1, -2]`",
             ArgKind::OptionalAxis => "`Some(1)` or `None`",
             ArgKind::Labels => "integer tensor",
+            ArgKind::OptionalTensor => "`Some(tensor)` or `None`",
+            ArgKind::ConvOptions => "`ConvOptions { stride: (2, 2), ..Default::default() }`",
+            ArgKind::PoolOptions => "`PoolOptions::new((2, 2)).stride((1, 1))`",
         }
     }
 }
@@ -294,6 +306,27 @@ pub enum ShapeRule {
     /// `[]`: the mean loss of class scores against the labels of argument
     /// `i` (the scores' shape without the class axis 1).
     CrossEntropy(usize),
+    /// A 2-D convolution by the weight of argument `weight`, the optional
+    /// bias of argument `bias` and the options of argument `opts`.
+    Conv2d {
+        /// The weight's argument.
+        weight: usize,
+        /// The optional bias' argument.
+        bias: usize,
+        /// The options' argument.
+        opts: usize,
+    },
+    /// Pooling of the last `axes` axes (1 or 2) by the options of
+    /// argument `opts` (the 1-D pools use their second components); an
+    /// average pool checks its divisor.
+    Pool {
+        /// The options' argument.
+        opts: usize,
+        /// The number of pooled axes.
+        axes: usize,
+        /// Whether it averages (`divisor_override` must not be 0).
+        average: bool,
+    },
 }
 
 impl ShapeRule {
@@ -335,6 +368,8 @@ impl ShapeRule {
             }
             ShapeRule::Scatter { .. } => "same",
             ShapeRule::CrossEntropy(_) => "`[]`",
+            ShapeRule::Conv2d { .. } => "`[N, C_out, OH, OW]`",
+            ShapeRule::Pool { .. } => "the pooled axes count windows",
         }
     }
 }
@@ -373,4 +408,11 @@ pub enum ArgValue<D> {
     Ints(Vec<isize>),
     /// An axis or none.
     OptionalAxis(Option<isize>),
+    /// An optional tensor that is absent (`None`).
+    Absent,
+    /// Convolution options.
+    Conv(crate::shape::ConvGeometry),
+    /// Pooling options over two axes (the 1-D pools take the second
+    /// components).
+    Pool(crate::shape::PoolGeometry),
 }

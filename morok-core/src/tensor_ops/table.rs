@@ -362,6 +362,16 @@ op_table! {
     ScatterAdd = "scatter_add" "scatter_add" (dim: Axis, index: Index, src: Tensor) -> D::NotBool, S::Scatter { axis: 0, index: 1, src: 2 };
     /// Mean cross-entropy of class scores (axis 1) against integer labels.
     CrossEntropy = "cross_entropy" "cross_entropy" (labels: Labels) -> D::Float, S::CrossEntropy(0);
+    /// 2-D convolution of `[N, C, H, W]` by `[O, C/groups, KH, KW]` weights and an optional `[O]` bias.
+    Conv2d = "conv2d" "conv2d" (weight: Tensor, bias: OptionalTensor, opts: ConvOptions) -> D::Sum, S::Conv2d { weight: 0, bias: 1, opts: 2 };
+    /// Max pooling over the last two axes.
+    MaxPool2d = "max_pool2d" "max_pool2d" (opts: PoolOptions) -> D::Same, S::Pool { opts: 0, axes: 2, average: false };
+    /// Average pooling over the last two axes.
+    AvgPool2d = "avg_pool2d" "avg_pool2d" (opts: PoolOptions) -> D::Float, S::Pool { opts: 0, axes: 2, average: true };
+    /// Max pooling over the last axis (the options' second components).
+    MaxPool1d = "max_pool1d" "max_pool1d" (opts: PoolOptions) -> D::Same, S::Pool { opts: 0, axes: 1, average: false };
+    /// Average pooling over the last axis (the options' second components).
+    AvgPool1d = "avg_pool1d" "avg_pool1d" (opts: PoolOptions) -> D::Float, S::Pool { opts: 0, axes: 1, average: true };
 }
 
 /// Tensor methods a DSL body cannot call, and why.

@@ -327,6 +327,40 @@ impl Ctx<'_> {
                     quote!(#g::Lit::OptionalAxis(#tok)),
                 )
             }
+            ArgKind::OptionalTensor => match e {
+                Expr::Path(p) if p.path.is_ident("None") => Checked {
+                    kind,
+                    value: ArgValue::Absent,
+                    operand: None,
+                    lit: Some(quote!(#g::Lit::Present(false))),
+                },
+                Expr::Call(c)
+                    if c.args.len() == 1
+                        && matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Some")) =>
+                {
+                    let (t, s, r) = self.tensor(&c.args[0])?;
+                    Checked {
+                        kind,
+                        value: ArgValue::Tensor(t, s),
+                        operand: Some(r),
+                        lit: Some(quote!(#g::Lit::Present(true))),
+                    }
+                }
+                _ => {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be `Some(tensor)` or `None`"),
+                    ))
+                }
+            },
+            ArgKind::ConvOptions => {
+                let (geometry, tokens) = super::options::conv_options(e)?;
+                lit(ArgValue::Conv(geometry), quote!(#g::Lit::Conv(#tokens)))
+            }
+            ArgKind::PoolOptions => {
+                let (geometry, tokens) = super::options::pool_options(e)?;
+                lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool(#tokens)))
+            }
             ArgKind::ElementType => {
                 let id = match e {
                     Expr::Path(p) => p.path.get_ident(),
@@ -367,9 +401,12 @@ impl Ctx<'_> {
             }
         }
         // Index and mask tensors have their own types.
-        let operands = args
-            .iter()
-            .filter(|a| matches!(a.kind, ArgKind::Tensor | ArgKind::Operand));
+        let operands = args.iter().filter(|a| {
+            matches!(
+                a.kind,
+                ArgKind::Tensor | ArgKind::Operand | ArgKind::OptionalTensor
+            )
+        });
         for a in operands {
             if let ArgValue::Tensor(t, s) = &a.value {
                 match operand_type {
@@ -520,14 +557,6 @@ fn optional_axis(e: &Expr, what: &str) -> Result<Option<isize>> {
             format!("{what} must be `Some(axis)` or `None`"),
         )),
     }
-}
-
-/// A non-negative integer literal (`what` names it in errors).
-fn count_lit(e: &Expr, what: &str) -> Result<usize> {
-    let v = int_lit(e, what)?;
-    usize::try_from(v).map_err(|_| {
-        Error::new_spanned(e, format!("{what} must be a non-negative integer literal"))
-    })
 }
 
 /// `op` of two literals, folded (`2.0 * 3`): arithmetic only.
