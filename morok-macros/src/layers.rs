@@ -20,18 +20,7 @@ pub enum LayerSpec {
         bias: bool,
     },
     /// `Conv2d(in -> out, kernel = k, stride = s, padding = p)`.
-    Conv2d {
-        /// Input channels.
-        inp: usize,
-        /// Output channels.
-        out: usize,
-        /// Square kernel size.
-        kernel: usize,
-        /// Stride.
-        stride: usize,
-        /// Zero padding on every side.
-        padding: usize,
-    },
+    Conv2d(ConvLayer),
     /// `LayerNorm(n)` over the last axis.
     LayerNorm(usize),
     /// `Embedding(vocab -> dim)`.
@@ -43,7 +32,103 @@ pub enum LayerSpec {
     },
     /// `Param[dims]`: a raw parameter used by name.
     Param(Vec<usize>),
+    /// `Conv1d(in -> out, kernel = k, stride = s, padding = p)`.
+    Conv1d(ConvLayer),
+    /// `BatchNorm2d(channels)`.
+    BatchNorm2d(usize),
+    /// `GroupNorm(groups, channels)`.
+    GroupNorm {
+        /// Channel groups.
+        groups: usize,
+        /// Channels.
+        channels: usize,
+    },
+    /// `Dropout(p)`.
+    Dropout(f64),
+    /// `MultiheadAttention(embed, heads = h)`, optionally `, causal =
+    /// true`: self-attention of `[B, L, embed]`.
+    MultiheadAttention {
+        /// Width.
+        embed: usize,
+        /// Heads.
+        heads: usize,
+        /// Causal masking.
+        causal: bool,
+    },
+    /// `Relu`, `Gelu`, `Tanh`, `Sigmoid` or `Silu` (in a `Sequential`).
+    Activation(Ident),
+    /// `Sequential(layer, ...)`: the layers and activations in order.
+    Sequential(Vec<LayerSpec>),
 }
+
+/// A convolution layer's declaration (`Conv1d`, `Conv2d`: the kernel is
+/// square).
+#[derive(Clone, Debug)]
+pub struct ConvLayer {
+    /// Input channels.
+    pub inp: usize,
+    /// Output channels.
+    pub out: usize,
+    /// Kernel size.
+    pub kernel: usize,
+    /// Stride.
+    pub stride: usize,
+    /// Zero padding on every side.
+    pub padding: usize,
+}
+
+impl ConvLayer {
+    /// `in -> out, kernel = k (, stride = s)? (, padding = p)?` of a
+    /// `kind` layer.
+    fn parse(content: ParseStream, kind: &Ident) -> Result<ConvLayer> {
+        let (inp, out) = arrow_pair(content)?;
+        let opts = options(content, &["kernel", "stride", "padding"])?;
+        if !opts.iter().any(|(k, _)| k == "kernel") {
+            return Err(Error::new(
+                kind.span(),
+                format!("{kind} needs `kernel = k`"),
+            ));
+        }
+        Ok(ConvLayer {
+            inp,
+            out,
+            kernel: opt_usize(&opts, "kernel", 1)?,
+            stride: opt_usize(&opts, "stride", 1)?,
+            padding: opt_usize(&opts, "padding", 0)?,
+        })
+    }
+
+    /// The run-time constructor's configuration arguments.
+    fn args(&self) -> TokenStream {
+        let ConvLayer {
+            inp,
+            out,
+            kernel,
+            stride,
+            padding,
+        } = self;
+        quote!(#inp, #out, #kernel, #stride, #padding)
+    }
+}
+
+impl std::fmt::Display for ConvLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ConvLayer {
+            inp,
+            out,
+            kernel,
+            stride,
+            padding,
+        } = self;
+        write!(
+            f,
+            "{inp} -> {out}, kernel = {kernel}, stride = {stride}, padding = {padding}"
+        )
+    }
+}
+
+/// The activations a `Sequential` block may list.
+const ACTIVATIONS: [&str; 5] = ["Relu", "Gelu", "Tanh", "Sigmoid", "Silu"];
 
 fn usize_lit(input: ParseStream) -> Result<usize> {
     input.parse::<LitInt>()?.base10_parse()
@@ -74,6 +159,17 @@ fn options(input: ParseStream, allowed: &[&str]) -> Result<Vec<(String, syn::Lit
         out.push((key.to_string(), input.parse()?));
     }
     Ok(out)
+}
+
+fn opt_bool(opts: &[(String, syn::Lit)], key: &str, default: bool) -> Result<bool> {
+    match opts.iter().find(|(k, _)| k == key) {
+        Some((_, syn::Lit::Bool(b))) => Ok(b.value),
+        Some((_, other)) => Err(Error::new_spanned(
+            other,
+            format!("`{key}` must be `true` or `false`"),
+        )),
+        None => Ok(default),
+    }
 }
 
 fn opt_usize(opts: &[(String, syn::Lit)], key: &str, default: usize) -> Result<usize> {
@@ -118,30 +214,47 @@ impl std::fmt::Display for LayerSpec {
                 }
                 write!(f, ")")
             }
-            LayerSpec::Conv2d {
-                inp,
-                out,
-                kernel,
-                stride,
-                padding,
-            } => write!(
-                f,
-                "Conv2d({inp} -> {out}, kernel = {kernel}, stride = {stride}, padding = {padding})"
-            ),
+            LayerSpec::Conv2d(c) => write!(f, "Conv2d({c})"),
             LayerSpec::LayerNorm(n) => write!(f, "LayerNorm({n})"),
             LayerSpec::Embedding { vocab, dim } => write!(f, "Embedding({vocab} -> {dim})"),
             LayerSpec::Param(dims) => write!(f, "Param{dims:?}"),
+            LayerSpec::Conv1d(c) => write!(f, "Conv1d({c})"),
+            LayerSpec::BatchNorm2d(c) => write!(f, "BatchNorm2d({c})"),
+            LayerSpec::GroupNorm { groups, channels } => {
+                write!(f, "GroupNorm({groups}, {channels})")
+            }
+            LayerSpec::Dropout(p) => write!(f, "Dropout({p})"),
+            LayerSpec::MultiheadAttention {
+                embed,
+                heads,
+                causal,
+            } => {
+                write!(f, "MultiheadAttention({embed}, heads = {heads}")?;
+                if *causal {
+                    write!(f, ", causal = true")?;
+                }
+                write!(f, ")")
+            }
+            LayerSpec::Activation(a) => write!(f, "{a}"),
+            LayerSpec::Sequential(list) => {
+                let parts: Vec<String> = list.iter().map(|l| l.to_string()).collect();
+                write!(f, "Sequential({})", parts.join(", "))
+            }
         }
     }
 }
 
 /// The kinds, for "unknown layer kind" errors.
-pub const KINDS: &str = "Linear, Conv2d, LayerNorm, Embedding, Param";
+pub const KINDS: &str = "Linear, Conv1d, Conv2d, LayerNorm, BatchNorm2d, GroupNorm, Embedding, \
+                         Dropout, MultiheadAttention, Sequential, Param";
 
 impl LayerSpec {
     /// Parses a layer after the field's `:`.
     pub fn parse(input: ParseStream) -> Result<LayerSpec> {
         let kind: Ident = input.parse()?;
+        if ACTIVATIONS.contains(&kind.to_string().as_str()) {
+            return Ok(LayerSpec::Activation(kind));
+        }
         if kind == "Param" {
             let content;
             syn::bracketed!(content in input);
@@ -170,19 +283,57 @@ impl LayerSpec {
                 };
                 LayerSpec::Linear { inp, out, bias }
             }
-            "Conv2d" => {
-                let (inp, out) = arrow_pair(&content)?;
-                let opts = options(&content, &["kernel", "stride", "padding"])?;
-                if !opts.iter().any(|(k, _)| k == "kernel") {
-                    return Err(Error::new(kind.span(), "Conv2d needs `kernel = k`"));
+            "Conv2d" => LayerSpec::Conv2d(ConvLayer::parse(&content, &kind)?),
+            "Conv1d" => LayerSpec::Conv1d(ConvLayer::parse(&content, &kind)?),
+            "BatchNorm2d" => LayerSpec::BatchNorm2d(usize_lit(&content)?),
+            "GroupNorm" => {
+                let groups = usize_lit(&content)?;
+                content.parse::<Token![,]>()?;
+                let channels = usize_lit(&content)?;
+                if groups == 0 || channels % groups != 0 {
+                    return Err(Error::new(
+                        kind.span(),
+                        format!("GroupNorm: {channels} channels do not split into {groups} groups"),
+                    ));
                 }
-                LayerSpec::Conv2d {
-                    inp,
-                    out,
-                    kernel: opt_usize(&opts, "kernel", 1)?,
-                    stride: opt_usize(&opts, "stride", 1)?,
-                    padding: opt_usize(&opts, "padding", 0)?,
+                LayerSpec::GroupNorm { groups, channels }
+            }
+            "Dropout" => {
+                let p: syn::LitFloat = content.parse()?;
+                let v: f64 = p.base10_parse()?;
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(Error::new(
+                        p.span(),
+                        format!("Dropout: p = {v} is outside [0, 1]"),
+                    ));
                 }
+                LayerSpec::Dropout(v)
+            }
+            "MultiheadAttention" => {
+                let embed = usize_lit(&content)?;
+                let opts = options(&content, &["heads", "causal"])?;
+                let heads = opt_usize(&opts, "heads", 0)?;
+                if heads == 0 || embed % heads != 0 {
+                    return Err(Error::new(
+                        kind.span(),
+                        format!("MultiheadAttention needs `heads = h` dividing the width {embed}"),
+                    ));
+                }
+                LayerSpec::MultiheadAttention {
+                    embed,
+                    heads,
+                    causal: opt_bool(&opts, "causal", false)?,
+                }
+            }
+            "Sequential" => {
+                let list = content.parse_terminated(LayerSpec::parse, Token![,])?;
+                if let Some(p) = list.iter().find(|l| matches!(l, LayerSpec::Param(_))) {
+                    return Err(Error::new(
+                        kind.span(),
+                        format!("a Sequential block holds layers, not `{p}`"),
+                    ));
+                }
+                LayerSpec::Sequential(list.into_iter().collect())
             }
             "LayerNorm" => LayerSpec::LayerNorm(usize_lit(&content)?),
             "Embedding" => {
@@ -251,13 +402,13 @@ impl LayerSpec {
                     .map_err(|_| expects(format!("[.., {inp}]"), None))?
                     .to_vec()
             }
-            LayerSpec::Conv2d {
+            LayerSpec::Conv2d(ConvLayer {
                 inp,
                 out,
                 kernel,
                 stride,
                 padding,
-            } => {
+            }) => {
                 float_input()?;
                 let g = ConvGeometry {
                     stride: (*stride, *stride),
@@ -285,6 +436,65 @@ impl LayerSpec {
                     "`{name}` is a parameter, not a layer: use it by name"
                 )))
             }
+            LayerSpec::Conv1d(ConvLayer {
+                inp,
+                out,
+                kernel,
+                stride,
+                padding,
+            }) => {
+                float_input()?;
+                if x.len() != 3 || x[1] != lit(*inp) {
+                    return Err(expects(format!("[N, {inp}, L]"), None));
+                }
+                let p = (*padding).min(isize::MAX as usize) as isize;
+                let len = shape::window_count(&x[2], &lit(*kernel), *stride, (p, p), 1)
+                    .ok_or_else(|| {
+                        expects(
+                            format!("[N, {inp}, L]"),
+                            Some(format!(
+                                "the kernel {kernel} does not fit the length {}",
+                                x[2]
+                            )),
+                        )
+                    })?;
+                vec![x[0].clone(), lit(*out), len]
+            }
+            LayerSpec::BatchNorm2d(c) => {
+                float_input()?;
+                if x.len() != 4 || x[1] != lit(*c) {
+                    return Err(expects(format!("[N, {c}, H, W]"), None));
+                }
+                x.to_vec()
+            }
+            LayerSpec::GroupNorm { channels, .. } => {
+                float_input()?;
+                if x.len() < 2 || x[1] != lit(*channels) {
+                    return Err(expects(format!("[N, {channels}, ..]"), None));
+                }
+                x.to_vec()
+            }
+            LayerSpec::MultiheadAttention { embed, .. } => {
+                float_input()?;
+                if x.len() != 3 || x[2] != lit(*embed) {
+                    return Err(expects(format!("[B, L, {embed}]"), None));
+                }
+                x.to_vec()
+            }
+            LayerSpec::Dropout(_) | LayerSpec::Activation(_) => {
+                float_input()?;
+                x.to_vec()
+            }
+            LayerSpec::Sequential(list) => {
+                let mut shape = x.to_vec();
+                for (i, l) in list.iter().enumerate() {
+                    shape = l.output(&format!("{name}.{i}"), ScalarType::F32, &shape)?.1;
+                }
+                if list.is_empty() {
+                    float_input()?;
+                }
+                shape
+            }
         };
         Ok((ScalarType::F32, out))
     }
@@ -293,10 +503,18 @@ impl LayerSpec {
     pub fn field_type(&self) -> TokenStream {
         match self {
             LayerSpec::Linear { .. } => quote!(::morok::dsl::layers::Linear),
-            LayerSpec::Conv2d { .. } => quote!(::morok::dsl::layers::Conv2d),
+            LayerSpec::Conv2d(_) => quote!(::morok::dsl::layers::Conv2d),
             LayerSpec::LayerNorm(_) => quote!(::morok::dsl::layers::LayerNorm),
             LayerSpec::Embedding { .. } => quote!(::morok::dsl::layers::Embedding),
             LayerSpec::Param(_) => quote!(::morok::dsl::layers::Param),
+            LayerSpec::Conv1d(_) => quote!(::morok::dsl::layers::Conv1d),
+            LayerSpec::BatchNorm2d(_) => quote!(::morok::nn::BatchNorm2d),
+            LayerSpec::GroupNorm { .. } => quote!(::morok::nn::GroupNorm),
+            LayerSpec::Dropout(_) => quote!(::morok::nn::Dropout),
+            LayerSpec::MultiheadAttention { .. } => quote!(::morok::dsl::layers::SelfAttention),
+            LayerSpec::Activation(_) | LayerSpec::Sequential(_) => {
+                quote!(::morok::dsl::layers::Sequential)
+            }
         }
     }
 
@@ -304,16 +522,67 @@ impl LayerSpec {
     pub fn args(&self) -> TokenStream {
         match self {
             LayerSpec::Linear { inp, out, bias } => quote!(#inp, #out, #bias),
-            LayerSpec::Conv2d {
-                inp,
-                out,
-                kernel,
-                stride,
-                padding,
-            } => quote!(#inp, #out, #kernel, #stride, #padding),
+            LayerSpec::Conv2d(conv) => conv.args(),
             LayerSpec::LayerNorm(n) => quote!(#n),
             LayerSpec::Embedding { vocab, dim } => quote!(#vocab, #dim),
             LayerSpec::Param(dims) => quote!(&[#(#dims),*]),
+            LayerSpec::Conv1d(conv) => conv.args(),
+            LayerSpec::BatchNorm2d(c) => quote!(#c),
+            LayerSpec::GroupNorm { groups, channels } => quote!(#groups, #channels),
+            LayerSpec::Dropout(p) => quote!(#p),
+            LayerSpec::MultiheadAttention {
+                embed,
+                heads,
+                causal,
+            } => quote!(#embed, #heads, #causal),
+            LayerSpec::Activation(_) => {
+                let one = self.config();
+                quote!(&[#one])
+            }
+            LayerSpec::Sequential(list) => {
+                let items = list.iter().map(LayerSpec::config);
+                quote!(&[#(#items),*])
+            }
+        }
+    }
+
+    /// The run-time description of the layer as an entry of a
+    /// `Sequential` block (`BlockConfig`).
+    fn config(&self) -> TokenStream {
+        let c = quote!(::morok::dsl::layers::BlockConfig);
+        match self {
+            LayerSpec::Linear { inp, out, bias } => quote!(#c::Linear(#inp, #out, #bias)),
+            LayerSpec::Conv1d(conv) => {
+                let a = conv.args();
+                quote!(#c::Conv1d(#a))
+            }
+            LayerSpec::Conv2d(conv) => {
+                let a = conv.args();
+                quote!(#c::Conv2d(#a))
+            }
+            LayerSpec::LayerNorm(n) => quote!(#c::LayerNorm(#n)),
+            LayerSpec::Embedding { vocab, dim } => quote!(#c::Embedding(#vocab, #dim)),
+            LayerSpec::BatchNorm2d(n) => quote!(#c::BatchNorm2d(#n)),
+            LayerSpec::GroupNorm { groups, channels } => quote!(#c::GroupNorm(#groups, #channels)),
+            LayerSpec::Dropout(p) => quote!(#c::Dropout(#p)),
+            LayerSpec::MultiheadAttention {
+                embed,
+                heads,
+                causal,
+            } => quote!(#c::SelfAttention(#embed, #heads, #causal)),
+            LayerSpec::Activation(a) => {
+                quote!(#c::Activation(::morok::dsl::layers::Activation::#a))
+            }
+            LayerSpec::Sequential(list) => {
+                let items = list.iter().map(LayerSpec::config);
+                quote!(#c::Sequential(::std::vec![#(#items),*]))
+            }
+            // A `Sequential` never holds a `Param` (its parse refuses it).
+            LayerSpec::Param(_) => {
+                quote!(::core::compile_error!(
+                    "a Sequential block holds layers, not parameters"
+                ))
+            }
         }
     }
 }

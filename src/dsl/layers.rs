@@ -1,8 +1,14 @@
 //! The layers a `model!` struct holds, with PyTorch's parameter names,
-//! shapes and default initialization.
+//! shapes and default initialization: `Linear`, `Conv2d`, `LayerNorm`,
+//! `Embedding` and `Param` here, the others in `blocks.rs` (and the
+//! stateful ones in [`crate::nn`]).
+
+mod blocks;
 
 use super::rt::{layer_seed, ParamFile};
 use crate::{ConvOptions, DType, Result, Tensor};
+
+pub use blocks::{Activation, Block, BlockConfig, Conv1d, SelfAttention, Sequential};
 
 /// Uniform samples in `[-bound, bound)`, realized.
 #[track_caller]
@@ -16,6 +22,38 @@ fn uniform(shape: &[usize], bound: f64, seed: u64) -> Result<Tensor> {
 /// `prefix.suffix`.
 fn named(prefix: &str, suffix: &str) -> String {
     format!("{prefix}.{suffix}")
+}
+
+/// A convolution's weight `[out, in, kernel..]` and bias `[out]`, uniform
+/// in `±1/sqrt(in·∏kernel)` (PyTorch's default).
+#[track_caller]
+fn conv_init(inp: usize, out: usize, kernel: &[usize], seed: u64) -> Result<(Tensor, Tensor)> {
+    let fan_in = kernel.iter().product::<usize>() * inp;
+    let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
+    let mut shape = vec![out, inp];
+    shape.extend(kernel);
+    Ok((
+        uniform(&shape, bound, layer_seed(seed, 0))?,
+        uniform(&[out], bound, layer_seed(seed, 1))?,
+    ))
+}
+
+/// A convolution's `prefix.weight` `[out, in, kernel..]` and
+/// `prefix.bias` `[out]`.
+#[track_caller]
+fn conv_load(
+    file: &ParamFile,
+    prefix: &str,
+    inp: usize,
+    out: usize,
+    kernel: &[usize],
+) -> Result<(Tensor, Tensor)> {
+    let mut shape = vec![out, inp];
+    shape.extend(kernel);
+    Ok((
+        file.take(&named(prefix, "weight"), &shape)?,
+        file.take(&named(prefix, "bias"), &[out])?,
+    ))
 }
 
 /// `x @ weight.T + bias`, PyTorch's `nn.Linear`.
@@ -106,10 +144,10 @@ impl Conv2d {
         padding: usize,
         seed: u64,
     ) -> Result<Conv2d> {
-        let bound = 1.0 / ((inp * k * k).max(1) as f64).sqrt();
+        let (weight, bias) = conv_init(inp, out, &[k, k], seed)?;
         Ok(Conv2d {
-            weight: uniform(&[out, inp, k, k], bound, layer_seed(seed, 0))?,
-            bias: uniform(&[out], bound, layer_seed(seed, 1))?,
+            weight,
+            bias,
             options: Conv2d::options(stride, padding),
         })
     }
@@ -125,9 +163,10 @@ impl Conv2d {
         stride: usize,
         padding: usize,
     ) -> Result<Conv2d> {
+        let (weight, bias) = conv_load(file, prefix, inp, out, &[k, k])?;
         Ok(Conv2d {
-            weight: file.take(&named(prefix, "weight"), &[out, inp, k, k])?,
-            bias: file.take(&named(prefix, "bias"), &[out])?,
+            weight,
+            bias,
             options: Conv2d::options(stride, padding),
         })
     }

@@ -9,7 +9,7 @@ use crate::{DType, Error, Result, Tensor};
 /// the batch's, and the running statistics move toward the batch's
 /// (`running = (1 - momentum) running + momentum batch`, with the
 /// unbiased variance); in evaluation mode the running statistics are used.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct BatchNorm2d {
     /// `[C]`, ones.
     pub weight: Tensor,

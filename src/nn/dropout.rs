@@ -9,7 +9,7 @@ use crate::{DType, Error, Result, Tensor};
 /// a buffer: each training-mode forward pass records the key's increment
 /// ([`Module::take_updates`]), so consecutive steps draw new masks while
 /// the step's graph stays the same. The same seed gives the same masks.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Dropout {
     p: f64,
     key: Tensor,

@@ -1,9 +1,10 @@
 //! Layers with parameters, for models written with the `Tensor` API and
 //! trained with [`crate::optim`].
 //!
-//! `Linear`, `Conv2d`, `LayerNorm` and `Embedding` are the layers
-//! `model!` structs hold ([`crate::dsl::layers`]); `BatchNorm2d`,
-//! `Dropout` and `MultiheadAttention` are here. All use PyTorch's
+//! `Linear`, `Conv1d`, `Conv2d`, `LayerNorm`, `Embedding`,
+//! `SelfAttention` and `Sequential` are defined with the `model!` layers
+//! ([`crate::dsl::layers`]); `BatchNorm2d`, `GroupNorm`, `Dropout` and
+//! `MultiheadAttention` are here. `model!` structs hold any of them. All use PyTorch's
 //! parameter names, shapes and default initialization, and their
 //! parameters are realized tensors, so an optimizer updates them in place.
 //!
@@ -30,12 +31,16 @@
 mod attention;
 mod batchnorm;
 mod dropout;
+mod groupnorm;
 
-pub use crate::dsl::layers::{Conv2d, Embedding, LayerNorm, Linear};
+pub use crate::dsl::layers::{
+    Conv1d, Conv2d, Embedding, LayerNorm, Linear, Param, SelfAttention, Sequential,
+};
 pub use crate::dsl::rt::{save_safetensors, ParamFile};
 pub use attention::MultiheadAttention;
 pub use batchnorm::BatchNorm2d;
 pub use dropout::Dropout;
+pub use groupnorm::GroupNorm;
 
 use crate::Tensor;
 use std::sync::{Mutex, MutexGuard};
@@ -77,7 +82,7 @@ macro_rules! stateless_modules {
     )*};
 }
 
-stateless_modules!(Linear, Conv2d, LayerNorm, Embedding);
+stateless_modules!(Linear, Conv1d, Conv2d, LayerNorm, Embedding, Param);
 
 /// `prefix.suffix`.
 fn named(prefix: &str, suffix: &str) -> String {
@@ -87,6 +92,14 @@ fn named(prefix: &str, suffix: &str) -> String {
 /// The pending state updates of a layer (see [`Module::take_updates`]).
 #[derive(Debug, Default)]
 struct Pending(Mutex<Vec<(Tensor, Tensor)>>);
+
+/// A copy of a layer starts with no pending updates (they belong to the
+/// original's step).
+impl Clone for Pending {
+    fn clone(&self) -> Self {
+        Pending::default()
+    }
+}
 
 impl Pending {
     fn list(&self) -> MutexGuard<'_, Vec<(Tensor, Tensor)>> {
