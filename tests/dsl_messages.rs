@@ -2,7 +2,7 @@
 //! ui-test) and the run-time error of the same mistake through the tensor
 //! API say the same words: both come from `morok_core::shape`.
 
-use morok::{ConvOptions, DType, PoolOptions, Result, Tensor};
+use morok::{ConvOptions, DType, InterpolateMode, PoolOptions, Result, Slice, Tensor};
 
 /// The message of a run-time error without its source location.
 fn words(r: Result<Tensor>) -> String {
@@ -104,6 +104,14 @@ fn compile_time_and_run_time_errors_match() {
         (
             "avg_pool_divisor_zero",
             z(&[1, 3, 4, 4]).avg_pool2d(PoolOptions::new((2, 2)).divisor_override(0)),
+        ),
+        (
+            "slice_too_many",
+            z(&[2, 3]).slice(&[Slice::all(), Slice::all(), Slice::range(0, 1)]),
+        ),
+        (
+            "interpolate_sizes",
+            z(&[1, 2, 5, 5]).interpolate(&[8], InterpolateMode::Bilinear, false),
         ),
         (
             "cross_entropy_label_shape",

@@ -1,10 +1,14 @@
 //! Every op of the table (`morok_core::tensor_ops::OPS`) is callable from
 //! a DSL body: one `#[morok::kernel]` per op, whose embedded graph builds
-//! the very graph (the same interned root) the `Tensor` method gives.
+//! the very graph (the same interned root) the `Tensor` method gives (or,
+//! for `interpolate`, whose graph holds index buffers made on the host at
+//! each call, the same values).
 //! A test checks that each entry of the table has its kernel here, so an
 //! op added to the table without a DSL test fails.
 
-use morok::{ConvOptions, DType, Pads, PoolOptions, Reduction, ScalarType, Tensor};
+use morok::{
+    ConvOptions, DType, InterpolateMode, Pads, PoolOptions, Reduction, ScalarType, Slice, Tensor,
+};
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
 
@@ -758,6 +762,32 @@ fn k_avg_pool1d(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 2> {
     x.avg_pool1d(PoolOptions::new((1, 2)).stride((1, 1)))
 }
 
+#[morok::kernel]
+fn k_slice(x: Tensor<f32, 2, 3>) -> Tensor<f32, 1, 2> {
+    x.slice([-1.., Slice::all().step(2)])
+}
+
+#[morok::kernel]
+fn k_interpolate(im: Tensor<f32, 1, 2, 5, 5>) -> Tensor<f32, 1, 2, 3, 7> {
+    im.interpolate([3, 7], InterpolateMode::Bilinear, false)
+}
+
+/// The embedded graph of `$kernel` built on `$args` computes `$api`'s
+/// values (for ops whose graph holds host-made buffers, new per call).
+macro_rules! same_values {
+    ($aot:ident, [$($arg:ident),*], $api:expr) => {{
+        let spec = $aot();
+        let built = spec.graph.build(spec.sig, &[$(&$arg),*], &[], &[])?;
+        let api: Tensor = $api;
+        assert_eq!(
+            built.to_vec::<f32>()?,
+            api.to_vec::<f32>()?,
+            "{}: the DSL's values differ from the Tensor API's",
+            stringify!($aot)
+        );
+    }};
+}
+
 /// The embedded graph of `$kernel` built on `$args` is `$api`'s graph.
 macro_rules! same_graph {
     ($aot:ident, [$($arg:ident),*], $api:expr) => {{
@@ -1017,6 +1047,16 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         __morok_aot_k_avg_pool1d,
         [x],
         x.avg_pool1d(PoolOptions::new((1, 2)).stride((1, 1)))?
+    );
+    same_graph!(
+        __morok_aot_k_slice,
+        [x],
+        x.slice(&[Slice::from(-1), Slice::all().step(2)])?
+    );
+    same_values!(
+        __morok_aot_k_interpolate,
+        [im],
+        im.interpolate(&[3, 7], InterpolateMode::Bilinear, false)?
     );
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! same words.
 
 use morok::dsl::graph::{call_op, Lit, Value};
-use morok::{ConvOptions, DType, Pads, PoolOptions, ScalarType, Tensor};
+use morok::{ConvOptions, DType, InterpolateMode, Pads, PoolOptions, ScalarType, Slice, Tensor};
 use morok_core::shape::ReshapeDim;
 use morok_core::tensor_ops::{ArgKind, ArgValue, OpSpec, Reduction, OPS};
 
@@ -76,6 +76,14 @@ const BOUNDS: [&[(usize, usize)]; 6] = [
     &[(2, 1)],
 ];
 const INTS: [&[isize]; 4] = [&[], &[1], &[-1, 2], &[3, 0, 1]];
+const SLICES: [&[Slice]; 6] = [
+    &[],
+    &[Slice::range(0, 2)],
+    &[Slice::all(), Slice::from(-2)],
+    &[Slice::all().step(-2), Slice::to(1)],
+    &[Slice::all().step(0)],
+    &[Slice::all(), Slice::all(), Slice::all(), Slice::all()],
+];
 
 const CONV_X: [&[usize]; 3] = [&[1, 2, 5, 5], &[2, 4, 4, 3], &[1, 2, 2, 2]];
 const CONV_W: [&[usize]; 4] = [&[3, 2, 3, 3], &[4, 1, 2, 2], &[2, 4, 1, 1], &[3, 2, 3]];
@@ -234,6 +242,19 @@ fn sample(kind: ArgKind, dtype: ScalarType, conv: bool, rng: &mut Rng) -> Sample
         ArgKind::PoolOptions => {
             let o = pool_options(rng);
             Sample::Literal(ArgValue::Pool(o.geometry()), Lit::Pool(o))
+        }
+        ArgKind::Slices => {
+            let v: &'static [Slice] = SLICES[rng.below(SLICES.len())];
+            Sample::Literal(ArgValue::Slices(v.to_vec()), Lit::Slices(v))
+        }
+        ArgKind::InterpolateMode => {
+            let m = *rng.pick(&[
+                InterpolateMode::Nearest,
+                InterpolateMode::NearestExact,
+                InterpolateMode::Linear,
+                InterpolateMode::Bilinear,
+            ]);
+            Sample::Literal(ArgValue::InterpolateMode(m), Lit::InterpolateMode(m))
         }
         ArgKind::Labels => {
             let dtype = *rng.pick(&[ScalarType::I64, ScalarType::I32, ScalarType::F32]);

@@ -70,6 +70,10 @@ pub enum Lit {
     Conv(crate::ConvOptions),
     /// Pooling options.
     Pool(crate::PoolOptions),
+    /// Python slices.
+    Slices(&'static [crate::Slice]),
+    /// An interpolation mode.
+    InterpolateMode(crate::InterpolateMode),
 }
 
 /// One entry of a dim written in a body (`reshape([B * 2, -1])`), in

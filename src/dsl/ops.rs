@@ -147,6 +147,18 @@ impl Args<'_, '_> {
             _ => Err(self.bad("pooling options", k)),
         }
     }
+    fn slices(&self, k: usize) -> Result<&'static [crate::Slice]> {
+        match self.lit(k)? {
+            Lit::Slices(v) => Ok(v),
+            _ => Err(self.bad("slices", k)),
+        }
+    }
+    fn interpolate_mode(&self, k: usize) -> Result<crate::InterpolateMode> {
+        match self.lit(k)? {
+            Lit::InterpolateMode(v) => Ok(v),
+            _ => Err(self.bad("interpolation mode", k)),
+        }
+    }
     fn dtype(&self, k: usize) -> Result<DType> {
         match self.lit(k)? {
             Lit::DType(t) => Ok(DType::scalar(t)),
@@ -356,5 +368,7 @@ pub(super) fn call(
         AvgPool2d => x.avg_pool2d(a.pool(0)?),
         MaxPool1d => x.max_pool1d(a.pool(0)?),
         AvgPool1d => x.avg_pool1d(a.pool(0)?),
+        Slice => x.slice(a.slices(0)?),
+        Interpolate => x.interpolate(a.sizes(0)?, a.interpolate_mode(1)?, a.flag(2)?),
     }
 }

@@ -2,10 +2,10 @@
 //! one release: every op returns `Result`, so none has the prefix
 //! (`docs/CONVENTIONS.md`). Each forwards to the new name.
 
-use super::movement::Slice;
 use super::Tensor;
 use crate::error::Result;
 use morok_core::dtype::Element;
+use morok_core::shape::Slice;
 
 impl Tensor {
     /// Deprecated name of [`Tensor::reshape`].

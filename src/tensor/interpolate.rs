@@ -13,23 +13,9 @@
 //! [`Tensor::index_select`].
 
 use super::Tensor;
+use crate::error::Located;
 use crate::error::{Error, Result};
-use morok_core::shape::ShapeError;
-
-/// The `mode` of [`Tensor::interpolate`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InterpolateMode {
-    /// `"nearest"`: source `floor(o · in / out)`.
-    Nearest,
-    /// `"nearest-exact"`: source `floor((o + 0.5) · in / out)`.
-    NearestExact,
-    /// `"linear"` (3-D input).
-    Linear,
-    /// `"bilinear"` (4-D input).
-    Bilinear,
-    /// `"trilinear"` (5-D input).
-    Trilinear,
-}
+use morok_core::shape::{interpolate_shape, InterpolateMode, ShapeError};
 
 impl Tensor {
     /// Resamples the spatial axes of `[N, C, *spatial]` to `size`.
@@ -99,28 +85,9 @@ impl Tensor {
         align_corners: bool,
     ) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
-        let spatial = shape.len().saturating_sub(2);
         let size: Vec<usize> = plan.iter().map(|p| p.0).collect();
-        let linear_rank = match mode {
-            InterpolateMode::Linear => Some(1),
-            InterpolateMode::Bilinear => Some(2),
-            InterpolateMode::Trilinear => Some(3),
-            _ => None,
-        };
-        let fits = shape.len() >= 3
-            && size.len() == spatial
-            && linear_rank.is_none_or(|r| r == spatial)
-            && (linear_rank.is_some() || !align_corners);
-        if !fits {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape],
-                format!(
-                    "size {size:?} with {mode:?} (align_corners {align_corners}) needs \
-                     [N, C, *spatial] with one size per spatial axis"
-                ),
-            )));
-        }
+        let linear_rank = mode.linear_rank();
+        interpolate_shape(op, &shape, &size, mode, align_corners).located()?;
         let mut out = shape.to_vec();
         out[2..].copy_from_slice(&size);
         super::checked_numel(op, &out)?;
@@ -132,6 +99,7 @@ impl Tensor {
                 continue;
             }
             if i == 0 {
+                // A scale factor other than 1 of an empty axis.
                 return Err(Error::shape(ShapeError::new(
                     op,
                     &[&shape],

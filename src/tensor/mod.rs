@@ -53,11 +53,10 @@ pub use conv::{
 };
 pub use indexing::Index;
 pub use init::{FanMode, KaimingOptions, Nonlinearity};
-pub use interpolate::InterpolateMode;
 pub use losses::{ClassLossOptions, Reduction};
 pub use math::{IsCloseOptions, RoundingMode};
-pub use morok_core::shape::Pads;
-pub use movement::Slice;
+pub use morok_core::shape::InterpolateMode;
+pub use morok_core::shape::{Pads, Slice};
 pub use operand::{IntoOperand, Operand};
 pub use ops::ScalarPow;
 pub use padding::PadMode;

@@ -7,92 +7,12 @@ use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
 use morok_core::shape::{
     broadcast_to_shape, expand_dims, flatten_shape, flip_axes, normalize_axis, pad_shape,
-    permute_shape, repeat_shape, reshape_target, shrink_shape, squeeze_all_shape, squeeze_shape,
-    transpose_shape, unflatten_shape, unsqueeze_shape, ReshapeDim, ShapeError,
+    permute_shape, repeat_shape, reshape_target, shrink_shape, slice_shape, squeeze_all_shape,
+    squeeze_shape, transpose_shape, unflatten_shape, unsqueeze_shape, ReshapeDim, Slice,
 };
 use morok_core::uop::{Arg, Op, Shape, UOp};
 use morok_core::ScalarType;
 use smallvec::smallvec;
-
-/// One axis of [`Tensor::slice`], with Python slice semantics:
-/// `start` and `end` may be negative (counted from the end) or absent, and
-/// out-of-range bounds are clamped; a negative `step` walks backwards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slice {
-    /// First index (default: the first element in walking order).
-    pub start: Option<isize>,
-    /// One past the last index (default: past the end in walking order).
-    pub end: Option<isize>,
-    /// Distance between picked elements; must not be 0.
-    pub step: isize,
-}
-
-impl Slice {
-    /// The whole axis (`:`).
-    pub const fn all() -> Slice {
-        Slice {
-            start: None,
-            end: None,
-            step: 1,
-        }
-    }
-
-    /// `start..end` (`start:end`).
-    pub const fn range(start: isize, end: isize) -> Slice {
-        Slice {
-            start: Some(start),
-            end: Some(end),
-            step: 1,
-        }
-    }
-
-    /// From `start` to the end (`start:`).
-    pub const fn from(start: isize) -> Slice {
-        Slice {
-            start: Some(start),
-            end: None,
-            step: 1,
-        }
-    }
-
-    /// Up to `end` (`:end`).
-    pub const fn to(end: isize) -> Slice {
-        Slice {
-            start: None,
-            end: Some(end),
-            step: 1,
-        }
-    }
-
-    /// The same slice with another step (`::step`).
-    pub const fn step(self, step: isize) -> Slice {
-        Slice { step, ..self }
-    }
-
-    /// Python's `slice.indices`: the first index and the number of
-    /// elements picked on an axis of length `len`.
-    fn resolve(self, len: usize) -> (usize, usize) {
-        // i128 arithmetic: no bound or step can overflow it.
-        let n = len as i128;
-        let step = self.step as i128;
-        let (lower, upper) = if step > 0 { (0, n) } else { (-1, n - 1) };
-        let clamp = |v: isize| {
-            let v = v as i128;
-            let v = if v < 0 { v + n } else { v };
-            v.clamp(lower, upper)
-        };
-        let start = self.start.map_or(if step > 0 { 0 } else { n - 1 }, clamp);
-        let end = self.end.map_or(if step > 0 { n } else { -1 }, clamp);
-        let span = if step > 0 { end - start } else { start - end };
-        let stride = step.abs();
-        let count = if span > 0 {
-            (span + stride - 1) / stride
-        } else {
-            0
-        };
-        (start.max(0) as usize, count as usize)
-    }
-}
 
 /// Normalizes `axis` for `op` against `shape`, as PyTorch does: negative
 /// axes count from the end, and a 0-d tensor accepts axes `0` and `-1`
@@ -357,16 +277,7 @@ impl Tensor {
     #[track_caller]
     pub fn slice(&self, slices: &[Slice]) -> Result<Tensor> {
         let shape = self.graph()?.shape.clone();
-        if slices.len() > shape.len() {
-            return Err(Error::shape(ShapeError::new(
-                "slice",
-                &[&shape],
-                format!("{} slices for {} axes", slices.len(), shape.len()),
-            )));
-        }
-        if let Some(bad) = slices.iter().find(|s| s.step == 0) {
-            return Err(Error::argument("slice", format!("{bad:?} has step 0")));
-        }
+        slice_shape(&shape, slices).located()?;
         let mut x = self.clone();
         for (axis, s) in slices.iter().enumerate() {
             x = x.slice_axis(axis, *s)?;

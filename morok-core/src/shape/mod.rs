@@ -18,8 +18,10 @@ mod dims;
 pub mod indexing;
 mod padding;
 mod pooling;
+mod resample;
 pub mod rules;
 mod selection;
+mod slicing;
 
 pub use axis_edits::{
     flatten_shape, flip_axes, repeat_shape, squeeze_all_shape, squeeze_shape, unflatten_shape,
@@ -30,8 +32,10 @@ pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};
 pub use padding::{pad_shape, padded_len, window_count, Pads};
 pub use pooling::{pool_shape, PoolGeometry};
+pub use resample::{interpolate_shape, InterpolateMode};
 pub use rules::*;
 pub use selection::{
     cross_entropy_shape, diagonal_shape, repeat_interleave_shape, roll_shape, shrink_shape,
     unfold_shape,
 };
+pub use slicing::{slice_shape, Slice};

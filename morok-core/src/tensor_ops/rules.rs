@@ -120,6 +120,13 @@ pub(super) fn dtype_of<D: Dim>(
             return Err(wrong_type(spec, "index tensor", t, s, "an integer type"))
         }
         DTypeRule::OneHot => ScalarType::I64,
+        DTypeRule::Resample(i) => match args.get(i) {
+            Some(ArgValue::InterpolateMode(m)) if t.is_bool() && m.linear_rank().is_some() => {
+                ScalarType::F32
+            }
+            Some(ArgValue::InterpolateMode(_)) => t,
+            _ => return Err(malformed(spec, i)),
+        },
         DTypeRule::Branch => match args.iter().find_map(|a| match a {
             ArgValue::Tensor(t, _) => Some(*t),
             _ => None,
@@ -368,6 +375,20 @@ pub(super) fn shape_of<D: Dim>(
             match args.get(opts) {
                 Some(ArgValue::Conv(g)) => shape::conv2d_shape(s, w, b, *g)?,
                 _ => return Err(malformed(spec, opts)),
+            }
+        }
+        ShapeRule::Slice(i) => match args.get(i) {
+            Some(ArgValue::Slices(v)) => shape::slice_shape(s, v)?,
+            _ => return Err(malformed(spec, i)),
+        },
+        ShapeRule::Interpolate { size, mode, align } => {
+            match (args.get(size), args.get(mode), args.get(align)) {
+                (
+                    Some(ArgValue::Sizes(n)),
+                    Some(ArgValue::InterpolateMode(m)),
+                    Some(ArgValue::Bool(a)),
+                ) => shape::interpolate_shape(op, s, n, *m, *a)?,
+                _ => return Err(malformed(spec, size)),
             }
         }
         ShapeRule::Pool {

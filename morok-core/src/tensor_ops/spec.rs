@@ -71,6 +71,11 @@ pub enum ArgKind {
     /// Pooling options: `PoolOptions::new((2, 2)).stride((1, 1))` and the
     /// other builder calls.
     PoolOptions,
+    /// Python slices of the leading axes: `[1..3, .., -2..]`, or
+    /// `Slice::all().step(2)` for a step.
+    Slices,
+    /// An interpolation mode (`InterpolateMode::Bilinear`).
+    InterpolateMode,
 }
 
 impl ArgKind {
@@ -99,6 +104,8 @@ impl ArgKind {
             ArgKind::OptionalTensor => "`Some(tensor)` or `None`",
             ArgKind::ConvOptions => "`ConvOptions { stride: (2, 2), ..Default::default() }`",
             ArgKind::PoolOptions => "`PoolOptions::new((2, 2)).stride((1, 1))`",
+            ArgKind::Slices => "`[1..3, .., Slice::all().step(2)]`",
+            ArgKind::InterpolateMode => "`InterpolateMode::Bilinear`",
         }
     }
 }
@@ -140,6 +147,9 @@ pub enum DTypeRule {
     Cast(usize),
     /// i64, from a receiver of integers (`one_hot`).
     OneHot,
+    /// The receiver's type, except that a linear mode (argument `i`)
+    /// resamples bools into f32 (`interpolate`).
+    Resample(usize),
     /// The element type of the first tensor argument (`where_`, whose
     /// receiver is the condition); an error when every argument is a
     /// literal.
@@ -160,6 +170,7 @@ impl DTypeRule {
             DTypeRule::Cast(_) => "the given type",
             DTypeRule::Branch => "the branches' type",
             DTypeRule::OneHot => "i64; integers only",
+            DTypeRule::Resample(_) => "same; bool gives f32 in the linear modes",
         }
     }
 }
@@ -316,6 +327,18 @@ pub enum ShapeRule {
         /// The options' argument.
         opts: usize,
     },
+    /// Sliced by the Python slices of argument `i`.
+    Slice(usize),
+    /// `[N, C, *size]` for the sizes of argument `size`, the mode of
+    /// argument `mode` and the flag of argument `align`.
+    Interpolate {
+        /// The sizes' argument.
+        size: usize,
+        /// The mode's argument.
+        mode: usize,
+        /// The `align_corners` argument.
+        align: usize,
+    },
     /// Pooling of the last `axes` axes (1 or 2) by the options of
     /// argument `opts` (the 1-D pools use their second components); an
     /// average pool checks its divisor.
@@ -370,6 +393,8 @@ impl ShapeRule {
             ShapeRule::CrossEntropy(_) => "`[]`",
             ShapeRule::Conv2d { .. } => "`[N, C_out, OH, OW]`",
             ShapeRule::Pool { .. } => "the pooled axes count windows",
+            ShapeRule::Slice(_) => "each sliced axis counts its picked elements",
+            ShapeRule::Interpolate { .. } => "`[N, C, *size]`",
         }
     }
 }
@@ -415,4 +440,8 @@ pub enum ArgValue<D> {
     /// Pooling options over two axes (the 1-D pools take the second
     /// components).
     Pool(crate::shape::PoolGeometry),
+    /// Python slices.
+    Slices(Vec<crate::shape::Slice>),
+    /// An interpolation mode.
+    InterpolateMode(crate::shape::InterpolateMode),
 }

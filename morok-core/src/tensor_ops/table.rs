@@ -370,6 +370,10 @@ op_table! {
     AvgPool2d = "avg_pool2d" "avg_pool2d" (opts: PoolOptions) -> D::Float, S::Pool { opts: 0, axes: 2, average: true };
     /// Max pooling over the last axis (the options' second components).
     MaxPool1d = "max_pool1d" "max_pool1d" (opts: PoolOptions) -> D::Same, S::Pool { opts: 0, axes: 1, average: false };
+    /// Python slicing of the leading axes (`x.slice([1..3, ..])`).
+    Slice = "slice" "slice" (slices: Slices) -> D::Same, S::Slice(0);
+    /// Resamples the spatial axes of `[N, C, *spatial]` to `size`.
+    Interpolate = "interpolate" "interpolate" (size: Sizes, mode: InterpolateMode, align_corners: Bool) -> D::Resample(1), S::Interpolate { size: 0, mode: 1, align: 2 };
     /// Average pooling over the last axis (the options' second components).
     AvgPool1d = "avg_pool1d" "avg_pool1d" (opts: PoolOptions) -> D::Float, S::Pool { opts: 0, axes: 1, average: true };
 }

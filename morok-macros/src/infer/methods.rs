@@ -357,6 +357,17 @@ impl Ctx<'_> {
                 let (geometry, tokens) = super::options::conv_options(e)?;
                 lit(ArgValue::Conv(geometry), quote!(#g::Lit::Conv(#tokens)))
             }
+            ArgKind::Slices => {
+                let (v, tokens) = super::options::slices(e)?;
+                lit(ArgValue::Slices(v), quote!(#g::Lit::Slices(#tokens)))
+            }
+            ArgKind::InterpolateMode => {
+                let (m, tokens) = super::options::interpolate_mode(e)?;
+                lit(
+                    ArgValue::InterpolateMode(m),
+                    quote!(#g::Lit::InterpolateMode(#tokens)),
+                )
+            }
             ArgKind::PoolOptions => {
                 let (geometry, tokens) = super::options::pool_options(e)?;
                 lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool(#tokens)))

@@ -5,7 +5,7 @@
 //! geometry and the tokens of the value the op node passes at run time.
 
 use super::{count_lit, int_lit};
-use morok_core::shape::{ConvGeometry, Pads, PoolGeometry};
+use morok_core::shape::{ConvGeometry, InterpolateMode, Pads, PoolGeometry, Slice};
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Error, Expr, Result};
@@ -231,4 +231,107 @@ pub(super) fn pool_options(e: &Expr) -> Result<(PoolGeometry, TokenStream)> {
         divisor_override: #divisor,
     });
     Ok((g, tokens))
+}
+
+/// One slice: a range of integer literals (`1..3`, `-2..`, `..`), or
+/// `Slice::all()`, `Slice::range(a, b)`, `Slice::from(a)`, `Slice::to(b)`
+/// with an optional `.step(k)`.
+fn slice(e: &Expr) -> Result<Slice> {
+    let form = "a slice must be a range such as `1..3`, `-2..` or `..`, or \
+                `Slice::all()`, `Slice::range(a, b)`, `Slice::from(a)`, `Slice::to(b)` \
+                with an optional `.step(k)`";
+    let bound = |b: &Option<Box<Expr>>| -> Result<Option<isize>> {
+        b.as_ref()
+            .map(|x| Ok(int_lit(x, "a slice bound")? as isize))
+            .transpose()
+    };
+    match e {
+        Expr::Range(r) => {
+            if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                return Err(Error::new_spanned(
+                    e,
+                    "a slice excludes its end: write `a..b`",
+                ));
+            }
+            Ok(Slice {
+                start: bound(&r.start)?,
+                end: bound(&r.end)?,
+                step: 1,
+            })
+        }
+        Expr::MethodCall(m) if m.method == "step" && m.args.len() == 1 => {
+            let step = int_lit(&m.args[0], "a slice step")? as isize;
+            Ok(slice(&m.receiver)?.step(step))
+        }
+        Expr::Call(c) => {
+            let Expr::Path(p) = &*c.func else {
+                return Err(Error::new_spanned(e, form));
+            };
+            let names: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let arg = |i: usize| int_lit(&c.args[i], "a slice bound").map(|v| v as isize);
+            let parts: Vec<&str> = names.iter().map(String::as_str).collect();
+            match (parts.as_slice(), c.args.len()) {
+                (["Slice", "all"], 0) => Ok(Slice::all()),
+                (["Slice", "range"], 2) => Ok(Slice::range(arg(0)?, arg(1)?)),
+                (["Slice", "from"], 1) => Ok(Slice::from(arg(0)?)),
+                (["Slice", "to"], 1) => Ok(Slice::to(arg(0)?)),
+                _ => Err(Error::new_spanned(e, form)),
+            }
+        }
+        _ => Err(Error::new_spanned(e, form)),
+    }
+}
+
+/// A list literal of slices (`[1..3, .., Slice::all().step(2)]`).
+pub(super) fn slices(e: &Expr) -> Result<(Vec<Slice>, TokenStream)> {
+    let Expr::Array(list) = e else {
+        return Err(Error::new_spanned(
+            e,
+            "the slices must be a list literal such as `[1..3, ..]`",
+        ));
+    };
+    let v = list.elems.iter().map(slice).collect::<Result<Vec<_>>>()?;
+    let opt = |b: Option<isize>| match b {
+        Some(x) => quote!(::core::option::Option::Some(#x)),
+        None => quote!(::core::option::Option::None),
+    };
+    let toks = v.iter().map(|s| {
+        let (start, end, step) = (opt(s.start), opt(s.end), s.step);
+        quote!(::morok::Slice { start: #start, end: #end, step: #step })
+    });
+    let tokens = quote!(&[#(#toks),*]);
+    Ok((v, tokens))
+}
+
+/// `InterpolateMode::Nearest` and the other modes.
+pub(super) fn interpolate_mode(e: &Expr) -> Result<(InterpolateMode, TokenStream)> {
+    let name = match e {
+        Expr::Path(p)
+            if p.path.segments.len() == 2 && p.path.segments[0].ident == "InterpolateMode" =>
+        {
+            p.path.segments[1].ident.to_string()
+        }
+        _ => String::new(),
+    };
+    let mode = match name.as_str() {
+        "Nearest" => InterpolateMode::Nearest,
+        "NearestExact" => InterpolateMode::NearestExact,
+        "Linear" => InterpolateMode::Linear,
+        "Bilinear" => InterpolateMode::Bilinear,
+        "Trilinear" => InterpolateMode::Trilinear,
+        _ => {
+            return Err(Error::new_spanned(
+                e,
+                "the mode must be `InterpolateMode::Nearest`, `NearestExact`, `Linear`, \
+                 `Bilinear` or `Trilinear`",
+            ))
+        }
+    };
+    let id = quote::format_ident!("{}", name);
+    Ok((mode, quote!(::morok::InterpolateMode::#id)))
 }
