@@ -113,6 +113,12 @@ fn compile_time_and_run_time_errors_match() {
             "interpolate_sizes",
             z(&[1, 2, 5, 5]).interpolate(&[8], InterpolateMode::Bilinear, false),
         ),
+        ("linear_in_features", z(&[3, 64]).linear(&z(&[10, 32]), None)),
+        ("diag_rank", z(&[2, 3, 4]).diag(0)),
+        (
+            "shift_of_bool",
+            t(&[3], DType::BOOL).bitwise_left_shift(true),
+        ),
         (
             "cross_entropy_label_shape",
             z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),
@@ -121,6 +127,7 @@ fn compile_time_and_run_time_errors_match() {
     // These kernels' first dim is the signature's `N`, which the tensor
     // API reports as its value (3).
     let symbolic = [
+        "linear_in_features",
         "bitwise_of_float",
         "tril_needs_matrix",
         "argmin_bad_axis",

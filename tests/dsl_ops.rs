@@ -772,6 +772,56 @@ fn k_interpolate(im: Tensor<f32, 1, 2, 5, 5>) -> Tensor<f32, 1, 2, 3, 7> {
     im.interpolate([3, 7], InterpolateMode::Bilinear, false)
 }
 
+#[morok::kernel]
+fn k_bitwise_left_shift(i: Tensor<i32, 2, 3>, j: Tensor<i32, 3>) -> Tensor<i32, 2, 3> {
+    i.bitwise_left_shift(j)
+}
+
+#[morok::kernel]
+fn k_bitwise_right_shift(i: Tensor<i32, 2, 3>) -> Tensor<i32, 2, 3> {
+    i.bitwise_right_shift(1)
+}
+
+#[morok::kernel]
+fn k_full_like(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.full_like(0.5)
+}
+
+#[morok::kernel]
+fn k_zeros_like(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.zeros_like()
+}
+
+#[morok::kernel]
+fn k_ones_like(i: Tensor<i32, 2, 3>) -> Tensor<i32, 2, 3> {
+    i.ones_like()
+}
+
+#[morok::kernel]
+fn k_contiguous(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 3> {
+    x.contiguous()
+}
+
+#[morok::kernel]
+fn k_sum_dtype(i: Tensor<i32, 2, 3>) -> Tensor<f64, 2, 1> {
+    i.sum_dtype([1], true, f64)
+}
+
+#[morok::kernel]
+fn k_prod_dtype(i: Tensor<i32, 2, 3>) -> Tensor<i64, 3> {
+    i.prod_dtype([0], false, i64)
+}
+
+#[morok::kernel]
+fn k_linear(x: Tensor<f32, 2, 3>, lw: Tensor<f32, 4, 3>, lb: Tensor<f32, 4>) -> Tensor<f32, 2, 4> {
+    x.linear(lw, Some(lb))
+}
+
+#[morok::kernel]
+fn k_diag(y: Tensor<f32, 3>) -> Tensor<f32, 4, 4> {
+    y.diag(-1)
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -829,6 +879,8 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let im = input(ScalarType::F32, &[1, 2, 5, 5]);
     let k = input(ScalarType::F32, &[3, 2, 3, 3]);
     let kb = input(ScalarType::F32, &[3]);
+    let lw = input(ScalarType::F32, &[4, 3]);
+    let lb = input(ScalarType::F32, &[4]);
 
     same_graph!(__morok_aot_k_neg, [x], x.neg()?);
     same_graph!(__morok_aot_k_relu, [x], x.relu()?);
@@ -1058,6 +1110,32 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         [im],
         im.interpolate(&[3, 7], InterpolateMode::Bilinear, false)?
     );
+    same_graph!(
+        __morok_aot_k_bitwise_left_shift,
+        [i, j],
+        i.bitwise_left_shift(&j)?
+    );
+    same_graph!(
+        __morok_aot_k_bitwise_right_shift,
+        [i],
+        i.bitwise_right_shift(1)?
+    );
+    same_graph!(__morok_aot_k_full_like, [x], x.full_like(0.5)?);
+    same_graph!(__morok_aot_k_zeros_like, [x], x.zeros_like()?);
+    same_graph!(__morok_aot_k_ones_like, [i], i.ones_like()?);
+    same_graph!(__morok_aot_k_contiguous, [x], x.contiguous()?);
+    same_graph!(
+        __morok_aot_k_sum_dtype,
+        [i],
+        i.sum_dtype(Some(&[1]), true, DType::F64)?
+    );
+    same_graph!(
+        __morok_aot_k_prod_dtype,
+        [i],
+        i.prod_dtype(Some(&[0]), false, DType::I64)?
+    );
+    same_graph!(__morok_aot_k_linear, [x, lw, lb], x.linear(&lw, Some(&lb))?);
+    same_graph!(__morok_aot_k_diag, [y], y.diag(-1)?);
     Ok(())
 }
 

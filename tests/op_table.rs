@@ -8,7 +8,9 @@
 use morok::dsl::graph::{call_op, Lit, Value};
 use morok::{ConvOptions, DType, InterpolateMode, Pads, PoolOptions, ScalarType, Slice, Tensor};
 use morok_core::shape::ReshapeDim;
-use morok_core::tensor_ops::{ArgKind, ArgValue, OpSpec, Reduction, OPS};
+use morok_core::tensor_ops::{
+    ArgKind, ArgValue, OpSpec, Reduction, NOT_IN_THE_DSL, NOT_YET_IN_THE_DSL, OPS,
+};
 
 mod common;
 
@@ -405,6 +407,26 @@ fn method_table() -> String {
             spec.doc.trim()
         ));
     }
+    out.push_str("\nNot available in a body:\n\n");
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (name, why) in NOT_IN_THE_DSL {
+        match reasons.iter_mut().find(|(w, _)| w == why) {
+            Some((_, names)) => names.push(name),
+            None => reasons.push((why, vec![name])),
+        }
+    }
+    for (why, names) in reasons {
+        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        out.push_str(&format!("- {}: {why}.\n", names.join(", ")));
+    }
+    let pending: Vec<String> = NOT_YET_IN_THE_DSL
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect();
+    out.push_str(&format!(
+        "\nNot declared in the op table yet (see \"Not yet done\"): {}.\n",
+        pending.join(", ")
+    ));
     out
 }
 
@@ -430,4 +452,62 @@ fn the_docs_method_table_is_the_op_table() {
         return;
     }
     panic!("docs/DSL.md's method table is stale: run `MOROK_BLESS=1 cargo test --test op_table`");
+}
+
+/// The public `Tensor` methods (`pub fn name(&self` or `(\n &self` in
+/// `src/tensor/`).
+fn tensor_methods() -> Vec<String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/tensor");
+    let mut names = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("src/tensor is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("a readable source file");
+        for (at, _) in text.match_indices("pub fn ") {
+            let rest = &text[at + 7..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let after = &rest[name.len()..];
+            let args = after.trim_start_matches(|c: char| c != '(');
+            let receiver = args[1..].trim_start();
+            if !name.is_empty() && receiver.starts_with("&self") && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_tensor_method_is_in_the_table_or_says_why_not() {
+    let methods = tensor_methods();
+    assert!(methods.len() > 150, "found only {} methods", methods.len());
+    let unaccounted: Vec<&String> = methods
+        .iter()
+        .filter(|m| {
+            !OPS.iter().any(|s| s.method == m.as_str())
+                && !NOT_IN_THE_DSL.iter().any(|(n, _)| n == m)
+                && !NOT_YET_IN_THE_DSL.contains(&m.as_str())
+        })
+        .collect();
+    assert!(
+        unaccounted.is_empty(),
+        "Tensor methods neither in the op table nor listed in NOT_IN_THE_DSL or \
+         NOT_YET_IN_THE_DSL (morok-core/src/tensor_ops/table.rs): {unaccounted:?}"
+    );
+    let stale: Vec<&str> = NOT_YET_IN_THE_DSL
+        .iter()
+        .copied()
+        .filter(|n| !methods.iter().any(|m| m == n) || OPS.iter().any(|s| s.method == *n))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "NOT_YET_IN_THE_DSL lists {stale:?}, which are not pending methods"
+    );
 }

@@ -369,6 +369,16 @@ pub(super) fn call(
         MaxPool1d => x.max_pool1d(a.pool(0)?),
         AvgPool1d => x.avg_pool1d(a.pool(0)?),
         Slice => x.slice(a.slices(0)?),
+        BitwiseLeftShift => x.bitwise_left_shift(a.operand(0)?),
+        BitwiseRightShift => x.bitwise_right_shift(a.operand(0)?),
+        FullLike => x.full_like(a.float(0)?),
+        ZerosLike => x.zeros_like(),
+        OnesLike => x.ones_like(),
+        Contiguous => x.contiguous(),
+        SumDtype => x.sum_dtype(Some(a.axes(0)?), a.flag(1)?, a.dtype(2)?),
+        ProdDtype => x.prod_dtype(Some(a.axes(0)?), a.flag(1)?, a.dtype(2)?),
+        Linear => x.linear(a.tensor(0)?, a.optional_tensor(0, 1)?),
+        Diag => x.diag(a.int(0)? as isize),
         Interpolate => x.interpolate(a.sizes(0)?, a.interpolate_mode(1)?, a.flag(2)?),
     }
 }

@@ -7,7 +7,7 @@ use super::movement::dim_index;
 use super::Tensor;
 use crate::error::{Located, Result};
 use morok_core::shape::{
-    diagonal_shape, normalize_axis, repeat_interleave_shape, roll_shape, unfold_shape,
+    diag_shape, diagonal_shape, normalize_axis, repeat_interleave_shape, roll_shape, unfold_shape,
 };
 use morok_core::{ConstValue, ScalarType};
 
@@ -111,6 +111,7 @@ impl Tensor {
     pub fn diag(&self, diagonal: isize) -> Result<Tensor> {
         let op = "diag";
         let shape = self.graph()?.shape.clone();
+        diag_shape(&shape, diagonal).located()?;
         match shape.len() {
             2 => self.diagonal(diagonal, 0, 1),
             1 => {

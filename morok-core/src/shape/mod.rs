@@ -35,7 +35,7 @@ pub use pooling::{pool_shape, PoolGeometry};
 pub use resample::{interpolate_shape, InterpolateMode};
 pub use rules::*;
 pub use selection::{
-    cross_entropy_shape, diagonal_shape, repeat_interleave_shape, roll_shape, shrink_shape,
-    unfold_shape,
+    cross_entropy_shape, diag_shape, diagonal_shape, repeat_interleave_shape, roll_shape,
+    shrink_shape, unfold_shape,
 };
 pub use slicing::{slice_shape, Slice};

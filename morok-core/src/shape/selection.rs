@@ -87,6 +87,28 @@ pub fn diagonal_shape<D: Dim>(
     Ok(out)
 }
 
+/// `diag(diagonal)`: a 1-D input of `n` becomes the `n + |diagonal|`
+/// square matrix, a 2-D input gives its diagonal `diagonal`
+/// ([`diagonal_shape`]).
+pub fn diag_shape<D: Dim>(shape: &[D], diagonal: isize) -> Result<Dims<D>, ShapeError> {
+    match shape.len() {
+        2 => diagonal_shape(shape, diagonal, 0, 1),
+        1 => {
+            let n = shape[0]
+                .add(&D::lit(diagonal.unsigned_abs()))
+                .ok_or_else(|| {
+                    ShapeError::new("diag", &[shape], format!("diagonal {diagonal} overflows"))
+                })?;
+            Ok([n.clone(), n].into_iter().collect())
+        }
+        _ => Err(ShapeError::new(
+            "diag",
+            &[shape],
+            "needs a 1-D or 2-D tensor",
+        )),
+    }
+}
+
 /// `unfold(dimension, size, step)`: the axis becomes the number of
 /// windows of `size` elements `step` apart, and a last axis of `size` is
 /// added (a 0-d tensor counts as `[1]`).

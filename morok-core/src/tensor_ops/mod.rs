@@ -24,4 +24,4 @@ mod table;
 
 pub use rules::OpError;
 pub use spec::{Arg, ArgKind, ArgValue, DTypeRule, Reduction, ShapeRule};
-pub use table::{OpId, OpSpec, NOT_IN_THE_DSL, OPS};
+pub use table::{OpId, OpSpec, NOT_IN_THE_DSL, NOT_YET_IN_THE_DSL, OPS};

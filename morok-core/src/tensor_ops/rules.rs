@@ -100,13 +100,15 @@ pub(super) fn dtype_of<D: Dim>(
         DTypeRule::Same => t,
         DTypeRule::NotBool if t.is_bool() => return Err(refuse("not defined for bool tensors")),
         DTypeRule::NotBool => t,
-        DTypeRule::NotFloat if t.is_float() => {
+        DTypeRule::NotFloat | DTypeRule::Integer if t.is_float() => {
             return Err(refuse(&format!(
                 "needs integer or bool tensors, not {t} ({})",
                 shape::shape_text(s)
             )))
         }
         DTypeRule::NotFloat => t,
+        DTypeRule::Integer if t.is_bool() => return Err(refuse("not defined for bool tensors")),
+        DTypeRule::Integer => t,
         DTypeRule::Float => t.to_float(),
         DTypeRule::Bool => ScalarType::Bool,
         DTypeRule::Index => ScalarType::I64,
@@ -377,6 +379,25 @@ pub(super) fn shape_of<D: Dim>(
                 _ => return Err(malformed(spec, opts)),
             }
         }
+        ShapeRule::Linear { weight, bias } => {
+            let w = match args.get(weight) {
+                Some(ArgValue::Tensor(_, w)) => w,
+                _ => return Err(malformed(spec, weight)),
+            };
+            let b = match args.get(bias) {
+                Some(ArgValue::Tensor(_, b)) => Some(b.as_slice()),
+                Some(ArgValue::Absent) => None,
+                _ => return Err(malformed(spec, bias)),
+            };
+            shape::linear_shape(s, w, b)?
+        }
+        ShapeRule::Diag(i) => match args.get(i) {
+            Some(ArgValue::Int(k)) => {
+                let k = isize::try_from(*k).map_err(|_| malformed(spec, i))?;
+                shape::diag_shape(s, k)?
+            }
+            _ => return Err(malformed(spec, i)),
+        },
         ShapeRule::Slice(i) => match args.get(i) {
             Some(ArgValue::Slices(v)) => shape::slice_shape(s, v)?,
             _ => return Err(malformed(spec, i)),

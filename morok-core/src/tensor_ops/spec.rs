@@ -132,6 +132,8 @@ pub enum DTypeRule {
     NotBool,
     /// The receiver's type; an error for floats (bitwise ops).
     NotFloat,
+    /// The receiver's type; an error for floats and bools (shifts).
+    Integer,
     /// Floats keep their type; integers and bools become f32
     /// ([`ScalarType::to_float`]).
     Float,
@@ -163,6 +165,7 @@ impl DTypeRule {
             DTypeRule::Same => "same",
             DTypeRule::NotBool => "same; not bool",
             DTypeRule::NotFloat => "same; integers and bool only",
+            DTypeRule::Integer => "same; integers only",
             DTypeRule::Float => "same float; integers and bool give f32",
             DTypeRule::Bool => "bool",
             DTypeRule::Index => "i64",
@@ -329,6 +332,17 @@ pub enum ShapeRule {
     },
     /// Sliced by the Python slices of argument `i`.
     Slice(usize),
+    /// `linear` by the weight of argument `weight` and the optional bias
+    /// of argument `bias` ([`crate::shape::linear_shape`]).
+    Linear {
+        /// The weight's argument.
+        weight: usize,
+        /// The optional bias' argument.
+        bias: usize,
+    },
+    /// `diag` with the offset of argument `i`: a 1-D input becomes a
+    /// square matrix, a 2-D input gives its diagonal.
+    Diag(usize),
     /// `[N, C, *size]` for the sizes of argument `size`, the mode of
     /// argument `mode` and the flag of argument `align`.
     Interpolate {
@@ -394,6 +408,8 @@ impl ShapeRule {
             ShapeRule::Conv2d { .. } => "`[N, C_out, OH, OW]`",
             ShapeRule::Pool { .. } => "the pooled axes count windows",
             ShapeRule::Slice(_) => "each sliced axis counts its picked elements",
+            ShapeRule::Linear { .. } => "the last axis becomes `out_features`",
+            ShapeRule::Diag(_) => "1-D: a square matrix; 2-D: its diagonal",
             ShapeRule::Interpolate { .. } => "`[N, C, *size]`",
         }
     }
