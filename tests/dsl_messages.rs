@@ -113,7 +113,10 @@ fn compile_time_and_run_time_errors_match() {
             "interpolate_sizes",
             z(&[1, 2, 5, 5]).interpolate(&[8], InterpolateMode::Bilinear, false),
         ),
-        ("linear_in_features", z(&[3, 64]).linear(&z(&[10, 32]), None)),
+        (
+            "linear_in_features",
+            z(&[3, 64]).linear(&z(&[10, 32]), None),
+        ),
         ("diag_rank", z(&[2, 3, 4]).diag(0)),
         (
             "shift_of_bool",

@@ -152,6 +152,26 @@ fn malformed(spec: &OpSpec, i: usize) -> OpError {
     ))
 }
 
+/// The shapes of the weight (argument `weight`) and the optional bias
+/// (argument `bias`, absent or a tensor).
+fn weight_and_bias<'a, D: Dim>(
+    spec: &OpSpec,
+    args: &'a [ArgValue<D>],
+    weight: usize,
+    bias: usize,
+) -> Result<(&'a [D], Option<&'a [D]>), OpError> {
+    let w = match args.get(weight) {
+        Some(ArgValue::Tensor(_, w)) => w.as_slice(),
+        _ => return Err(malformed(spec, weight)),
+    };
+    let b = match args.get(bias) {
+        Some(ArgValue::Tensor(_, b)) => Some(b.as_slice()),
+        Some(ArgValue::Absent) => None,
+        _ => return Err(malformed(spec, bias)),
+    };
+    Ok((w, b))
+}
+
 /// The result's shape under `spec.shape`.
 pub(super) fn shape_of<D: Dim>(
     spec: &OpSpec,
@@ -365,30 +385,14 @@ pub(super) fn shape_of<D: Dim>(
             _ => return Err(malformed(spec, i)),
         },
         ShapeRule::Conv2d { weight, bias, opts } => {
-            let w = match args.get(weight) {
-                Some(ArgValue::Tensor(_, w)) => w,
-                _ => return Err(malformed(spec, weight)),
-            };
-            let b = match args.get(bias) {
-                Some(ArgValue::Tensor(_, b)) => Some(b.as_slice()),
-                Some(ArgValue::Absent) => None,
-                _ => return Err(malformed(spec, bias)),
-            };
+            let (w, b) = weight_and_bias(spec, args, weight, bias)?;
             match args.get(opts) {
                 Some(ArgValue::Conv(g)) => shape::conv2d_shape(s, w, b, *g)?,
                 _ => return Err(malformed(spec, opts)),
             }
         }
         ShapeRule::Linear { weight, bias } => {
-            let w = match args.get(weight) {
-                Some(ArgValue::Tensor(_, w)) => w,
-                _ => return Err(malformed(spec, weight)),
-            };
-            let b = match args.get(bias) {
-                Some(ArgValue::Tensor(_, b)) => Some(b.as_slice()),
-                Some(ArgValue::Absent) => None,
-                _ => return Err(malformed(spec, bias)),
-            };
+            let (w, b) = weight_and_bias(spec, args, weight, bias)?;
             shape::linear_shape(s, w, b)?
         }
         ShapeRule::Diag(i) => match args.get(i) {
