@@ -123,6 +123,11 @@ fn compile_time_and_run_time_errors_match() {
             t(&[3], DType::BOOL).bitwise_left_shift(true),
         ),
         (
+            "smooth_l1_negative_beta",
+            z(&[2, 3]).smooth_l1_loss(&z(&[2, 3]), morok::Reduction::Mean, -1.0),
+        ),
+        ("broadcast_to_mismatch", z(&[2, 3]).broadcast_to(&[3, 3])),
+        (
             "cross_entropy_label_shape",
             z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),
         ),

@@ -7,7 +7,8 @@
 //! op added to the table without a DSL test fails.
 
 use morok::{
-    ConvOptions, DType, InterpolateMode, Pads, PoolOptions, Reduction, ScalarType, Slice, Tensor,
+    ConvOptions, DType, InterpolateMode, Pads, Pool3dOptions, PoolOptions, Reduction, ScalarType,
+    Slice, Tensor,
 };
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
@@ -822,6 +823,41 @@ fn k_diag(y: Tensor<f32, 3>) -> Tensor<f32, 4, 4> {
     y.diag(-1)
 }
 
+#[morok::kernel]
+fn k_max_pool3d(vol: Tensor<f32, 1, 2, 4, 4, 4>) -> Tensor<f32, 1, 2, 2, 2, 2> {
+    vol.max_pool3d(Pool3dOptions::new((2, 2, 2)))
+}
+
+#[morok::kernel]
+fn k_avg_pool3d(vol: Tensor<f32, 1, 2, 4, 4, 4>) -> Tensor<f32, 1, 2, 4, 4, 4> {
+    vol.avg_pool3d(Pool3dOptions::new((3, 3, 3)).stride((1, 1, 1)).padding(1))
+}
+
+#[morok::kernel]
+fn k_max_pool1d_with_indices(x: Tensor<f32, 2, 3>) -> Tensor<i64, 2, 1> {
+    x.max_pool1d_with_indices(PoolOptions::new((1, 2))).1
+}
+
+#[morok::kernel]
+fn k_max_pool2d_with_indices(im: Tensor<f32, 1, 2, 5, 5>) -> Tensor<f32, 1, 2, 2, 2> {
+    im.max_pool2d_with_indices(PoolOptions::new((2, 2))).0
+}
+
+#[morok::kernel]
+fn k_max_pool3d_with_indices(vol: Tensor<f32, 1, 2, 4, 4, 4>) -> Tensor<i64, 1, 2, 2, 2, 2> {
+    vol.max_pool3d_with_indices(Pool3dOptions::new((2, 2, 2))).1
+}
+
+#[morok::kernel]
+fn k_broadcast_to(y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    y.broadcast_to([2, 3])
+}
+
+#[morok::kernel]
+fn k_smooth_l1_loss(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32> {
+    x.smooth_l1_loss(t, Reduction::Sum, 0.5)
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -880,6 +916,7 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let k = input(ScalarType::F32, &[3, 2, 3, 3]);
     let kb = input(ScalarType::F32, &[3]);
     let lw = input(ScalarType::F32, &[4, 3]);
+    let vol = input(ScalarType::F32, &[1, 2, 4, 4, 4]);
     let lb = input(ScalarType::F32, &[4]);
 
     same_graph!(__morok_aot_k_neg, [x], x.neg()?);
@@ -1136,6 +1173,38 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     );
     same_graph!(__morok_aot_k_linear, [x, lw, lb], x.linear(&lw, Some(&lb))?);
     same_graph!(__morok_aot_k_diag, [y], y.diag(-1)?);
+    same_graph!(
+        __morok_aot_k_max_pool3d,
+        [vol],
+        vol.max_pool3d(Pool3dOptions::new((2, 2, 2)))?
+    );
+    same_graph!(
+        __morok_aot_k_avg_pool3d,
+        [vol],
+        vol.avg_pool3d(Pool3dOptions::new((3, 3, 3)).stride((1, 1, 1)).padding(1))?
+    );
+    same_graph!(
+        __morok_aot_k_max_pool1d_with_indices,
+        [x],
+        x.max_pool1d_with_indices(PoolOptions::new((1, 2)))?.1
+    );
+    same_graph!(
+        __morok_aot_k_max_pool2d_with_indices,
+        [im],
+        im.max_pool2d_with_indices(PoolOptions::new((2, 2)))?.0
+    );
+    same_graph!(
+        __morok_aot_k_max_pool3d_with_indices,
+        [vol],
+        vol.max_pool3d_with_indices(Pool3dOptions::new((2, 2, 2)))?
+            .1
+    );
+    same_graph!(__morok_aot_k_broadcast_to, [y], y.broadcast_to(&[2, 3])?);
+    same_graph!(
+        __morok_aot_k_smooth_l1_loss,
+        [x, x2],
+        x.smooth_l1_loss(&x2, Reduction::Sum, 0.5)?
+    );
     Ok(())
 }
 

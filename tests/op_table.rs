@@ -6,7 +6,10 @@
 //! same words.
 
 use morok::dsl::graph::{call_op, Lit, Value};
-use morok::{ConvOptions, DType, InterpolateMode, Pads, PoolOptions, ScalarType, Slice, Tensor};
+use morok::{
+    ConvOptions, DType, InterpolateMode, Pads, Pool3dOptions, PoolOptions, ScalarType, Slice,
+    Tensor,
+};
 use morok_core::shape::ReshapeDim;
 use morok_core::tensor_ops::{
     ArgKind, ArgValue, OpSpec, Reduction, NOT_IN_THE_DSL, NOT_YET_IN_THE_DSL, OPS,
@@ -240,6 +243,16 @@ fn sample(kind: ArgKind, dtype: ScalarType, conv: bool, rng: &mut Rng) -> Sample
         ArgKind::ConvOptions => {
             let o = conv_options(rng);
             Sample::Literal(ArgValue::Conv(o), Lit::Conv(o))
+        }
+        ArgKind::Pool3dOptions => {
+            let o = *rng.pick(&[
+                Pool3dOptions::new((1, 2, 2)),
+                Pool3dOptions::new((2, 1, 1))
+                    .padding((1, 0, 0))
+                    .ceil_mode(true),
+                Pool3dOptions::new((3, 3, 3)),
+            ]);
+            Sample::Literal(ArgValue::Pool(o.geometry()), Lit::Pool3d(o))
         }
         ArgKind::PoolOptions => {
             let o = pool_options(rng);

@@ -70,6 +70,8 @@ pub enum Lit {
     Conv(crate::ConvOptions),
     /// Pooling options.
     Pool(crate::PoolOptions),
+    /// 3-D pooling options.
+    Pool3d(crate::Pool3dOptions),
     /// Python slices.
     Slices(&'static [crate::Slice]),
     /// An interpolation mode.

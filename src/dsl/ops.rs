@@ -147,6 +147,12 @@ impl Args<'_, '_> {
             _ => Err(self.bad("pooling options", k)),
         }
     }
+    fn pool3d(&self, k: usize) -> Result<crate::Pool3dOptions> {
+        match self.lit(k)? {
+            Lit::Pool3d(v) => Ok(v),
+            _ => Err(self.bad("3-D pooling options", k)),
+        }
+    }
     fn slices(&self, k: usize) -> Result<&'static [crate::Slice]> {
         match self.lit(k)? {
             Lit::Slices(v) => Ok(v),
@@ -369,6 +375,13 @@ pub(super) fn call(
         MaxPool1d => x.max_pool1d(a.pool(0)?),
         AvgPool1d => x.avg_pool1d(a.pool(0)?),
         Slice => x.slice(a.slices(0)?),
+        MaxPool3d => x.max_pool3d(a.pool3d(0)?),
+        AvgPool3d => x.avg_pool3d(a.pool3d(0)?),
+        MaxPool1dWithIndices => pick(x.max_pool1d_with_indices(a.pool(0)?), output),
+        MaxPool2dWithIndices => pick(x.max_pool2d_with_indices(a.pool(0)?), output),
+        MaxPool3dWithIndices => pick(x.max_pool3d_with_indices(a.pool3d(0)?), output),
+        BroadcastTo => x.broadcast_to(a.sizes(0)?),
+        SmoothL1Loss => x.smooth_l1_loss(a.tensor(0)?, a.reduction(0)?, a.float(1)?),
         BitwiseLeftShift => x.bitwise_left_shift(a.operand(0)?),
         BitwiseRightShift => x.bitwise_right_shift(a.operand(0)?),
         FullLike => x.full_like(a.float(0)?),

@@ -201,7 +201,8 @@ impl Pool3dOptions {
         }
     }
 
-    fn geom(self) -> PoolGeometry {
+    /// The options as the shape rules' geometry of three axes.
+    pub fn geometry(self) -> PoolGeometry {
         let t = |v: (usize, usize, usize)| vec![v.0, v.1, v.2];
         PoolGeometry {
             kernel: t(self.kernel),
@@ -465,21 +466,21 @@ impl Tensor {
     /// Max pooling over the last three axes.
     #[track_caller]
     pub fn max_pool3d(&self, opts: Pool3dOptions) -> Result<Tensor> {
-        self.max_pool_nd("max_pool3d", &opts.geom())
+        self.max_pool_nd("max_pool3d", &opts.geometry())
     }
 
     /// [`Tensor::max_pool3d`] with `return_indices` (flat positions `d·H·W
     /// + h·W + w`).
     #[track_caller]
     pub fn max_pool3d_with_indices(&self, opts: Pool3dOptions) -> Result<(Tensor, Tensor)> {
-        self.max_pool_indices_nd("max_pool3d_with_indices", &opts.geom())
+        self.max_pool_indices_nd("max_pool3d_with_indices", &opts.geometry())
     }
 
     /// Average pooling over the last three axes, like
     /// [`Tensor::avg_pool2d`].
     #[track_caller]
     pub fn avg_pool3d(&self, opts: Pool3dOptions) -> Result<Tensor> {
-        self.avg_pool_nd("avg_pool3d", &opts.geom())
+        self.avg_pool_nd("avg_pool3d", &opts.geometry())
     }
 
     /// PyTorch's `max_unpool3d`.
@@ -491,6 +492,6 @@ impl Tensor {
         output_size: Option<(usize, usize, usize)>,
     ) -> Result<Tensor> {
         let size = output_size.map(|(d, h, w)| vec![d, h, w]);
-        self.max_unpool_nd("max_unpool3d", indices, &opts.geom(), size)
+        self.max_unpool_nd("max_unpool3d", indices, &opts.geometry(), size)
     }
 }

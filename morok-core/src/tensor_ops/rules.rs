@@ -402,6 +402,35 @@ pub(super) fn shape_of<D: Dim>(
             }
             _ => return Err(malformed(spec, i)),
         },
+        ShapeRule::BroadcastTo(i) => match args.get(i) {
+            Some(ArgValue::Sizes(n)) => {
+                let target: Vec<D> = n.iter().map(|&d| D::lit(d)).collect();
+                shape::broadcast_to_shape(op, s, &target)?;
+                target.into_iter().collect()
+            }
+            _ => return Err(malformed(spec, i)),
+        },
+        ShapeRule::SmoothL1 {
+            target,
+            reduction,
+            beta,
+        } => match (args.get(target), args.get(reduction), args.get(beta)) {
+            (
+                Some(ArgValue::Tensor(_, t)),
+                Some(ArgValue::Reduction(r)),
+                Some(ArgValue::Float(b)),
+            ) => {
+                let out = shape::loss_shape(op, s, t, *r == super::spec::Reduction::None)?;
+                if *b < 0.0 || b.is_nan() {
+                    return Err(OpError::Argument {
+                        op: op.to_string(),
+                        reason: format!("beta {b} is negative"),
+                    });
+                }
+                out
+            }
+            _ => return Err(malformed(spec, target)),
+        },
         ShapeRule::Slice(i) => match args.get(i) {
             Some(ArgValue::Slices(v)) => shape::slice_shape(s, v)?,
             _ => return Err(malformed(spec, i)),

@@ -71,6 +71,9 @@ pub enum ArgKind {
     /// Pooling options: `PoolOptions::new((2, 2)).stride((1, 1))` and the
     /// other builder calls.
     PoolOptions,
+    /// 3-D pooling options: `Pool3dOptions::new((2, 2, 2))` and the
+    /// builder calls.
+    Pool3dOptions,
     /// Python slices of the leading axes: `[1..3, .., -2..]`, or
     /// `Slice::all().step(2)` for a step.
     Slices,
@@ -104,6 +107,7 @@ impl ArgKind {
             ArgKind::OptionalTensor => "`Some(tensor)` or `None`",
             ArgKind::ConvOptions => "`ConvOptions { stride: (2, 2), ..Default::default() }`",
             ArgKind::PoolOptions => "`PoolOptions::new((2, 2)).stride((1, 1))`",
+            ArgKind::Pool3dOptions => "`Pool3dOptions::new((2, 2, 2))`",
             ArgKind::Slices => "`[1..3, .., Slice::all().step(2)]`",
             ArgKind::InterpolateMode => "`InterpolateMode::Bilinear`",
         }
@@ -332,6 +336,18 @@ pub enum ShapeRule {
     },
     /// Sliced by the Python slices of argument `i`.
     Slice(usize),
+    /// Broadcast to the sizes of argument `i`.
+    BroadcastTo(usize),
+    /// `smooth_l1_loss`: a [`ShapeRule::Loss`] whose `beta` argument must
+    /// not be negative.
+    SmoothL1 {
+        /// The target's argument.
+        target: usize,
+        /// The reduction's argument.
+        reduction: usize,
+        /// The `beta` argument.
+        beta: usize,
+    },
     /// `linear` by the weight of argument `weight` and the optional bias
     /// of argument `bias` ([`crate::shape::linear_shape`]).
     Linear {
@@ -353,7 +369,7 @@ pub enum ShapeRule {
         /// The `align_corners` argument.
         align: usize,
     },
-    /// Pooling of the last `axes` axes (1 or 2) by the options of
+    /// Pooling of the last `axes` axes (1, 2 or 3) by the options of
     /// argument `opts` (the 1-D pools use their second components); an
     /// average pool checks its divisor.
     Pool {
@@ -408,6 +424,8 @@ impl ShapeRule {
             ShapeRule::Conv2d { .. } => "`[N, C_out, OH, OW]`",
             ShapeRule::Pool { .. } => "the pooled axes count windows",
             ShapeRule::Slice(_) => "each sliced axis counts its picked elements",
+            ShapeRule::BroadcastTo(_) => "the sizes",
+            ShapeRule::SmoothL1 { .. } => "`[]`, or the input's with `Reduction::None`",
             ShapeRule::Linear { .. } => "the last axis becomes `out_features`",
             ShapeRule::Diag(_) => "1-D: a square matrix; 2-D: its diagonal",
             ShapeRule::Interpolate { .. } => "`[N, C, *size]`",

@@ -390,6 +390,20 @@ op_table! {
     Linear = "linear" "linear" (weight: Tensor, bias: OptionalTensor) -> D::Sum, S::Linear { weight: 0, bias: 1 };
     /// A 1-D input on diagonal `diagonal` of a square matrix, or a 2-D input's diagonal.
     Diag = "diag" "diag" (diagonal: Int) -> D::Same, S::Diag(0);
+    /// Max pooling over the last three axes.
+    MaxPool3d = "max_pool3d" "max_pool3d" (opts: Pool3dOptions) -> D::Same, S::Pool { opts: 0, axes: 3, average: false };
+    /// Average pooling over the last three axes.
+    AvgPool3d = "avg_pool3d" "avg_pool3d" (opts: Pool3dOptions) -> D::Float, S::Pool { opts: 0, axes: 3, average: true };
+    /// Max pooling over the last axis: the maxima (`.0`) and their i64 positions (`.1`).
+    MaxPool1dWithIndices = "max_pool1d_with_indices" "max_pool1d_with_indices" (opts: PoolOptions) -> D::Same, S::Pool { opts: 0, axes: 1, average: false }, pair D::Index;
+    /// Max pooling over the last two axes: the maxima (`.0`) and their i64 plane positions (`.1`).
+    MaxPool2dWithIndices = "max_pool2d_with_indices" "max_pool2d_with_indices" (opts: PoolOptions) -> D::Same, S::Pool { opts: 0, axes: 2, average: false }, pair D::Index;
+    /// Max pooling over the last three axes with the i64 positions (`.1`).
+    MaxPool3dWithIndices = "max_pool3d_with_indices" "max_pool3d_with_indices" (opts: Pool3dOptions) -> D::Same, S::Pool { opts: 0, axes: 3, average: false }, pair D::Index;
+    /// Broadcasts to the given sizes (NumPy rules).
+    BroadcastTo = "broadcast_to" "broadcast_to" (shape: Sizes) -> D::Same, S::BroadcastTo(0);
+    /// Huber-like loss: quadratic below `beta`, linear above.
+    SmoothL1Loss = "smooth_l1_loss" "smooth_l1_loss" (target: Tensor, reduction: Reduction, beta: Float) -> D::Float, S::SmoothL1 { target: 0, reduction: 1, beta: 2 };
     /// Python slicing of the leading axes (`x.slice([1..3, ..])`).
     Slice = "slice" "slice" (slices: Slices) -> D::Same, S::Slice(0);
     /// Resamples the spatial axes of `[N, C, *spatial]` to `size`.
@@ -481,11 +495,6 @@ pub static NOT_IN_THE_DSL: &[(&str, &str)] = &[
 pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "allclose",
     "isclose",
-    "avg_pool3d",
-    "max_pool3d",
-    "max_pool1d_with_indices",
-    "max_pool2d_with_indices",
-    "max_pool3d_with_indices",
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
@@ -498,7 +507,6 @@ pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "binary_cross_entropy_with_logits",
     "cross_entropy_with",
     "nll_loss",
-    "smooth_l1_loss",
     "scaled_dot_product_attention",
     "scatter_reduce",
     "scatter_value",
@@ -507,6 +515,5 @@ pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "pad_mode",
     "div_mode",
     "lerp",
-    "broadcast_to",
     "bitcast",
 ];

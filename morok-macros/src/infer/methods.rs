@@ -369,8 +369,12 @@ impl Ctx<'_> {
                 )
             }
             ArgKind::PoolOptions => {
-                let (geometry, tokens) = super::options::pool_options(e)?;
+                let (geometry, tokens) = super::options::pool_options(e, "PoolOptions")?;
                 lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool(#tokens)))
+            }
+            ArgKind::Pool3dOptions => {
+                let (geometry, tokens) = super::options::pool_options(e, "Pool3dOptions")?;
+                lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool3d(#tokens)))
             }
             ArgKind::ElementType => {
                 let id = match e {

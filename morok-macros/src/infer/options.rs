@@ -10,61 +10,76 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Error, Expr, Result};
 
-/// `(a, b)` of two non-negative integer literals.
-fn usize_pair(e: &Expr, what: &str) -> Result<(usize, usize)> {
+/// A tuple of `n` non-negative integer literals (`(2, 2)`).
+fn usize_tuple(e: &Expr, n: usize, what: &str) -> Result<Vec<usize>> {
     match e {
-        Expr::Tuple(t) if t.elems.len() == 2 => {
-            Ok((count_lit(&t.elems[0], what)?, count_lit(&t.elems[1], what)?))
+        Expr::Tuple(t) if t.elems.len() == n => {
+            t.elems.iter().map(|x| count_lit(x, what)).collect()
         }
-        Expr::Paren(p) => usize_pair(&p.expr, what),
-        _ => Err(Error::new_spanned(
-            e,
-            format!("{what} must be a pair of integer literals such as `(2, 2)`"),
-        )),
+        Expr::Paren(p) => usize_tuple(&p.expr, n, what),
+        _ => {
+            let example = vec!["2"; n].join(", ");
+            Err(Error::new_spanned(
+                e,
+                format!("{what} must be a tuple of {n} integer literals such as `({example})`"),
+            ))
+        }
     }
 }
 
-/// A padding of two axes: `1` (every side), `(1, 2)` (both sides of each
+/// `(a, b)` of two non-negative integer literals.
+fn usize_pair(e: &Expr, what: &str) -> Result<(usize, usize)> {
+    let v = usize_tuple(e, 2, what)?;
+    Ok((v[0], v[1]))
+}
+
+/// A padding of `n` axes: `1` (every side), `(1, 2)` (both sides of each
 /// axis, PyTorch's), or `(before, after)` pairs `[(1, 0), (0, 1)]`,
 /// optionally as `Pads([...])`.
-fn padding(e: &Expr) -> Result<Pads<2>> {
+fn padding(e: &Expr, n: usize) -> Result<Vec<(isize, isize)>> {
     let wrong = || {
         Error::new_spanned(
             e,
             "padding must be `1`, `(1, 2)` or `(before, after)` pairs such as \
-             `Pads([(1, 0), (0, 1)])`",
+             `Pads([(1, 0), (0, 1)])`, one per axis",
         )
     };
+    let side = |x: &Expr| Ok::<_, Error>(int_lit(x, "padding")? as isize);
     match e {
-        Expr::Lit(_) => Ok(Pads::from(count_lit(e, "padding")?)),
-        Expr::Tuple(_) | Expr::Paren(_) => Ok(Pads::from(usize_pair(e, "padding")?)),
+        Expr::Lit(_) => Ok(vec![(side(e)?, side(e)?); n]),
+        Expr::Tuple(_) | Expr::Paren(_) => Ok(usize_tuple(e, n, "padding")?
+            .into_iter()
+            .map(|p| (p as isize, p as isize))
+            .collect()),
         Expr::Call(c) if c.args.len() == 1 => match &*c.func {
             Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Pads") => {
-                padding(&c.args[0])
+                padding(&c.args[0], n)
             }
             _ => Err(wrong()),
         },
-        Expr::Array(a) if a.elems.len() == 2 => {
-            let mut pairs = [(0isize, 0isize); 2];
-            for (slot, p) in pairs.iter_mut().zip(&a.elems) {
-                let Expr::Tuple(t) = p else {
-                    return Err(wrong());
-                };
-                if t.elems.len() != 2 {
-                    return Err(wrong());
+        Expr::Array(a) if a.elems.len() == n => a
+            .elems
+            .iter()
+            .map(|p| match p {
+                Expr::Tuple(t) if t.elems.len() == 2 => {
+                    Ok((side(&t.elems[0])?, side(&t.elems[1])?))
                 }
-                let side = |x: &Expr| Ok::<_, Error>(int_lit(x, "padding")? as isize);
-                *slot = (side(&t.elems[0])?, side(&t.elems[1])?);
-            }
-            Ok(Pads(pairs))
-        }
+                _ => Err(wrong()),
+            })
+            .collect(),
         _ => Err(wrong()),
     }
 }
 
-fn pads_tokens(p: Pads<2>) -> TokenStream {
-    let [(a, b), (c, d)] = p.0;
-    quote!(::morok::Pads([(#a, #b), (#c, #d)]))
+/// `::morok::Pads([(a, b), ...])`.
+fn pads_tokens(p: &[(isize, isize)]) -> TokenStream {
+    let pairs = p.iter().map(|(a, b)| quote!((#a, #b)));
+    quote!(::morok::Pads([#(#pairs),*]))
+}
+
+/// `(a, b, ...)` of integer literals.
+fn tuple_tokens(v: &[usize]) -> TokenStream {
+    quote!((#(#v),*))
 }
 
 /// Whether `e` is `Default::default()` or `<name>::default()`.
@@ -112,7 +127,10 @@ pub(super) fn conv_options(e: &Expr) -> Result<(ConvGeometry, TokenStream)> {
                 "stride" => g.stride = usize_pair(&f.expr, "stride")?,
                 "dilation" => g.dilation = usize_pair(&f.expr, "dilation")?,
                 "groups" => g.groups = count_lit(&f.expr, "groups")?,
-                "padding" => g.padding = padding(&f.expr)?,
+                "padding" => {
+                    let p = padding(&f.expr, 2)?;
+                    g.padding = Pads([p[0], p[1]]);
+                }
                 _ => {
                     return Err(Error::new_spanned(
                         &f.member,
@@ -140,7 +158,7 @@ pub(super) fn conv_options(e: &Expr) -> Result<(ConvGeometry, TokenStream)> {
         }
     }
     let ((s0, s1), (d0, d1), groups) = (g.stride, g.dilation, g.groups);
-    let pads = pads_tokens(g.padding);
+    let pads = pads_tokens(&g.padding.0);
     let tokens = quote!(::morok::ConvOptions {
         stride: (#s0, #s1),
         padding: #pads,
@@ -150,13 +168,18 @@ pub(super) fn conv_options(e: &Expr) -> Result<(ConvGeometry, TokenStream)> {
     Ok((g, tokens))
 }
 
-/// `PoolOptions::new((2, 2))` followed by the builder calls `stride`,
-/// `padding`, `dilation`, `ceil_mode`, `count_include_pad` and
-/// `divisor_override`.
-pub(super) fn pool_options(e: &Expr) -> Result<(PoolGeometry, TokenStream)> {
-    let form = "the options must be `PoolOptions::new((2, 2))`, optionally followed by \
-                `.stride((1, 1))`, `.padding((1, 1))`, `.dilation((1, 1))`, \
-                `.ceil_mode(true)`, `.count_include_pad(false)`, `.divisor_override(4)`";
+/// `PoolOptions::new((2, 2))` (or `Pool3dOptions::new((2, 2, 2))`)
+/// followed by the builder calls `stride`, `padding`, `dilation`,
+/// `ceil_mode`, `count_include_pad` and `divisor_override`; `name` is the
+/// options type the op takes.
+pub(super) fn pool_options(e: &Expr, name: &str) -> Result<(PoolGeometry, TokenStream)> {
+    let n = if name == "Pool3dOptions" { 3 } else { 2 };
+    let kernel_example = vec!["2"; n].join(", ");
+    let form = format!(
+        "the options must be `{name}::new(({kernel_example}))`, optionally followed by \
+         `.stride(..)`, `.padding(..)`, `.dilation(..)`, `.ceil_mode(true)`, \
+         `.count_include_pad(false)`, `.divisor_override(4)`"
+    );
     // The builder calls, outermost first, and the `new` at the bottom.
     let mut calls = Vec::new();
     let mut at = e;
@@ -168,22 +191,29 @@ pub(super) fn pool_options(e: &Expr) -> Result<(PoolGeometry, TokenStream)> {
         Expr::Call(c) if c.args.len() == 1 => match &*c.func {
             Expr::Path(p)
                 if p.path.segments.len() == 2
-                    && p.path.segments[0].ident == "PoolOptions"
+                    && p.path.segments[0].ident == name
                     && p.path.segments[1].ident == "new" =>
             {
-                usize_pair(&c.args[0], "the kernel")?
+                usize_tuple(&c.args[0], n, "the kernel")?
             }
-            _ => return Err(Error::new_spanned(at, form)),
+            _ => return Err(Error::new_spanned(at, &form)),
         },
-        _ => return Err(Error::new_spanned(at, form)),
+        _ => return Err(Error::new_spanned(at, &form)),
     };
-    let (mut stride, mut dilation, mut pads) = (kernel, (1, 1), Pads::<2>::ZERO);
-    let (mut ceil, mut include, mut divisor) = (false, true, None);
+    let mut g = PoolGeometry {
+        stride: kernel.clone(),
+        kernel,
+        padding: vec![(0, 0); n],
+        dilation: vec![1; n],
+        ceil_mode: false,
+        count_include_pad: true,
+        divisor_override: None,
+    };
     for m in calls.iter().rev() {
         let one = || -> Result<&Expr> {
             match m.args.len() {
                 1 => Ok(&m.args[0]),
-                _ => Err(Error::new_spanned(m, form)),
+                _ => Err(Error::new_spanned(m, &form)),
             }
         };
         let flag = |x: &Expr, what: &str| match x {
@@ -197,35 +227,32 @@ pub(super) fn pool_options(e: &Expr) -> Result<(PoolGeometry, TokenStream)> {
             )),
         };
         match m.method.to_string().as_str() {
-            "stride" => stride = usize_pair(one()?, "stride")?,
-            "dilation" => dilation = usize_pair(one()?, "dilation")?,
-            "padding" => pads = padding(one()?)?,
-            "ceil_mode" => ceil = flag(one()?, "ceil_mode")?,
-            "count_include_pad" => include = flag(one()?, "count_include_pad")?,
-            "divisor_override" => divisor = Some(count_lit(one()?, "divisor_override")?),
-            _ => return Err(Error::new_spanned(&m.method, form)),
+            "stride" => g.stride = usize_tuple(one()?, n, "stride")?,
+            "dilation" => g.dilation = usize_tuple(one()?, n, "dilation")?,
+            "padding" => g.padding = padding(one()?, n)?,
+            "ceil_mode" => g.ceil_mode = flag(one()?, "ceil_mode")?,
+            "count_include_pad" => g.count_include_pad = flag(one()?, "count_include_pad")?,
+            "divisor_override" => g.divisor_override = Some(count_lit(one()?, "divisor_override")?),
+            _ => return Err(Error::new_spanned(&m.method, &form)),
         }
     }
-    let g = PoolGeometry {
-        kernel: vec![kernel.0, kernel.1],
-        stride: vec![stride.0, stride.1],
-        padding: pads.to_vec(),
-        dilation: vec![dilation.0, dilation.1],
-        ceil_mode: ceil,
-        count_include_pad: include,
-        divisor_override: divisor,
-    };
-    let ((k0, k1), (s0, s1), (d0, d1)) = (kernel, stride, dilation);
-    let pads = pads_tokens(pads);
-    let divisor = match divisor {
+    let (kernel, stride, dilation) = (
+        tuple_tokens(&g.kernel),
+        tuple_tokens(&g.stride),
+        tuple_tokens(&g.dilation),
+    );
+    let pads = pads_tokens(&g.padding);
+    let divisor = match g.divisor_override {
         Some(d) => quote!(::core::option::Option::Some(#d)),
         None => quote!(::core::option::Option::None),
     };
-    let tokens = quote!(::morok::PoolOptions {
-        kernel: (#k0, #k1),
-        stride: (#s0, #s1),
+    let (ceil, include) = (g.ceil_mode, g.count_include_pad);
+    let ty = quote::format_ident!("{}", name);
+    let tokens = quote!(::morok::#ty {
+        kernel: #kernel,
+        stride: #stride,
         padding: #pads,
-        dilation: (#d0, #d1),
+        dilation: #dilation,
         ceil_mode: #ceil,
         count_include_pad: #include,
         divisor_override: #divisor,
