@@ -2,7 +2,10 @@
 //! ui-test) and the run-time error of the same mistake through the tensor
 //! API say the same words: both come from `morok_core::shape`.
 
-use morok::{ConvOptions, DType, InterpolateMode, PoolOptions, Result, Slice, Tensor};
+use morok::{
+    Conv1dOptions, ConvOptions, ConvTransposeOptions, DType, InterpolateMode, PoolOptions, Result,
+    Slice, Tensor,
+};
 
 /// The message of a run-time error without its source location.
 fn words(r: Result<Tensor>) -> String {
@@ -127,6 +130,28 @@ fn compile_time_and_run_time_errors_match() {
             z(&[2, 3]).smooth_l1_loss(&z(&[2, 3]), morok::Reduction::Mean, -1.0),
         ),
         ("broadcast_to_mismatch", z(&[2, 3]).broadcast_to(&[3, 3])),
+        (
+            "conv1d_groups",
+            z(&[1, 3, 8]).conv1d(
+                &z(&[4, 2, 3]),
+                None,
+                Conv1dOptions {
+                    groups: 2,
+                    ..Default::default()
+                },
+            ),
+        ),
+        (
+            "conv_transpose_crops_all",
+            z(&[1, 2, 3, 3]).conv_transpose2d(
+                &z(&[2, 3, 2, 2]),
+                None,
+                ConvTransposeOptions {
+                    padding: (2, 2).into(),
+                    ..Default::default()
+                },
+            ),
+        ),
         (
             "cross_entropy_label_shape",
             z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),

@@ -7,8 +7,8 @@
 //! op added to the table without a DSL test fails.
 
 use morok::{
-    ConvOptions, DType, InterpolateMode, Pads, Pool3dOptions, PoolOptions, Reduction, ScalarType,
-    Slice, Tensor,
+    Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
+    InterpolateMode, Pads, Pool3dOptions, PoolOptions, Reduction, ScalarType, Slice, Tensor,
 };
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
@@ -858,6 +858,62 @@ fn k_smooth_l1_loss(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32> {
     x.smooth_l1_loss(t, Reduction::Sum, 0.5)
 }
 
+#[morok::kernel]
+fn k_conv1d(sq: Tensor<f32, 1, 2, 7>, k1: Tensor<f32, 3, 2, 3>) -> Tensor<f32, 1, 3, 3> {
+    sq.conv1d(
+        k1,
+        None,
+        Conv1dOptions {
+            stride: 2,
+            ..Default::default()
+        },
+    )
+}
+
+#[morok::kernel]
+fn k_conv3d(
+    vol: Tensor<f32, 1, 2, 4, 4, 4>,
+    k3: Tensor<f32, 3, 2, 2, 2, 2>,
+) -> Tensor<f32, 1, 3, 4, 3, 3> {
+    vol.conv3d(
+        k3,
+        None,
+        Conv3dOptions {
+            padding: Pads([(1, 0), (0, 0), (0, 0)]),
+            ..Default::default()
+        },
+    )
+}
+
+#[morok::kernel]
+fn k_conv_transpose1d(sq: Tensor<f32, 1, 2, 7>, t1: Tensor<f32, 2, 3, 3>) -> Tensor<f32, 1, 3, 9> {
+    sq.conv_transpose1d(t1, None, ConvTransposeOptions::default())
+}
+
+#[morok::kernel]
+fn k_conv_transpose2d(
+    im: Tensor<f32, 1, 2, 5, 5>,
+    t2: Tensor<f32, 2, 3, 2, 2>,
+    kb: Tensor<f32, 3>,
+) -> Tensor<f32, 1, 3, 10, 10> {
+    im.conv_transpose2d(
+        t2,
+        Some(kb),
+        ConvTransposeOptions {
+            stride: (2, 2),
+            ..Default::default()
+        },
+    )
+}
+
+#[morok::kernel]
+fn k_conv_transpose3d(
+    vol: Tensor<f32, 1, 2, 4, 4, 4>,
+    t3: Tensor<f32, 2, 1, 1, 1, 1>,
+) -> Tensor<f32, 1, 1, 4, 4, 4> {
+    vol.conv_transpose3d(t3, None, ConvTranspose3dOptions::default())
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -917,6 +973,12 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let kb = input(ScalarType::F32, &[3]);
     let lw = input(ScalarType::F32, &[4, 3]);
     let vol = input(ScalarType::F32, &[1, 2, 4, 4, 4]);
+    let sq = input(ScalarType::F32, &[1, 2, 7]);
+    let k1 = input(ScalarType::F32, &[3, 2, 3]);
+    let k3 = input(ScalarType::F32, &[3, 2, 2, 2, 2]);
+    let t1 = input(ScalarType::F32, &[2, 3, 3]);
+    let t2 = input(ScalarType::F32, &[2, 3, 2, 2]);
+    let t3 = input(ScalarType::F32, &[2, 1, 1, 1, 1]);
     let lb = input(ScalarType::F32, &[4]);
 
     same_graph!(__morok_aot_k_neg, [x], x.neg()?);
@@ -1204,6 +1266,52 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         __morok_aot_k_smooth_l1_loss,
         [x, x2],
         x.smooth_l1_loss(&x2, Reduction::Sum, 0.5)?
+    );
+    same_graph!(
+        __morok_aot_k_conv1d,
+        [sq, k1],
+        sq.conv1d(
+            &k1,
+            None,
+            Conv1dOptions {
+                stride: 2,
+                ..Default::default()
+            }
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_conv3d,
+        [vol, k3],
+        vol.conv3d(
+            &k3,
+            None,
+            Conv3dOptions {
+                padding: Pads([(1, 0), (0, 0), (0, 0)]),
+                ..Default::default()
+            }
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_conv_transpose1d,
+        [sq, t1],
+        sq.conv_transpose1d(&t1, None, ConvTransposeOptions::default())?
+    );
+    same_graph!(
+        __morok_aot_k_conv_transpose2d,
+        [im, t2, kb],
+        im.conv_transpose2d(
+            &t2,
+            Some(&kb),
+            ConvTransposeOptions {
+                stride: (2, 2),
+                ..Default::default()
+            }
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_conv_transpose3d,
+        [vol, t3],
+        vol.conv_transpose3d(&t3, None, ConvTranspose3dOptions::default())?
     );
     Ok(())
 }

@@ -7,8 +7,8 @@
 
 use morok::dsl::graph::{call_op, Lit, Value};
 use morok::{
-    ConvOptions, DType, InterpolateMode, Pads, Pool3dOptions, PoolOptions, ScalarType, Slice,
-    Tensor,
+    Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
+    InterpolateMode, Pads, Pool3dOptions, PoolOptions, ScalarType, Slice, Tensor,
 };
 use morok_core::shape::ReshapeDim;
 use morok_core::tensor_ops::{
@@ -90,8 +90,115 @@ const SLICES: [&[Slice]; 6] = [
     &[Slice::all(), Slice::all(), Slice::all(), Slice::all()],
 ];
 
-const CONV_X: [&[usize]; 3] = [&[1, 2, 5, 5], &[2, 4, 4, 3], &[1, 2, 2, 2]];
-const CONV_W: [&[usize]; 4] = [&[3, 2, 3, 3], &[4, 1, 2, 2], &[2, 4, 1, 1], &[3, 2, 3]];
+/// Sampled shapes.
+type Shapes = &'static [&'static [usize]];
+
+/// The inputs and weights of the convolutions, by op.
+fn conv_shapes(op: &str) -> Option<(Shapes, Shapes)> {
+    Some(match op {
+        "conv2d" => (
+            &[&[1, 2, 5, 5], &[2, 4, 4, 3], &[1, 2, 2, 2]],
+            &[&[3, 2, 3, 3], &[4, 1, 2, 2], &[2, 4, 1, 1], &[3, 2, 3]],
+        ),
+        "conv1d" => (
+            &[&[1, 2, 7], &[2, 4, 5], &[1, 2, 2]],
+            &[&[3, 2, 3], &[4, 1, 2], &[2, 4, 1], &[3, 2, 3, 3]],
+        ),
+        "conv3d" => (
+            &[&[1, 2, 4, 4, 4], &[1, 4, 3, 3, 3]],
+            &[&[3, 2, 2, 2, 2], &[4, 1, 1, 1, 1], &[2, 4, 3, 3, 3]],
+        ),
+        "conv_transpose1d" => (
+            &[&[1, 2, 5], &[2, 4, 3]],
+            &[&[2, 3, 3], &[4, 1, 2], &[2, 2, 1, 1]],
+        ),
+        "conv_transpose2d" => (
+            &[&[1, 2, 3, 3], &[1, 4, 2, 2]],
+            &[&[2, 3, 2, 2], &[4, 1, 3, 3], &[2, 3, 2]],
+        ),
+        "conv_transpose3d" => (&[&[1, 2, 2, 2, 2]], &[&[2, 3, 2, 2, 2], &[2, 1, 1, 1, 1]]),
+        _ => return None,
+    })
+}
+
+/// Sampled options of convolution `op`: what the rules see, and the
+/// literal.
+fn conv_nd_options(op: &str, rng: &mut Rng) -> (ArgValue<usize>, Lit) {
+    let pads1 = |a: isize, b: isize| Pads([(a, b)]);
+    match op {
+        "conv1d" => {
+            let o = *rng.pick(&[
+                Conv1dOptions::default(),
+                Conv1dOptions {
+                    stride: 2,
+                    padding: pads1(1, 0),
+                    ..Conv1dOptions::default()
+                },
+                Conv1dOptions {
+                    dilation: 2,
+                    groups: 2,
+                    ..Conv1dOptions::default()
+                },
+                Conv1dOptions {
+                    padding: pads1(-3, -3),
+                    ..Conv1dOptions::default()
+                },
+            ]);
+            (ArgValue::ConvNd(o.geometry()), Lit::Conv1d(o))
+        }
+        "conv3d" => {
+            let o = *rng.pick(&[
+                Conv3dOptions::default(),
+                Conv3dOptions {
+                    stride: (2, 1, 2),
+                    padding: (1, 0, 1).into(),
+                    ..Conv3dOptions::default()
+                },
+                Conv3dOptions {
+                    groups: 2,
+                    ..Conv3dOptions::default()
+                },
+            ]);
+            (ArgValue::ConvNd(o.geometry()), Lit::Conv3d(o))
+        }
+        "conv_transpose3d" => {
+            let o = *rng.pick(&[
+                ConvTranspose3dOptions::default(),
+                ConvTranspose3dOptions {
+                    stride: (2, 2, 1),
+                    output_padding: (1, 0, 0),
+                    ..ConvTranspose3dOptions::default()
+                },
+            ]);
+            (ArgValue::ConvNd(o.geometry()), Lit::ConvTranspose3d(o))
+        }
+        _ => {
+            let o = *rng.pick(&[
+                ConvTransposeOptions::default(),
+                ConvTransposeOptions {
+                    stride: (2, 2),
+                    padding: Pads([(1, 0), (0, 1)]),
+                    output_padding: (1, 1),
+                    ..ConvTransposeOptions::default()
+                },
+                ConvTransposeOptions {
+                    groups: 2,
+                    dilation: (1, 2),
+                    ..ConvTransposeOptions::default()
+                },
+                ConvTransposeOptions {
+                    padding: (3, 3).into(),
+                    ..ConvTransposeOptions::default()
+                },
+                ConvTransposeOptions {
+                    output_padding: (2, 2),
+                    ..ConvTransposeOptions::default()
+                },
+            ]);
+            (ArgValue::ConvNd(o.geometry()), Lit::ConvTranspose(o))
+        }
+    }
+}
 
 fn conv_options(rng: &mut Rng) -> ConvOptions {
     *rng.pick(&[
@@ -133,12 +240,17 @@ enum Sample {
     Scalar(ArgValue<usize>, f64, bool),
 }
 
-fn sample(kind: ArgKind, dtype: ScalarType, conv: bool, rng: &mut Rng) -> Sample {
+fn sample(kind: ArgKind, dtype: ScalarType, op: &str, rng: &mut Rng) -> Sample {
     let leak_isize = |v: &[isize]| -> &'static [isize] { Box::leak(v.to_vec().into_boxed_slice()) };
     match kind {
-        ArgKind::Tensor if conv => {
-            let shape: &[usize] = CONV_W[rng.below(CONV_W.len())];
+        ArgKind::Tensor if conv_shapes(op).is_some() => {
+            let weights = conv_shapes(op).map_or(&[][..], |(_, w)| w);
+            let shape: &[usize] = weights[rng.below(weights.len())];
             Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
+        }
+        ArgKind::ConvNdOptions => {
+            let (value, lit) = conv_nd_options(op, rng);
+            Sample::Literal(value, lit)
         }
         ArgKind::Tensor => {
             let shape: &[usize] = SHAPES[rng.below(SHAPES.len())];
@@ -297,11 +409,9 @@ fn every_entry_agrees_with_its_tensor_method() {
     for spec in OPS {
         for _ in 0..48 {
             let dtype = *rng.pick(&DTYPES);
-            let conv = spec.name == "conv2d";
-            let shape = if conv {
-                *rng.pick(&CONV_X)
-            } else {
-                *rng.pick(&SHAPES)
+            let shape = match conv_shapes(spec.name) {
+                Some((inputs, _)) => inputs[rng.below(inputs.len())],
+                None => *rng.pick(&SHAPES),
             };
             let x = Tensor::zeros(shape, DType::scalar(dtype));
             // `where_`'s branches take their own type; its receiver is the
@@ -311,7 +421,7 @@ fn every_entry_agrees_with_its_tensor_method() {
             let samples: Vec<Sample> = spec
                 .args
                 .iter()
-                .map(|a| sample(a.kind, operand_type, conv, &mut rng))
+                .map(|a| sample(a.kind, operand_type, spec.name, &mut rng))
                 .collect();
             let mut values = Vec::new();
             let mut operands = vec![Value::Tensor(&x)];

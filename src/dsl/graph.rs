@@ -72,6 +72,15 @@ pub enum Lit {
     Pool(crate::PoolOptions),
     /// 3-D pooling options.
     Pool3d(crate::Pool3dOptions),
+    /// `conv1d` options.
+    Conv1d(crate::Conv1dOptions),
+    /// `conv3d` options.
+    Conv3d(crate::Conv3dOptions),
+    /// Transposed convolution options (2-D; the 1-D op takes their second
+    /// components).
+    ConvTranspose(crate::ConvTransposeOptions),
+    /// 3-D transposed convolution options.
+    ConvTranspose3d(crate::ConvTranspose3dOptions),
     /// Python slices.
     Slices(&'static [crate::Slice]),
     /// An interpolation mode.

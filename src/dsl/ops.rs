@@ -147,6 +147,10 @@ impl Args<'_, '_> {
             _ => Err(self.bad("pooling options", k)),
         }
     }
+    /// The options literal `k`, which must be `pick`'s kind.
+    fn options<T>(&self, k: usize, pick: impl Fn(Lit) -> Option<T>) -> Result<T> {
+        pick(self.lit(k)?).ok_or_else(|| self.bad("convolution options", k))
+    }
     fn pool3d(&self, k: usize) -> Result<crate::Pool3dOptions> {
         match self.lit(k)? {
             Lit::Pool3d(v) => Ok(v),
@@ -375,6 +379,42 @@ pub(super) fn call(
         MaxPool1d => x.max_pool1d(a.pool(0)?),
         AvgPool1d => x.avg_pool1d(a.pool(0)?),
         Slice => x.slice(a.slices(0)?),
+        Conv1d => x.conv1d(
+            a.tensor(0)?,
+            a.optional_tensor(0, 1)?,
+            a.options(1, |l| match l {
+                Lit::Conv1d(o) => Some(o),
+                _ => None,
+            })?,
+        ),
+        Conv3d => x.conv3d(
+            a.tensor(0)?,
+            a.optional_tensor(0, 1)?,
+            a.options(1, |l| match l {
+                Lit::Conv3d(o) => Some(o),
+                _ => None,
+            })?,
+        ),
+        ConvTranspose1d | ConvTranspose2d => {
+            let opts = a.options(1, |l| match l {
+                Lit::ConvTranspose(o) => Some(o),
+                _ => None,
+            })?;
+            let (w, b) = (a.tensor(0)?, a.optional_tensor(0, 1)?);
+            if id == ConvTranspose1d {
+                x.conv_transpose1d(w, b, opts)
+            } else {
+                x.conv_transpose2d(w, b, opts)
+            }
+        }
+        ConvTranspose3d => x.conv_transpose3d(
+            a.tensor(0)?,
+            a.optional_tensor(0, 1)?,
+            a.options(1, |l| match l {
+                Lit::ConvTranspose3d(o) => Some(o),
+                _ => None,
+            })?,
+        ),
         MaxPool3d => x.max_pool3d(a.pool3d(0)?),
         AvgPool3d => x.avg_pool3d(a.pool3d(0)?),
         MaxPool1dWithIndices => pick(x.max_pool1d_with_indices(a.pool(0)?), output),

@@ -1,6 +1,6 @@
 //! Convolutions over 1, 2 or 3 spatial axes and their transposes.
 //!
-//! One geometry, [`ConvGeom`], serves every rank. `conv_nd` cuts the
+//! One geometry, `ConvNd` (`morok_core::shape`), serves every rank. `conv_nd` cuts the
 //! padded input into windows with the movement-only `pool` view
 //! (`[N, C, o.., k..]`), lines the windows up with the weights per group,
 //! multiplies and sums over `(C, k..)`. `conv_transpose_nd` is a stride-1
@@ -10,8 +10,8 @@
 //! group.
 
 use super::Tensor;
-use crate::error::{Error, Located, Result};
-use morok_core::shape::{conv2d_shape, Pads, ShapeError};
+use crate::error::{Located, Result};
+use morok_core::shape::{conv2d_shape, conv_nd_shape, conv_transpose_nd_shape, ConvNd, Pads};
 
 /// Options of [`Tensor::conv2d`] (PyTorch's defaults: stride 1, no
 /// padding, no dilation, one group): the core shape rules' geometry.
@@ -127,34 +127,23 @@ impl Default for ConvTranspose3dOptions {
     }
 }
 
-/// A convolution over `stride.len()` spatial axes (all vectors have that
-/// length; `output_padding` is used by the transposes only).
-struct ConvGeom {
+/// The shapes of a convolution's input, weight and optional bias.
+type ConvShapes = (Vec<usize>, Vec<usize>, Option<Vec<usize>>);
+
+/// A convolution's geometry.
+fn geometry(
     stride: Vec<usize>,
     padding: Vec<(isize, isize)>,
     output_padding: Vec<usize>,
     dilation: Vec<usize>,
     groups: usize,
-}
-
-/// The shapes of a convolution's input, weight and optional bias.
-type ConvShapes = (Vec<usize>, Vec<usize>, Option<Vec<usize>>);
-
-impl ConvGeom {
-    fn new(
-        stride: Vec<usize>,
-        padding: Vec<(isize, isize)>,
-        output_padding: Vec<usize>,
-        dilation: Vec<usize>,
-        groups: usize,
-    ) -> ConvGeom {
-        ConvGeom {
-            stride,
-            padding,
-            output_padding,
-            dilation,
-            groups,
-        }
+) -> ConvNd {
+    ConvNd {
+        stride,
+        padding,
+        output_padding,
+        dilation,
+        groups,
     }
 }
 
@@ -166,6 +155,59 @@ fn v2(t: (usize, usize)) -> Vec<usize> {
 /// A triple as a vector.
 fn v3(t: (usize, usize, usize)) -> Vec<usize> {
     vec![t.0, t.1, t.2]
+}
+
+impl Conv1dOptions {
+    /// The options as the shape rules' geometry of one axis.
+    pub fn geometry(self) -> ConvNd {
+        geometry(
+            vec![self.stride],
+            self.padding.to_vec(),
+            vec![0],
+            vec![self.dilation],
+            self.groups,
+        )
+    }
+}
+
+impl Conv3dOptions {
+    /// The options as the shape rules' geometry of three axes.
+    pub fn geometry(self) -> ConvNd {
+        geometry(
+            v3(self.stride),
+            self.padding.to_vec(),
+            vec![0; 3],
+            v3(self.dilation),
+            self.groups,
+        )
+    }
+}
+
+impl ConvTransposeOptions {
+    /// The options as the shape rules' geometry of two axes
+    /// (`conv_transpose1d` takes its [`ConvNd::last_axis`]).
+    pub fn geometry(self) -> ConvNd {
+        geometry(
+            v2(self.stride),
+            self.padding.to_vec(),
+            v2(self.output_padding),
+            v2(self.dilation),
+            self.groups,
+        )
+    }
+}
+
+impl ConvTranspose3dOptions {
+    /// The options as the shape rules' geometry of three axes.
+    pub fn geometry(self) -> ConvNd {
+        geometry(
+            v3(self.stride),
+            self.padding.to_vec(),
+            v3(self.output_padding),
+            v3(self.dilation),
+            self.groups,
+        )
+    }
 }
 
 impl Tensor {
@@ -188,27 +230,12 @@ impl Tensor {
         op: &str,
         weight: &Tensor,
         bias: Option<&Tensor>,
-        g: &ConvGeom,
+        g: &ConvNd,
     ) -> Result<Tensor> {
         let (xs, ws, bs) = self.conv_shapes(weight, bias)?;
-        let n = g.stride.len();
+        conv_nd_shape(op, &xs, &ws, bs.as_deref(), g).located()?;
+        let n = g.rank();
         let groups = g.groups;
-        let fits = xs.len() == n + 2
-            && ws.len() == n + 2
-            && groups > 0
-            && ws[1].checked_mul(groups) == Some(xs[1])
-            && ws[0] % groups == 0
-            && bs.as_ref().is_none_or(|b| b.as_slice() == [ws[0]]);
-        if !fits {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&xs, &ws],
-                format!(
-                    "input [N, C, {n} spatial axes], weight [O, C/{groups}, {n} kernel axes] \
-                     and bias [O] do not fit {groups} group(s)"
-                ),
-            )));
-        }
         let dtype = self.graph()?.dtype.promote(weight.graph()?.dtype);
         let mut pads = vec![(0, 0), (0, 0)];
         pads.extend(&g.padding);
@@ -273,66 +300,17 @@ impl Tensor {
         op: &str,
         weight: &Tensor,
         bias: Option<&Tensor>,
-        g: &ConvGeom,
+        g: &ConvNd,
     ) -> Result<Tensor> {
         let (xs, ws, bs) = self.conv_shapes(weight, bias)?;
-        let n = g.stride.len();
+        let out = conv_transpose_nd_shape(op, &xs, &ws, bs.as_deref(), g).located()?;
+        let n = g.rank();
         let groups = g.groups;
-        let fits = xs.len() == n + 2
-            && ws.len() == n + 2
-            && groups > 0
-            && ws[0] == xs[1]
-            && xs[1] % groups == 0
-            && bs.as_ref().is_none_or(|b| {
-                ws[1]
-                    .checked_mul(groups)
-                    .is_some_and(|c| b.as_slice() == [c])
-            });
-        if !fits {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&xs, &ws],
-                format!(
-                    "input [N, Cin, {n} spatial axes], weight [Cin, Cout/{groups}, {n} kernel \
-                     axes] and bias [Cout] do not fit {groups} group(s)"
-                ),
-            )));
-        }
-        let (s, p, op_, d) = (&g.stride, &g.padding, &g.output_padding, &g.dilation);
+        let (s, op_, d) = (&g.stride, &g.output_padding, &g.dilation);
         let k = &ws[2..];
         let mut pads = vec![(0isize, 0isize); 2];
-        let mut out = vec![xs[0], ws[1].saturating_mul(groups)];
         for j in 0..n {
-            let i = xs[2 + j];
-            // (i - 1)·s + d·(k - 1) + op + 1 - p_before - p_after, checked.
-            let span = i
-                .checked_sub(1)
-                .and_then(|v| v.checked_mul(s[j]))
-                .zip(d[j].checked_mul(k[j].saturating_sub(1)))
-                .and_then(|(a, b)| a.checked_add(b)?.checked_add(op_[j])?.checked_add(1));
-            let (before, after) = p[j];
-            let limit = isize::MAX / 4;
-            let cut = before as i128 + after as i128;
-            let ok = s[j] > 0
-                && d[j] > 0
-                && k[j] > 0
-                && i > 0
-                && op_[j] < s[j].max(d[j])
-                && before.abs() < limit
-                && after.abs() < limit
-                && span.is_some_and(|v| {
-                    v < limit as usize && (v as i128 - cut) > 0 && (v as i128 - cut) < limit as i128
-                });
-            if !ok {
-                return Err(Error::argument(
-                    op,
-                    format!(
-                        "stride {s:?}, padding {p:?}, output_padding {op_:?}, dilation {d:?} \
-                         with kernel {k:?} do not fit input {xs:?}"
-                    ),
-                ));
-            }
-            out.push((span.unwrap_or(0) as i128 - cut) as usize);
+            let (before, after) = g.padding[j];
             let edge = (d[j] * (k[j] - 1)) as isize;
             pads.push((edge - before, edge - after + op_[j] as isize));
         }
@@ -368,7 +346,7 @@ impl Tensor {
             .permute_to(&perm)?
             .reshape_to(&flipped)?
             .flip_axes(&(2..2 + n).collect::<Vec<_>>())?;
-        let unit = ConvGeom {
+        let unit = ConvNd {
             stride: vec![1; n],
             padding: vec![(0, 0); n],
             output_padding: vec![0; n],
@@ -390,7 +368,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let (xs, ws, bs) = self.conv_shapes(weight, bias)?;
         conv2d_shape(&xs, &ws, bs.as_deref(), opts).located()?;
-        let g = ConvGeom::new(
+        let g = geometry(
             v2(opts.stride),
             opts.padding.to_vec(),
             vec![0, 0],
@@ -409,14 +387,7 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: Conv1dOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom::new(
-            vec![opts.stride],
-            opts.padding.to_vec(),
-            vec![0],
-            vec![opts.dilation],
-            opts.groups,
-        );
-        self.conv_nd("conv1d", weight, bias, &g)
+        self.conv_nd("conv1d", weight, bias, &opts.geometry())
     }
 
     /// PyTorch's `conv3d(input [N, C, D, H, W], weight [O, C/groups, KD,
@@ -428,14 +399,7 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: Conv3dOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom::new(
-            v3(opts.stride),
-            opts.padding.to_vec(),
-            vec![0; 3],
-            v3(opts.dilation),
-            opts.groups,
-        );
-        self.conv_nd("conv3d", weight, bias, &g)
+        self.conv_nd("conv3d", weight, bias, &opts.geometry())
     }
 
     /// PyTorch's `conv_transpose2d(input [N, Cin, H, W], weight [Cin,
@@ -448,14 +412,7 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTransposeOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom::new(
-            v2(opts.stride),
-            opts.padding.to_vec(),
-            v2(opts.output_padding),
-            v2(opts.dilation),
-            opts.groups,
-        );
-        self.conv_transpose_nd("conv_transpose2d", weight, bias, &g)
+        self.conv_transpose_nd("conv_transpose2d", weight, bias, &opts.geometry())
     }
 
     /// PyTorch's `conv_transpose1d` (`[N, Cin, L]`, weight `[Cin,
@@ -468,14 +425,12 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTransposeOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom::new(
-            vec![opts.stride.1],
-            vec![opts.padding.0[1]],
-            vec![opts.output_padding.1],
-            vec![opts.dilation.1],
-            opts.groups,
-        );
-        self.conv_transpose_nd("conv_transpose1d", weight, bias, &g)
+        self.conv_transpose_nd(
+            "conv_transpose1d",
+            weight,
+            bias,
+            &opts.geometry().last_axis(),
+        )
     }
 
     /// PyTorch's `conv_transpose3d` (`[N, Cin, D, H, W]`, weight `[Cin,
@@ -487,13 +442,6 @@ impl Tensor {
         bias: Option<&Tensor>,
         opts: ConvTranspose3dOptions,
     ) -> Result<Tensor> {
-        let g = ConvGeom::new(
-            v3(opts.stride),
-            opts.padding.to_vec(),
-            v3(opts.output_padding),
-            v3(opts.dilation),
-            opts.groups,
-        );
-        self.conv_transpose_nd("conv_transpose3d", weight, bias, &g)
+        self.conv_transpose_nd("conv_transpose3d", weight, bias, &opts.geometry())
     }
 }

@@ -1,10 +1,14 @@
 //! Shape rules, in one place.
 //!
 //! The pure functions of [`rules`] (broadcasting, matmul, reductions,
-//! reshape with `-1`, permute / transpose / expand, linear and conv) and
-//! of [`axis_edits`] (flip, squeeze, unsqueeze, flatten, unflatten,
-//! repeat) and of [`indexing`] (gather, index_select, masked_fill) are
-//! the only definition of the shape rules. They are generic over a
+//! reshape with `-1`, permute / transpose / expand, linear and conv2d),
+//! [`axis_edits`] (flip, squeeze, unsqueeze, flatten, unflatten, repeat),
+//! [`indexing`] (gather, index_select, masked_fill, scatter), and the
+//! private files `conv.rs` (n-d and transposed convolutions),
+//! `padding.rs` (the padding convention, `Pads`), `pooling.rs`,
+//! `resample.rs` (interpolate), `selection.rs` (roll, diagonal, diag,
+//! unfold, repeat_interleave, shrink, cross_entropy) and `slicing.rs`
+//! are the only definition of the shape rules. They are generic over a
 //! [`Dim`]: the tensor API calls them with `usize` dims at run time and the
 //! macros with symbolic [`SymDim`]s at expansion time, so both report the
 //! same error text.
@@ -13,6 +17,7 @@
 //! node (checked and cached on the node) is `uop::shape_of`, built on it.
 
 pub mod axis_edits;
+mod conv;
 mod dim;
 mod dims;
 pub mod indexing;
@@ -27,6 +32,7 @@ pub use axis_edits::{
     flatten_shape, flip_axes, repeat_shape, squeeze_all_shape, squeeze_shape, unflatten_shape,
     unsqueeze_shape,
 };
+pub use conv::{conv_nd_shape, conv_transpose_nd_shape, ConvNd};
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};

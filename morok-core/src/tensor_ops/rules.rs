@@ -391,6 +391,28 @@ pub(super) fn shape_of<D: Dim>(
                 _ => return Err(malformed(spec, opts)),
             }
         }
+        ShapeRule::ConvNd {
+            weight,
+            bias,
+            opts,
+            axes: n,
+            transpose,
+        } => {
+            let (w, b) = weight_and_bias(spec, args, weight, bias)?;
+            let Some(ArgValue::ConvNd(g)) = args.get(opts) else {
+                return Err(malformed(spec, opts));
+            };
+            let g = if n < g.rank() {
+                g.last_axis()
+            } else {
+                g.clone()
+            };
+            if transpose {
+                shape::conv_transpose_nd_shape(op, s, w, b, &g)?
+            } else {
+                shape::conv_nd_shape(op, s, w, b, &g)?
+            }
+        }
         ShapeRule::Linear { weight, bias } => {
             let (w, b) = weight_and_bias(spec, args, weight, bias)?;
             shape::linear_shape(s, w, b)?

@@ -71,6 +71,11 @@ pub enum ArgKind {
     /// Pooling options: `PoolOptions::new((2, 2)).stride((1, 1))` and the
     /// other builder calls.
     PoolOptions,
+    /// The options of `conv1d` (`Conv1dOptions { stride: 2,
+    /// ..Default::default() }`), `conv3d` (`Conv3dOptions`), and the
+    /// transposed convolutions (`ConvTransposeOptions`,
+    /// `ConvTranspose3dOptions`): the struct's name is the op's.
+    ConvNdOptions,
     /// 3-D pooling options: `Pool3dOptions::new((2, 2, 2))` and the
     /// builder calls.
     Pool3dOptions,
@@ -108,6 +113,7 @@ impl ArgKind {
             ArgKind::ConvOptions => "`ConvOptions { stride: (2, 2), ..Default::default() }`",
             ArgKind::PoolOptions => "`PoolOptions::new((2, 2)).stride((1, 1))`",
             ArgKind::Pool3dOptions => "`Pool3dOptions::new((2, 2, 2))`",
+            ArgKind::ConvNdOptions => "`Conv1dOptions { stride: 2, ..Default::default() }` (or `Conv3dOptions`, `ConvTransposeOptions`, `ConvTranspose3dOptions`)",
             ArgKind::Slices => "`[1..3, .., Slice::all().step(2)]`",
             ArgKind::InterpolateMode => "`InterpolateMode::Bilinear`",
         }
@@ -338,6 +344,22 @@ pub enum ShapeRule {
     Slice(usize),
     /// Broadcast to the sizes of argument `i`.
     BroadcastTo(usize),
+    /// A convolution (or, with `transpose`, a transposed one) over the
+    /// last `axes` axes by the weight of argument `weight`, the optional
+    /// bias of argument `bias` and the options of argument `opts` (1
+    /// axis of 2-D transposed options: their second components).
+    ConvNd {
+        /// The weight's argument.
+        weight: usize,
+        /// The optional bias' argument.
+        bias: usize,
+        /// The options' argument.
+        opts: usize,
+        /// The number of spatial axes.
+        axes: usize,
+        /// Whether it is a transposed convolution.
+        transpose: bool,
+    },
     /// `smooth_l1_loss`: a [`ShapeRule::Loss`] whose `beta` argument must
     /// not be negative.
     SmoothL1 {
@@ -425,6 +447,12 @@ impl ShapeRule {
             ShapeRule::Pool { .. } => "the pooled axes count windows",
             ShapeRule::Slice(_) => "each sliced axis counts its picked elements",
             ShapeRule::BroadcastTo(_) => "the sizes",
+            ShapeRule::ConvNd {
+                transpose: false, ..
+            } => "`[N, C_out, windows..]`",
+            ShapeRule::ConvNd {
+                transpose: true, ..
+            } => "`[N, C_out, (i - 1)·s + d·(k - 1) + output_padding + 1 - padding..]`",
             ShapeRule::SmoothL1 { .. } => "`[]`, or the input's with `Reduction::None`",
             ShapeRule::Linear { .. } => "the last axis becomes `out_features`",
             ShapeRule::Diag(_) => "1-D: a square matrix; 2-D: its diagonal",
@@ -476,6 +504,8 @@ pub enum ArgValue<D> {
     Pool(crate::shape::PoolGeometry),
     /// Python slices.
     Slices(Vec<crate::shape::Slice>),
+    /// Convolution options over any number of axes.
+    ConvNd(crate::shape::ConvNd),
     /// An interpolation mode.
     InterpolateMode(crate::shape::InterpolateMode),
 }

@@ -390,6 +390,16 @@ op_table! {
     Linear = "linear" "linear" (weight: Tensor, bias: OptionalTensor) -> D::Sum, S::Linear { weight: 0, bias: 1 };
     /// A 1-D input on diagonal `diagonal` of a square matrix, or a 2-D input's diagonal.
     Diag = "diag" "diag" (diagonal: Int) -> D::Same, S::Diag(0);
+    /// 1-D convolution of `[N, C, L]` by `[O, C/groups, K]` weights and an optional `[O]` bias.
+    Conv1d = "conv1d" "conv1d" (weight: Tensor, bias: OptionalTensor, opts: ConvNdOptions) -> D::Sum, S::ConvNd { weight: 0, bias: 1, opts: 2, axes: 1, transpose: false };
+    /// 3-D convolution of `[N, C, D, H, W]`.
+    Conv3d = "conv3d" "conv3d" (weight: Tensor, bias: OptionalTensor, opts: ConvNdOptions) -> D::Sum, S::ConvNd { weight: 0, bias: 1, opts: 2, axes: 3, transpose: false };
+    /// Transposed 1-D convolution by `[Cin, Cout/groups, K]` weights (the options' second components).
+    ConvTranspose1d = "conv_transpose1d" "conv_transpose1d" (weight: Tensor, bias: OptionalTensor, opts: ConvNdOptions) -> D::Sum, S::ConvNd { weight: 0, bias: 1, opts: 2, axes: 1, transpose: true };
+    /// Transposed 2-D convolution by `[Cin, Cout/groups, KH, KW]` weights.
+    ConvTranspose2d = "conv_transpose2d" "conv_transpose2d" (weight: Tensor, bias: OptionalTensor, opts: ConvNdOptions) -> D::Sum, S::ConvNd { weight: 0, bias: 1, opts: 2, axes: 2, transpose: true };
+    /// Transposed 3-D convolution.
+    ConvTranspose3d = "conv_transpose3d" "conv_transpose3d" (weight: Tensor, bias: OptionalTensor, opts: ConvNdOptions) -> D::Sum, S::ConvNd { weight: 0, bias: 1, opts: 2, axes: 3, transpose: true };
     /// Max pooling over the last three axes.
     MaxPool3d = "max_pool3d" "max_pool3d" (opts: Pool3dOptions) -> D::Same, S::Pool { opts: 0, axes: 3, average: false };
     /// Average pooling over the last three axes.
@@ -498,11 +508,6 @@ pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
-    "conv1d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "cross_entropy_with",

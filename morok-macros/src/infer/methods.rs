@@ -144,7 +144,7 @@ impl Ctx<'_> {
             .args
             .iter()
             .zip(&args)
-            .map(|(a, e)| self.argument(a.kind, a.name, e))
+            .map(|(a, e)| self.argument(spec.name, a.kind, a.name, e))
             .collect::<Result<Vec<_>>>()?;
         self.apply(spec, &whole, recv, checked, &args, output)
     }
@@ -172,8 +172,9 @@ impl Ctx<'_> {
         self.apply(spec, whole, v, Vec::new(), &[], None)
     }
 
-    /// Reads one argument of kind `kind` named `name` (for errors).
-    fn argument(&mut self, kind: ArgKind, name: &str, e: &Expr) -> Result<Checked> {
+    /// Reads one argument of `op` of kind `kind` named `name` (for
+    /// errors).
+    fn argument(&mut self, op: &str, kind: ArgKind, name: &str, e: &Expr) -> Result<Checked> {
         let g = g();
         let lit = |value: ArgValue<SymDim>, lit: TokenStream| Checked {
             kind,
@@ -371,6 +372,13 @@ impl Ctx<'_> {
             ArgKind::PoolOptions => {
                 let (geometry, tokens) = super::options::pool_options(e, "PoolOptions")?;
                 lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool(#tokens)))
+            }
+            ArgKind::ConvNdOptions => {
+                let (geometry, variant, tokens) = super::options::conv_nd_options(e, op)?;
+                lit(
+                    ArgValue::ConvNd(geometry),
+                    quote!(#g::Lit::#variant(#tokens)),
+                )
             }
             ArgKind::Pool3dOptions => {
                 let (geometry, tokens) = super::options::pool_options(e, "Pool3dOptions")?;

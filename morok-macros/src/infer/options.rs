@@ -5,7 +5,7 @@
 //! geometry and the tokens of the value the op node passes at run time.
 
 use super::{count_lit, int_lit};
-use morok_core::shape::{ConvGeometry, InterpolateMode, Pads, PoolGeometry, Slice};
+use morok_core::shape::{ConvGeometry, ConvNd, InterpolateMode, Pads, PoolGeometry, Slice};
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Error, Expr, Result};
@@ -166,6 +166,134 @@ pub(super) fn conv_options(e: &Expr) -> Result<(ConvGeometry, TokenStream)> {
         groups: #groups,
     });
     Ok((g, tokens))
+}
+
+/// The options struct of convolution `op` (other than `conv2d`): its
+/// name, its number of axes, whether it has `output_padding`, and the
+/// `Lit` variant that carries it.
+fn conv_struct(op: &str) -> Option<(&'static str, usize, bool, &'static str)> {
+    Some(match op {
+        "conv1d" => ("Conv1dOptions", 1, false, "Conv1d"),
+        "conv3d" => ("Conv3dOptions", 3, false, "Conv3d"),
+        "conv_transpose1d" | "conv_transpose2d" => {
+            ("ConvTransposeOptions", 2, true, "ConvTranspose")
+        }
+        "conv_transpose3d" => ("ConvTranspose3dOptions", 3, true, "ConvTranspose3d"),
+        _ => return None,
+    })
+}
+
+/// A size field of `n` axes: an integer for one axis (`Conv1dOptions`), a
+/// tuple otherwise.
+fn sizes(e: &Expr, n: usize, what: &str) -> Result<Vec<usize>> {
+    if n == 1 {
+        Ok(vec![count_lit(e, what)?])
+    } else {
+        usize_tuple(e, n, what)
+    }
+}
+
+/// The tokens of a size field of `n` axes.
+fn sizes_tokens(v: &[usize]) -> TokenStream {
+    match v {
+        [one] => quote!(#one),
+        _ => tuple_tokens(v),
+    }
+}
+
+/// The options literal of convolution `op` (`Conv1dOptions { stride: 2,
+/// ..Default::default() }`, `Conv3dOptions`, `ConvTransposeOptions`,
+/// `ConvTranspose3dOptions`): its geometry, the `Lit` variant and the
+/// value's tokens.
+pub(super) fn conv_nd_options(
+    e: &Expr,
+    op: &str,
+) -> Result<(ConvNd, proc_macro2::Ident, TokenStream)> {
+    let Some((name, n, transposed, variant)) = conv_struct(op) else {
+        return Err(Error::new_spanned(
+            e,
+            format!("`{op}` takes no convolution options"),
+        ));
+    };
+    let fields: &[&str] = if transposed {
+        &["stride", "padding", "output_padding", "dilation", "groups"]
+    } else {
+        &["stride", "padding", "dilation", "groups"]
+    };
+    let form = format!(
+        "the options of `{op}` must be `{name} {{ {} }}` (or a part of it and \
+         `..Default::default()`)",
+        fields
+            .iter()
+            .map(|f| format!("{f}: .."))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut g = ConvNd {
+        stride: vec![1; n],
+        padding: vec![(0, 0); n],
+        output_padding: vec![0; n],
+        dilation: vec![1; n],
+        groups: 1,
+    };
+    if !is_default(e, name) {
+        let Expr::Struct(s) = e else {
+            return Err(Error::new_spanned(e, &form));
+        };
+        if s.path.segments.last().is_none_or(|p| p.ident != name) {
+            return Err(Error::new_spanned(&s.path, &form));
+        }
+        let mut seen = 0;
+        for f in &s.fields {
+            let field = match &f.member {
+                syn::Member::Named(id) => id.to_string(),
+                syn::Member::Unnamed(_) => String::new(),
+            };
+            match field.as_str() {
+                "stride" => g.stride = sizes(&f.expr, n, "stride")?,
+                "dilation" => g.dilation = sizes(&f.expr, n, "dilation")?,
+                "output_padding" if transposed => {
+                    g.output_padding = sizes(&f.expr, n, "output_padding")?
+                }
+                "groups" => g.groups = count_lit(&f.expr, "groups")?,
+                "padding" => g.padding = padding(&f.expr, n)?,
+                _ => {
+                    return Err(Error::new_spanned(
+                        &f.member,
+                        format!("{name} has the fields {}", fields.join(", ")),
+                    ))
+                }
+            }
+            seen += 1;
+        }
+        match &s.rest {
+            Some(rest) if !is_default(rest, name) => {
+                return Err(Error::new_spanned(
+                    rest,
+                    "the rest of the options must be `..Default::default()`",
+                ))
+            }
+            None if seen < fields.len() => return Err(Error::new_spanned(e, &form)),
+            _ => {}
+        }
+    }
+    let (stride, dilation, groups) = (sizes_tokens(&g.stride), sizes_tokens(&g.dilation), g.groups);
+    let pads = pads_tokens(&g.padding);
+    let ty = quote::format_ident!("{}", name);
+    let extra = if transposed {
+        let o = sizes_tokens(&g.output_padding);
+        quote!(output_padding: #o,)
+    } else {
+        quote!()
+    };
+    let tokens = quote!(::morok::#ty {
+        stride: #stride,
+        padding: #pads,
+        #extra
+        dilation: #dilation,
+        groups: #groups,
+    });
+    Ok((g, quote::format_ident!("{}", variant), tokens))
 }
 
 /// `PoolOptions::new((2, 2))` (or `Pool3dOptions::new((2, 2, 2))`)
