@@ -153,6 +153,27 @@ fn compile_time_and_run_time_errors_match() {
             ),
         ),
         (
+            "attention_heads",
+            z(&[1, 4, 8, 16]).scaled_dot_product_attention(
+                &z(&[1, 3, 8, 16]),
+                &z(&[1, 3, 8, 16]),
+                &morok::AttentionOptions {
+                    enable_gqa: true,
+                    ..Default::default()
+                },
+            ),
+        ),
+        (
+            "scatter_reduce_bool_sum",
+            t(&[2, 3], DType::BOOL).scatter_reduce(
+                1,
+                &t(&[2, 2], DType::I64),
+                &t(&[2, 2], DType::BOOL),
+                morok::ScatterReduce::Sum,
+                true,
+            ),
+        ),
+        (
             "cross_entropy_label_shape",
             z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),
         ),

@@ -7,8 +7,9 @@
 //! op added to the table without a DSL test fails.
 
 use morok::{
-    Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
-    InterpolateMode, Pads, Pool3dOptions, PoolOptions, Reduction, ScalarType, Slice, Tensor,
+    AttentionOptions, Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions,
+    ConvTransposeOptions, DType, InterpolateMode, IsCloseOptions, Pads, Pool3dOptions, PoolOptions,
+    Reduction, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
@@ -914,6 +915,42 @@ fn k_conv_transpose3d(
     vol.conv_transpose3d(t3, None, ConvTranspose3dOptions::default())
 }
 
+#[morok::kernel]
+fn k_isclose(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<bool, 2, 3> {
+    x.isclose(
+        y,
+        IsCloseOptions {
+            rtol: 0.1,
+            ..Default::default()
+        },
+    )
+}
+
+#[morok::kernel]
+fn k_scaled_dot_product_attention(
+    q: Tensor<f32, 1, 2, 4, 3>,
+    kk: Tensor<f32, 1, 2, 5, 3>,
+    vv: Tensor<f32, 1, 2, 5, 6>,
+) -> Tensor<f32, 1, 2, 4, 6> {
+    q.scaled_dot_product_attention(
+        kk,
+        vv,
+        AttentionOptions {
+            is_causal: true,
+            ..Default::default()
+        },
+    )
+}
+
+#[morok::kernel]
+fn k_scatter_reduce(
+    x: Tensor<f32, 2, 3>,
+    ix: Tensor<i64, 2, 2>,
+    s: Tensor<f32, 2, 2>,
+) -> Tensor<f32, 2, 3> {
+    x.scatter_reduce(1, ix, s, ScatterReduce::Amax, false)
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -974,6 +1011,9 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let lw = input(ScalarType::F32, &[4, 3]);
     let vol = input(ScalarType::F32, &[1, 2, 4, 4, 4]);
     let sq = input(ScalarType::F32, &[1, 2, 7]);
+    let q = input(ScalarType::F32, &[1, 2, 4, 3]);
+    let kk = input(ScalarType::F32, &[1, 2, 5, 3]);
+    let vv = input(ScalarType::F32, &[1, 2, 5, 6]);
     let k1 = input(ScalarType::F32, &[3, 2, 3]);
     let k3 = input(ScalarType::F32, &[3, 2, 2, 2, 2]);
     let t1 = input(ScalarType::F32, &[2, 3, 3]);
@@ -1312,6 +1352,34 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         __morok_aot_k_conv_transpose3d,
         [vol, t3],
         vol.conv_transpose3d(&t3, None, ConvTranspose3dOptions::default())?
+    );
+    same_graph!(
+        __morok_aot_k_isclose,
+        [x, y],
+        x.isclose(
+            &y,
+            IsCloseOptions {
+                rtol: 0.1,
+                ..Default::default()
+            }
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_scaled_dot_product_attention,
+        [q, kk, vv],
+        q.scaled_dot_product_attention(
+            &kk,
+            &vv,
+            &AttentionOptions {
+                is_causal: true,
+                ..Default::default()
+            }
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_scatter_reduce,
+        [x, ix, s],
+        x.scatter_reduce(1, &ix, &s, ScatterReduce::Amax, false)?
     );
     Ok(())
 }

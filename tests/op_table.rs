@@ -5,10 +5,11 @@
 //! it) agree: the same element type and shape, or both an error with the
 //! same words.
 
-use morok::dsl::graph::{call_op, Lit, Value};
+use morok::dsl::graph::{call_op, AttentionLit, Lit, Value};
 use morok::{
     Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
-    InterpolateMode, Pads, Pool3dOptions, PoolOptions, ScalarType, Slice, Tensor,
+    InterpolateMode, IsCloseOptions, Pads, Pool3dOptions, PoolOptions, ScalarType, ScatterReduce,
+    Slice, Tensor,
 };
 use morok_core::shape::ReshapeDim;
 use morok_core::tensor_ops::{
@@ -117,6 +118,16 @@ fn conv_shapes(op: &str) -> Option<(Shapes, Shapes)> {
             &[&[2, 3, 2, 2], &[4, 1, 3, 3], &[2, 3, 2]],
         ),
         "conv_transpose3d" => (&[&[1, 2, 2, 2, 2]], &[&[2, 3, 2, 2, 2], &[2, 1, 1, 1, 1]]),
+        "scaled_dot_product_attention" => (
+            &[&[2, 4, 3], &[1, 2, 4, 3], &[4, 3], &[1, 4, 4, 3]],
+            &[
+                &[2, 5, 3],
+                &[1, 1, 5, 3],
+                &[5, 3],
+                &[2, 5, 6],
+                &[1, 2, 5, 3],
+            ],
+        ),
         _ => return None,
     })
 }
@@ -247,6 +258,53 @@ fn sample(kind: ArgKind, dtype: ScalarType, op: &str, rng: &mut Rng) -> Sample {
             let weights = conv_shapes(op).map_or(&[][..], |(_, w)| w);
             let shape: &[usize] = weights[rng.below(weights.len())];
             Sample::Tensor(Tensor::zeros(shape, DType::scalar(dtype)))
+        }
+        ArgKind::IsCloseOptions => {
+            let o = IsCloseOptions {
+                rtol: 0.1,
+                ..IsCloseOptions::default()
+            };
+            Sample::Literal(ArgValue::Opaque, Lit::IsClose(o))
+        }
+        ArgKind::AttentionOptions => {
+            let base = AttentionLit {
+                is_causal: false,
+                scale: None,
+                enable_gqa: false,
+                dropout_p: 0.0,
+                dropout_seed: 0,
+            };
+            let o = *rng.pick(&[
+                base,
+                AttentionLit {
+                    is_causal: true,
+                    ..base
+                },
+                AttentionLit {
+                    enable_gqa: true,
+                    scale: Some(0.5),
+                    ..base
+                },
+                AttentionLit {
+                    dropout_p: 1.5,
+                    ..base
+                },
+            ]);
+            let value = ArgValue::Attention {
+                enable_gqa: o.enable_gqa,
+                dropout_p: o.dropout_p,
+            };
+            Sample::Literal(value, Lit::Attention(o))
+        }
+        ArgKind::ScatterReduce => {
+            let r = *rng.pick(&[
+                ScatterReduce::Sum,
+                ScatterReduce::Prod,
+                ScatterReduce::Mean,
+                ScatterReduce::Amax,
+                ScatterReduce::Amin,
+            ]);
+            Sample::Literal(ArgValue::ScatterReduce(r), Lit::ScatterReduce(r))
         }
         ArgKind::ConvNdOptions => {
             let (value, lit) = conv_nd_options(op, rng);

@@ -72,6 +72,12 @@ pub enum Lit {
     Pool(crate::PoolOptions),
     /// 3-D pooling options.
     Pool3d(crate::Pool3dOptions),
+    /// `isclose` tolerances.
+    IsClose(crate::IsCloseOptions),
+    /// Attention options (no mask).
+    Attention(AttentionLit),
+    /// A scatter reduction.
+    ScatterReduce(crate::ScatterReduce),
     /// `conv1d` options.
     Conv1d(crate::Conv1dOptions),
     /// `conv3d` options.
@@ -85,6 +91,36 @@ pub enum Lit {
     Slices(&'static [crate::Slice]),
     /// An interpolation mode.
     InterpolateMode(crate::InterpolateMode),
+}
+
+/// The options of `scaled_dot_product_attention` a body can write (every
+/// field of [`crate::AttentionOptions`] but its mask).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionLit {
+    /// `is_causal`.
+    pub is_causal: bool,
+    /// `scale`.
+    pub scale: Option<f64>,
+    /// `enable_gqa`.
+    pub enable_gqa: bool,
+    /// `dropout_p`.
+    pub dropout_p: f64,
+    /// `dropout_seed`.
+    pub dropout_seed: u64,
+}
+
+impl AttentionLit {
+    /// The API's options.
+    pub fn options(self) -> crate::AttentionOptions {
+        crate::AttentionOptions {
+            mask: None,
+            is_causal: self.is_causal,
+            scale: self.scale,
+            enable_gqa: self.enable_gqa,
+            dropout_p: self.dropout_p,
+            dropout_seed: self.dropout_seed,
+        }
+    }
 }
 
 /// One entry of a dim written in a body (`reshape([B * 2, -1])`), in

@@ -147,9 +147,10 @@ impl Args<'_, '_> {
             _ => Err(self.bad("pooling options", k)),
         }
     }
-    /// The options literal `k`, which must be `pick`'s kind.
+    /// The literal `k`, which must be `pick`'s kind (options structs and
+    /// enums).
     fn options<T>(&self, k: usize, pick: impl Fn(Lit) -> Option<T>) -> Result<T> {
-        pick(self.lit(k)?).ok_or_else(|| self.bad("convolution options", k))
+        pick(self.lit(k)?).ok_or_else(|| self.bad("options", k))
     }
     fn pool3d(&self, k: usize) -> Result<crate::Pool3dOptions> {
         match self.lit(k)? {
@@ -414,6 +415,31 @@ pub(super) fn call(
                 Lit::ConvTranspose3d(o) => Some(o),
                 _ => None,
             })?,
+        ),
+        Isclose => x.isclose(
+            a.operand(0)?,
+            a.options(0, |l| match l {
+                Lit::IsClose(o) => Some(o),
+                _ => None,
+            })?,
+        ),
+        ScaledDotProductAttention => x.scaled_dot_product_attention(
+            a.tensor(0)?,
+            a.tensor(1)?,
+            &a.options(0, |l| match l {
+                Lit::Attention(o) => Some(o.options()),
+                _ => None,
+            })?,
+        ),
+        ScatterReduce => x.scatter_reduce(
+            a.axis(0)?,
+            a.tensor(0)?,
+            a.tensor(1)?,
+            a.options(1, |l| match l {
+                Lit::ScatterReduce(r) => Some(r),
+                _ => None,
+            })?,
+            a.flag(2)?,
         ),
         MaxPool3d => x.max_pool3d(a.pool3d(0)?),
         AvgPool3d => x.avg_pool3d(a.pool3d(0)?),

@@ -1,8 +1,8 @@
 //! `scaled_dot_product_attention`, composed of matmul, softmax and masks.
 
 use super::Tensor;
-use crate::error::{Error, Result};
-use morok_core::shape::{broadcast_shapes, ShapeError};
+use crate::error::{Error, Located, Result};
+use morok_core::shape::{attention_shape, broadcast_shapes, ShapeError};
 
 /// Options of [`Tensor::scaled_dot_product_attention`] (PyTorch's keyword
 /// arguments; dropout is off by default).
@@ -54,9 +54,7 @@ impl Tensor {
             source: ShapeError::new(op, &[&q, &k, &v], why),
             location,
         };
-        if q.len() < 2 || k.len() < 2 || v.len() < 2 {
-            return Err(fail("query, key and value need at least 2 axes".into()));
-        }
+        attention_shape(&q, &k, &v, opts.enable_gqa).located()?;
         if opts.is_causal && opts.mask.is_some() {
             // As PyTorch: one of the two says which keys a query sees.
             return Err(Error::argument(
@@ -66,36 +64,12 @@ impl Tensor {
             ));
         }
         let (e, s) = (q[q.len() - 1], k[k.len() - 2]);
-        if k[k.len() - 1] != e || v[v.len() - 2] != s {
-            return Err(fail(
-                "the query's and key's last axes must match, and the key and value must have \
-                 one sequence length"
-                    .into(),
-            ));
-        }
         let heads = |t: &[usize]| if t.len() >= 3 { t[t.len() - 3] } else { 1 };
-        let (hq, hk, hv) = (heads(&q), heads(&k), heads(&v));
+        let (hq, hk) = (heads(&q), heads(&k));
         let (mut key, mut value) = (key.clone(), value.clone());
-        if hk != hv {
-            return Err(fail(format!("the key has {hk} heads, the value {hv}")));
-        }
         if hq != hk {
-            if !opts.enable_gqa || q.len() < 3 || k.len() < 3 || hk == 0 || hq % hk != 0 {
-                return Err(fail(format!(
-                    "{hq} query heads for {hk} key/value heads{}",
-                    if opts.enable_gqa {
-                        " (not a multiple)"
-                    } else {
-                        " without enable_gqa"
-                    }
-                )));
-            }
             key = key.repeat_interleave(hq / hk, Some(-3))?;
             value = value.repeat_interleave(hq / hk, Some(-3))?;
-        }
-        let batch = |t: &[usize]| t[..t.len() - 3.min(t.len())].to_vec();
-        if broadcast_shapes(op, &batch(&q), &batch(&k)).is_err() {
-            return Err(fail("the batch axes do not broadcast".into()));
         }
         let scale = opts.scale.unwrap_or(1.0 / (e as f64).sqrt());
         let scores = self

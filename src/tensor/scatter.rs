@@ -10,24 +10,9 @@ use super::Tensor;
 use crate::error::{Error, Located, Result};
 use morok_core::dtype::Element;
 use morok_core::shape::{masked_shape, scatter_shape};
+use morok_core::tensor_ops::ScatterReduce;
 use morok_core::uop::ReduceOp;
 use morok_core::{ConstValue, ScalarType};
-
-/// How [`Tensor::scatter_reduce`] combines the values written to one
-/// position (PyTorch's `reduce` argument).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScatterReduce {
-    /// `"sum"`.
-    Sum,
-    /// `"prod"`.
-    Prod,
-    /// `"mean"` (integers divide with floor).
-    Mean,
-    /// `"amax"`.
-    Amax,
-    /// `"amin"`.
-    Amin,
-}
 
 impl Tensor {
     /// The common checks of the scatter family: `index` and `src` have

@@ -16,6 +16,7 @@
 //! This module depends on nothing else in the crate; the shape of a UOp
 //! node (checked and cached on the node) is `uop::shape_of`, built on it.
 
+mod attention;
 pub mod axis_edits;
 mod conv;
 mod dim;
@@ -28,6 +29,7 @@ pub mod rules;
 mod selection;
 mod slicing;
 
+pub use attention::attention_shape;
 pub use axis_edits::{
     flatten_shape, flip_axes, repeat_shape, squeeze_all_shape, squeeze_shape, unflatten_shape,
     unsqueeze_shape,

@@ -122,6 +122,21 @@ pub(super) fn dtype_of<D: Dim>(
             return Err(wrong_type(spec, "index tensor", t, s, "an integer type"))
         }
         DTypeRule::OneHot => ScalarType::I64,
+        DTypeRule::ScatterReduce(i) => match args.get(i) {
+            Some(ArgValue::ScatterReduce(r))
+                if t.is_bool()
+                    && !matches!(
+                        r,
+                        super::spec::ScatterReduce::Amax | super::spec::ScatterReduce::Amin
+                    ) =>
+            {
+                return Err(refuse(&format!(
+                    "not defined for bool tensors (reduce {r:?})"
+                )))
+            }
+            Some(ArgValue::ScatterReduce(_)) => t,
+            _ => return Err(malformed(spec, i)),
+        },
         DTypeRule::Resample(i) => match args.get(i) {
             Some(ArgValue::InterpolateMode(m)) if t.is_bool() && m.linear_rank().is_some() => {
                 ScalarType::F32
@@ -424,6 +439,32 @@ pub(super) fn shape_of<D: Dim>(
             }
             _ => return Err(malformed(spec, i)),
         },
+        ShapeRule::Attention { key, value, opts } => {
+            let (Some(ArgValue::Tensor(_, k)), Some(ArgValue::Tensor(_, v))) =
+                (args.get(key), args.get(value))
+            else {
+                return Err(malformed(spec, key));
+            };
+            let Some(&ArgValue::Attention {
+                enable_gqa,
+                dropout_p,
+            }) = args.get(opts)
+            else {
+                return Err(malformed(spec, opts));
+            };
+            let out = shape::attention_shape(s, k, v, enable_gqa)?;
+            if !(0.0..=1.0).contains(&dropout_p) {
+                return Err(OpError::Argument {
+                    op: op.to_string(),
+                    reason: format!(
+                        "dropout_p {dropout_p} is not in [0, 1] (query {}, key {})",
+                        shape::shape_text(s),
+                        shape::shape_text(k)
+                    ),
+                });
+            }
+            out
+        }
         ShapeRule::BroadcastTo(i) => match args.get(i) {
             Some(ArgValue::Sizes(n)) => {
                 let target: Vec<D> = n.iter().map(|&d| D::lit(d)).collect();

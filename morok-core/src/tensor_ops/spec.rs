@@ -16,6 +16,22 @@ pub enum Reduction {
     Sum,
 }
 
+/// How `Tensor::scatter_reduce` combines the values written to one
+/// position (PyTorch's `reduce` argument).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScatterReduce {
+    /// `"sum"`.
+    Sum,
+    /// `"prod"`.
+    Prod,
+    /// `"mean"` (integers divide with floor).
+    Mean,
+    /// `"amax"`.
+    Amax,
+    /// `"amin"`.
+    Amin,
+}
+
 /// What one argument of an op is, and how a DSL body writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgKind {
@@ -84,6 +100,14 @@ pub enum ArgKind {
     Slices,
     /// An interpolation mode (`InterpolateMode::Bilinear`).
     InterpolateMode,
+    /// `IsCloseOptions { rtol: 1e-5, atol: 1e-8, equal_nan: false }` (or
+    /// a part of it and `..Default::default()`).
+    IsCloseOptions,
+    /// `AttentionOptions { is_causal: true, ..Default::default() }` (every
+    /// field but `mask`, which a body cannot give).
+    AttentionOptions,
+    /// A scatter reduction (`ScatterReduce::Sum`).
+    ScatterReduce,
 }
 
 impl ArgKind {
@@ -116,6 +140,9 @@ impl ArgKind {
             ArgKind::ConvNdOptions => "`Conv1dOptions { stride: 2, ..Default::default() }` (or `Conv3dOptions`, `ConvTransposeOptions`, `ConvTranspose3dOptions`)",
             ArgKind::Slices => "`[1..3, .., Slice::all().step(2)]`",
             ArgKind::InterpolateMode => "`InterpolateMode::Bilinear`",
+            ArgKind::IsCloseOptions => "`IsCloseOptions { rtol: 1e-5, ..Default::default() }`",
+            ArgKind::AttentionOptions => "`AttentionOptions { is_causal: true, ..Default::default() }`",
+            ArgKind::ScatterReduce => "`ScatterReduce::Sum`",
         }
     }
 }
@@ -162,6 +189,9 @@ pub enum DTypeRule {
     /// The receiver's type, except that a linear mode (argument `i`)
     /// resamples bools into f32 (`interpolate`).
     Resample(usize),
+    /// The receiver's type; bools only with the `Amax`/`Amin` reduction of
+    /// argument `i` (`scatter_reduce`).
+    ScatterReduce(usize),
     /// The element type of the first tensor argument (`where_`, whose
     /// receiver is the condition); an error when every argument is a
     /// literal.
@@ -184,6 +214,7 @@ impl DTypeRule {
             DTypeRule::Branch => "the branches' type",
             DTypeRule::OneHot => "i64; integers only",
             DTypeRule::Resample(_) => "same; bool gives f32 in the linear modes",
+            DTypeRule::ScatterReduce(_) => "same; bool only with `Amax`/`Amin`",
         }
     }
 }
@@ -344,6 +375,18 @@ pub enum ShapeRule {
     Slice(usize),
     /// Broadcast to the sizes of argument `i`.
     BroadcastTo(usize),
+    /// Attention of the receiver (queries) over the key of argument `key`
+    /// and the value of argument `value` with the options of argument
+    /// `opts` ([`crate::shape::attention_shape`]; the dropout probability
+    /// is in `[0, 1]`).
+    Attention {
+        /// The key's argument.
+        key: usize,
+        /// The value's argument.
+        value: usize,
+        /// The options' argument.
+        opts: usize,
+    },
     /// A convolution (or, with `transpose`, a transposed one) over the
     /// last `axes` axes by the weight of argument `weight`, the optional
     /// bias of argument `bias` and the options of argument `opts` (1
@@ -447,6 +490,7 @@ impl ShapeRule {
             ShapeRule::Pool { .. } => "the pooled axes count windows",
             ShapeRule::Slice(_) => "each sliced axis counts its picked elements",
             ShapeRule::BroadcastTo(_) => "the sizes",
+            ShapeRule::Attention { .. } => "`[.., Hq, L, Ev]`",
             ShapeRule::ConvNd {
                 transpose: false, ..
             } => "`[N, C_out, windows..]`",
@@ -506,6 +550,17 @@ pub enum ArgValue<D> {
     Slices(Vec<crate::shape::Slice>),
     /// Convolution options over any number of axes.
     ConvNd(crate::shape::ConvNd),
+    /// Options the rules do not read (`IsCloseOptions`).
+    Opaque,
+    /// Attention options: `enable_gqa` and the dropout probability.
+    Attention {
+        /// Grouped-query attention.
+        enable_gqa: bool,
+        /// The dropout probability.
+        dropout_p: f64,
+    },
+    /// A scatter reduction.
+    ScatterReduce(ScatterReduce),
     /// An interpolation mode.
     InterpolateMode(crate::shape::InterpolateMode),
 }

@@ -410,6 +410,12 @@ op_table! {
     MaxPool2dWithIndices = "max_pool2d_with_indices" "max_pool2d_with_indices" (opts: PoolOptions) -> D::Same, S::Pool { opts: 0, axes: 2, average: false }, pair D::Index;
     /// Max pooling over the last three axes with the i64 positions (`.1`).
     MaxPool3dWithIndices = "max_pool3d_with_indices" "max_pool3d_with_indices" (opts: Pool3dOptions) -> D::Same, S::Pool { opts: 0, axes: 3, average: false }, pair D::Index;
+    /// Whether each element is close to `other` (`|a - b| <= atol + rtol·|b|`, finite).
+    Isclose = "isclose" "isclose" (other: Operand, opts: IsCloseOptions) -> D::Bool, S::Broadcast;
+    /// `softmax(q @ k^T · scale (+ causal mask)) @ v` of the receiver as queries.
+    ScaledDotProductAttention = "scaled_dot_product_attention" "scaled_dot_product_attention" (key: Tensor, value: Tensor, opts: AttentionOptions) -> D::Float, S::Attention { key: 0, value: 1, opts: 2 };
+    /// A copy with the `src` values written at `index` combined by `reduce`.
+    ScatterReduce = "scatter_reduce" "scatter_reduce" (dim: Axis, index: Index, src: Tensor, reduce: ScatterReduce, include_self: Bool) -> D::ScatterReduce(3), S::Scatter { axis: 0, index: 1, src: 2 };
     /// Broadcasts to the given sizes (NumPy rules).
     BroadcastTo = "broadcast_to" "broadcast_to" (shape: Sizes) -> D::Same, S::BroadcastTo(0);
     /// Huber-like loss: quadratic below `beta`, linear above.
@@ -451,6 +457,7 @@ pub static NOT_IN_THE_DSL: &[(&str, &str)] = &[
     ("to_ndarray", "runs the graph; a body builds one"),
     ("to_device", "moves data; a body builds one graph"),
     ("assign", "writes a buffer; a body builds one graph"),
+    ("allclose", "runs the graph and returns a `bool`"),
     (
         "backward",
         "differentiates a result; call it on the kernel's result",
@@ -503,8 +510,6 @@ pub static NOT_IN_THE_DSL: &[(&str, &str)] = &[
 /// Tensor methods whose shape follows from their arguments but which the
 /// op table does not declare yet: a DSL body cannot call them (yet).
 pub static NOT_YET_IN_THE_DSL: &[&str] = &[
-    "allclose",
-    "isclose",
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
@@ -512,8 +517,6 @@ pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "binary_cross_entropy_with_logits",
     "cross_entropy_with",
     "nll_loss",
-    "scaled_dot_product_attention",
-    "scatter_reduce",
     "scatter_value",
     "index",
     "interpolate_scale",

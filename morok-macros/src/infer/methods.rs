@@ -373,6 +373,27 @@ impl Ctx<'_> {
                 let (geometry, tokens) = super::options::pool_options(e, "PoolOptions")?;
                 lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool(#tokens)))
             }
+            ArgKind::IsCloseOptions => {
+                let tokens = super::options::isclose_options(e)?;
+                lit(ArgValue::Opaque, quote!(#g::Lit::IsClose(#tokens)))
+            }
+            ArgKind::AttentionOptions => {
+                let (enable_gqa, dropout_p, tokens) = super::options::attention_options(e)?;
+                lit(
+                    ArgValue::Attention {
+                        enable_gqa,
+                        dropout_p,
+                    },
+                    quote!(#g::Lit::Attention(#tokens)),
+                )
+            }
+            ArgKind::ScatterReduce => {
+                let (r, tokens) = super::options::scatter_reduce(e)?;
+                lit(
+                    ArgValue::ScatterReduce(r),
+                    quote!(#g::Lit::ScatterReduce(#tokens)),
+                )
+            }
             ArgKind::ConvNdOptions => {
                 let (geometry, variant, tokens) = super::options::conv_nd_options(e, op)?;
                 lit(
