@@ -15,6 +15,8 @@ use quote::{format_ident, quote};
 use std::collections::HashMap;
 use syn::{BinOp, Error, Expr, Lit, Result, UnOp};
 
+mod arguments;
+mod literals;
 mod methods;
 mod options;
 

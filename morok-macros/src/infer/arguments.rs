@@ -1,0 +1,315 @@
+//! The arguments of a method call in a kernel body, read by their kind in
+//! the op table (`morok_core::tensor_ops::ArgKind`): tensors and operands
+//! become operands of the node, literals become its `Lit` constants and
+//! what the shape rules see ([`ArgValue`]).
+
+use super::methods::arg_value;
+use super::*;
+use morok_core::tensor_ops::{ArgKind, ArgValue, Reduction};
+
+/// One checked argument of a call.
+pub(super) struct Checked {
+    /// Its declared kind.
+    pub(super) kind: ArgKind,
+    /// What the rules see.
+    pub(super) value: ArgValue<SymDim>,
+    /// The operand, for tensor and operand arguments (a node or literal).
+    pub(super) operand: Option<Ref>,
+    /// The `Lit` tokens, for literal arguments.
+    pub(super) lit: Option<TokenStream>,
+}
+
+impl Ctx<'_> {
+    /// Reads one argument of `op` of kind `kind` named `name` (for
+    /// errors).
+    pub(super) fn argument(
+        &mut self,
+        op: &str,
+        kind: ArgKind,
+        name: &str,
+        e: &Expr,
+    ) -> Result<Checked> {
+        let g = g();
+        let lit = |value: ArgValue<SymDim>, lit: TokenStream| Checked {
+            kind,
+            value,
+            operand: None,
+            lit: Some(lit),
+        };
+        Ok(match kind {
+            ArgKind::Tensor | ArgKind::Index | ArgKind::Mask | ArgKind::Labels => {
+                let (t, s, r) = self.tensor(e)?;
+                Checked {
+                    kind,
+                    value: ArgValue::Tensor(t, s),
+                    operand: Some(r),
+                    lit: None,
+                }
+            }
+            ArgKind::Operand => {
+                let v = self.expr(e)?;
+                Checked {
+                    kind,
+                    value: arg_value(&v.ty, v.r),
+                    operand: Some(v.r),
+                    lit: None,
+                }
+            }
+            ArgKind::Axis => {
+                let a = axis(e)?;
+                lit(ArgValue::Axis(a), quote!(#g::Lit::Axis(#a)))
+            }
+            ArgKind::Axes => {
+                let a = axes_list(e)?;
+                lit(ArgValue::Axes(a.clone()), quote!(#g::Lit::Axes(&[#(#a),*])))
+            }
+            ArgKind::Bool => {
+                let b = bool_lit(e, name)?;
+                lit(ArgValue::Bool(b), quote!(#g::Lit::Bool(#b)))
+            }
+            ArgKind::Float => {
+                let v = float_lit(e, name)?;
+                if !v.is_finite() {
+                    return Err(Error::new_spanned(e, "the literal overflows"));
+                }
+                lit(ArgValue::Float(v), quote!(#g::Lit::Float(#v)))
+            }
+            ArgKind::Int => {
+                let v = int_lit(e, name)?;
+                lit(ArgValue::Int(v), quote!(#g::Lit::Int(#v)))
+            }
+            ArgKind::Count => {
+                let v = count_lit(e, name)?;
+                lit(ArgValue::Count(v), quote!(#g::Lit::Count(#v)))
+            }
+            ArgKind::Sizes => {
+                if !matches!(e, Expr::Array(_)) {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be a list literal such as `[2, 1]`"),
+                    ));
+                }
+                let v = list_elems(e)
+                    .map(|d| count_lit(d, name))
+                    .collect::<Result<Vec<_>>>()?;
+                lit(
+                    ArgValue::Sizes(v.clone()),
+                    quote!(#g::Lit::Sizes(&[#(#v),*])),
+                )
+            }
+            ArgKind::Dims => {
+                let (target, codes) = self.dim_list(e)?;
+                lit(
+                    ArgValue::Dims(target),
+                    quote!(#g::Lit::Dims(&[#(#codes),*])),
+                )
+            }
+            ArgKind::Reduction => {
+                let last = match e {
+                    Expr::Path(p)
+                        if p.path.segments.len() == 2
+                            && p.path.segments[0].ident == "Reduction" =>
+                    {
+                        p.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                };
+                let r = match last.as_deref() {
+                    Some("None") => Reduction::None,
+                    Some("Mean") => Reduction::Mean,
+                    Some("Sum") => Reduction::Sum,
+                    _ => {
+                        return Err(Error::new_spanned(
+                            e,
+                            format!(
+                                "{name} must be `Reduction::Mean`, `Reduction::Sum` or \
+                                 `Reduction::None`"
+                            ),
+                        ))
+                    }
+                };
+                let v = format_ident!("{}", format!("{r:?}"));
+                lit(
+                    ArgValue::Reduction(r),
+                    quote!(#g::Lit::Reduction(::morok::Reduction::#v)),
+                )
+            }
+            ArgKind::Pads => {
+                let v = pair_list(e, name, "[(1, 1), (0, -2)]")?;
+                let toks = v.iter().map(|&(a, b)| {
+                    let (a, b) = (a as isize, b as isize);
+                    quote!((#a, #b))
+                });
+                let pairs = v.iter().map(|&(a, b)| (a as isize, b as isize)).collect();
+                lit(ArgValue::Pads(pairs), quote!(#g::Lit::Pads(&[#(#toks),*])))
+            }
+            ArgKind::Bounds => {
+                let v = pair_list(e, name, "[(0, 2), (1, 3)]")?;
+                let bounds = v
+                    .iter()
+                    .map(|&(a, b)| Ok((usize::try_from(a)?, usize::try_from(b)?)))
+                    .collect::<std::result::Result<Vec<(usize, usize)>, std::num::TryFromIntError>>(
+                    )
+                    .map_err(|_| {
+                        Error::new_spanned(e, format!("{name} must be non-negative integer pairs"))
+                    })?;
+                let toks = bounds.iter().map(|&(a, b)| quote!((#a, #b)));
+                lit(
+                    ArgValue::Bounds(bounds.clone()),
+                    quote!(#g::Lit::Bounds(&[#(#toks),*])),
+                )
+            }
+            ArgKind::Ints => {
+                if !matches!(e, Expr::Array(_)) {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be a list literal such as `[1, -2]`"),
+                    ));
+                }
+                let v = list_elems(e)
+                    .map(|d| Ok(int_lit(d, name)? as isize))
+                    .collect::<Result<Vec<_>>>()?;
+                lit(ArgValue::Ints(v.clone()), quote!(#g::Lit::Ints(&[#(#v),*])))
+            }
+            ArgKind::OptionalAxis => {
+                let d = optional_axis(e, name)?;
+                let tok = match d {
+                    Some(a) => quote!(::core::option::Option::Some(#a)),
+                    None => quote!(::core::option::Option::None),
+                };
+                lit(
+                    ArgValue::OptionalAxis(d),
+                    quote!(#g::Lit::OptionalAxis(#tok)),
+                )
+            }
+            ArgKind::OptionalTensor => match e {
+                Expr::Path(p) if p.path.is_ident("None") => Checked {
+                    kind,
+                    value: ArgValue::Absent,
+                    operand: None,
+                    lit: Some(quote!(#g::Lit::Present(false))),
+                },
+                Expr::Call(c)
+                    if c.args.len() == 1
+                        && matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Some")) =>
+                {
+                    let (t, s, r) = self.tensor(&c.args[0])?;
+                    Checked {
+                        kind,
+                        value: ArgValue::Tensor(t, s),
+                        operand: Some(r),
+                        lit: Some(quote!(#g::Lit::Present(true))),
+                    }
+                }
+                _ => {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be `Some(tensor)` or `None`"),
+                    ))
+                }
+            },
+            ArgKind::ConvOptions => {
+                let (geometry, tokens) = super::options::conv_options(e)?;
+                lit(ArgValue::Conv(geometry), quote!(#g::Lit::Conv(#tokens)))
+            }
+            ArgKind::Slices => {
+                let (v, tokens) = super::literals::slices(e)?;
+                lit(ArgValue::Slices(v), quote!(#g::Lit::Slices(#tokens)))
+            }
+            ArgKind::InterpolateMode => {
+                let (m, tokens) = super::literals::interpolate_mode(e)?;
+                lit(
+                    ArgValue::InterpolateMode(m),
+                    quote!(#g::Lit::InterpolateMode(#tokens)),
+                )
+            }
+            ArgKind::PoolOptions => {
+                let (geometry, tokens) = super::options::pool_options(e, "PoolOptions")?;
+                lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool(#tokens)))
+            }
+            ArgKind::IsCloseOptions => {
+                let tokens = super::literals::isclose_options(e)?;
+                lit(ArgValue::Opaque, quote!(#g::Lit::IsClose(#tokens)))
+            }
+            ArgKind::AttentionOptions => {
+                let (enable_gqa, dropout_p, tokens) = super::literals::attention_options(e)?;
+                lit(
+                    ArgValue::Attention {
+                        enable_gqa,
+                        dropout_p,
+                    },
+                    quote!(#g::Lit::Attention(#tokens)),
+                )
+            }
+            ArgKind::ScatterReduce => {
+                let (r, tokens) = super::literals::scatter_reduce(e)?;
+                lit(
+                    ArgValue::ScatterReduce(r),
+                    quote!(#g::Lit::ScatterReduce(#tokens)),
+                )
+            }
+            ArgKind::ConvNdOptions => {
+                let (geometry, variant, tokens) = super::options::conv_nd_options(e, op)?;
+                lit(
+                    ArgValue::ConvNd(geometry),
+                    quote!(#g::Lit::#variant(#tokens)),
+                )
+            }
+            ArgKind::Pool3dOptions => {
+                let (geometry, tokens) = super::options::pool_options(e, "Pool3dOptions")?;
+                lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool3d(#tokens)))
+            }
+            ArgKind::ElementType => {
+                let id = match e {
+                    Expr::Path(p) => p.path.get_ident(),
+                    _ => None,
+                }
+                .ok_or_else(|| Error::new_spanned(e, "expected an element type such as `f16`"))?;
+                let to = crate::sig::dtype_named(id)?;
+                let tt = crate::sig::dtype_tokens(to);
+                lit(ArgValue::ElementType(to), quote!(#g::Lit::DType(#tt)))
+            }
+        })
+    }
+}
+
+/// A list literal of integer pairs (`[(1, 1), (0, -2)]`; `form` is an
+/// example in errors).
+fn pair_list(e: &Expr, what: &str, form: &str) -> Result<Vec<(i64, i64)>> {
+    let wrong = || {
+        Error::new_spanned(
+            e,
+            format!("{what} must be a list literal of integer pairs such as `{form}`"),
+        )
+    };
+    let Expr::Array(list) = e else {
+        return Err(wrong());
+    };
+    list.elems
+        .iter()
+        .map(|p| match p {
+            Expr::Tuple(t) if t.elems.len() == 2 => {
+                Ok((int_lit(&t.elems[0], what)?, int_lit(&t.elems[1], what)?))
+            }
+            _ => Err(wrong()),
+        })
+        .collect()
+}
+
+/// `Some(axis)` or `None`.
+fn optional_axis(e: &Expr, what: &str) -> Result<Option<isize>> {
+    match e {
+        Expr::Path(p) if p.path.is_ident("None") => Ok(None),
+        Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+            Expr::Path(p) if p.path.is_ident("Some") => Ok(Some(axis(&c.args[0])?)),
+            _ => Err(Error::new_spanned(
+                e,
+                format!("{what} must be `Some(axis)` or `None`"),
+            )),
+        },
+        _ => Err(Error::new_spanned(
+            e,
+            format!("{what} must be `Some(axis)` or `None`"),
+        )),
+    }
+}

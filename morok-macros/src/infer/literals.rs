@@ -1,0 +1,284 @@
+//! The literal forms of the other option values in a kernel body: Python
+//! slices (`[1..3, .., Slice::all().step(2)]`), `InterpolateMode::..`,
+//! `ScatterReduce::..`, and the `IsCloseOptions { .. }` and
+//! `AttentionOptions { .. }` structs.
+
+use super::options::is_default;
+use super::{count_lit, int_lit};
+use morok_core::shape::{InterpolateMode, Slice};
+use morok_core::tensor_ops::ScatterReduce;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Error, Expr, Result};
+
+/// One slice: a range of integer literals (`1..3`, `-2..`, `..`), or
+/// `Slice::all()`, `Slice::range(a, b)`, `Slice::from(a)`, `Slice::to(b)`
+/// with an optional `.step(k)`.
+fn slice(e: &Expr) -> Result<Slice> {
+    let form = "a slice must be a range such as `1..3`, `-2..` or `..`, or \
+                `Slice::all()`, `Slice::range(a, b)`, `Slice::from(a)`, `Slice::to(b)` \
+                with an optional `.step(k)`";
+    let bound = |b: &Option<Box<Expr>>| -> Result<Option<isize>> {
+        b.as_ref()
+            .map(|x| Ok(int_lit(x, "a slice bound")? as isize))
+            .transpose()
+    };
+    match e {
+        Expr::Range(r) => {
+            if matches!(r.limits, syn::RangeLimits::Closed(_)) {
+                return Err(Error::new_spanned(
+                    e,
+                    "a slice excludes its end: write `a..b`",
+                ));
+            }
+            Ok(Slice {
+                start: bound(&r.start)?,
+                end: bound(&r.end)?,
+                step: 1,
+            })
+        }
+        Expr::MethodCall(m) if m.method == "step" && m.args.len() == 1 => {
+            let step = int_lit(&m.args[0], "a slice step")? as isize;
+            Ok(slice(&m.receiver)?.step(step))
+        }
+        Expr::Call(c) => {
+            let Expr::Path(p) = &*c.func else {
+                return Err(Error::new_spanned(e, form));
+            };
+            let names: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let arg = |i: usize| int_lit(&c.args[i], "a slice bound").map(|v| v as isize);
+            let parts: Vec<&str> = names.iter().map(String::as_str).collect();
+            match (parts.as_slice(), c.args.len()) {
+                (["Slice", "all"], 0) => Ok(Slice::all()),
+                (["Slice", "range"], 2) => Ok(Slice::range(arg(0)?, arg(1)?)),
+                (["Slice", "from"], 1) => Ok(Slice::from(arg(0)?)),
+                (["Slice", "to"], 1) => Ok(Slice::to(arg(0)?)),
+                _ => Err(Error::new_spanned(e, form)),
+            }
+        }
+        _ => Err(Error::new_spanned(e, form)),
+    }
+}
+
+/// A list literal of slices (`[1..3, .., Slice::all().step(2)]`).
+pub(super) fn slices(e: &Expr) -> Result<(Vec<Slice>, TokenStream)> {
+    let Expr::Array(list) = e else {
+        return Err(Error::new_spanned(
+            e,
+            "the slices must be a list literal such as `[1..3, ..]`",
+        ));
+    };
+    let v = list.elems.iter().map(slice).collect::<Result<Vec<_>>>()?;
+    let opt = |b: Option<isize>| match b {
+        Some(x) => quote!(::core::option::Option::Some(#x)),
+        None => quote!(::core::option::Option::None),
+    };
+    let toks = v.iter().map(|s| {
+        let (start, end, step) = (opt(s.start), opt(s.end), s.step);
+        quote!(::morok::Slice { start: #start, end: #end, step: #step })
+    });
+    let tokens = quote!(&[#(#toks),*]);
+    Ok((v, tokens))
+}
+
+/// `InterpolateMode::Nearest` and the other modes.
+pub(super) fn interpolate_mode(e: &Expr) -> Result<(InterpolateMode, TokenStream)> {
+    let name = match e {
+        Expr::Path(p)
+            if p.path.segments.len() == 2 && p.path.segments[0].ident == "InterpolateMode" =>
+        {
+            p.path.segments[1].ident.to_string()
+        }
+        _ => String::new(),
+    };
+    let mode = match name.as_str() {
+        "Nearest" => InterpolateMode::Nearest,
+        "NearestExact" => InterpolateMode::NearestExact,
+        "Linear" => InterpolateMode::Linear,
+        "Bilinear" => InterpolateMode::Bilinear,
+        "Trilinear" => InterpolateMode::Trilinear,
+        _ => {
+            return Err(Error::new_spanned(
+                e,
+                "the mode must be `InterpolateMode::Nearest`, `NearestExact`, `Linear`, \
+                 `Bilinear` or `Trilinear`",
+            ))
+        }
+    };
+    let id = quote::format_ident!("{}", name);
+    Ok((mode, quote!(::morok::InterpolateMode::#id)))
+}
+
+/// The fields of a struct literal `name { field: value, .. }` (or
+/// `name::default()`, no fields) whose fields are among `fields`; a
+/// missing field needs `..Default::default()`.
+fn struct_fields<'e>(e: &'e Expr, name: &str, fields: &[&str]) -> Result<Vec<(String, &'e Expr)>> {
+    if is_default(e, name) {
+        return Ok(Vec::new());
+    }
+    let form = format!(
+        "the options must be `{name} {{ {} }}` (or a part of it and `..Default::default()`)",
+        fields
+            .iter()
+            .map(|f| format!("{f}: .."))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let Expr::Struct(s) = e else {
+        return Err(Error::new_spanned(e, &form));
+    };
+    if s.path.segments.last().is_none_or(|p| p.ident != name) {
+        return Err(Error::new_spanned(&s.path, &form));
+    }
+    let mut out = Vec::new();
+    for f in &s.fields {
+        let field = match &f.member {
+            syn::Member::Named(id) => id.to_string(),
+            syn::Member::Unnamed(_) => String::new(),
+        };
+        if !fields.contains(&field.as_str()) {
+            return Err(Error::new_spanned(
+                &f.member,
+                format!("{name} has the fields {} here", fields.join(", ")),
+            ));
+        }
+        out.push((field, &f.expr));
+    }
+    match &s.rest {
+        Some(rest) if !is_default(rest, name) => Err(Error::new_spanned(
+            rest,
+            "the rest of the options must be `..Default::default()`",
+        )),
+        None if out.len() < fields.len() => Err(Error::new_spanned(e, &form)),
+        _ => Ok(out),
+    }
+}
+
+/// A number literal (`1e-5`, `-1.0`, `2`).
+fn number(e: &Expr, what: &str) -> Result<f64> {
+    match e {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => Ok(-number(&u.expr, what)?),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse(),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => Ok(i.base10_parse::<i64>()? as f64),
+        _ => Err(Error::new_spanned(
+            e,
+            format!("{what} must be a number literal"),
+        )),
+    }
+}
+
+/// `true` or `false`.
+fn flag(e: &Expr, what: &str) -> Result<bool> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Ok(b.value),
+        _ => Err(Error::new_spanned(
+            e,
+            format!("{what} must be `true` or `false`"),
+        )),
+    }
+}
+
+/// `IsCloseOptions { rtol, atol, equal_nan }`: the value's tokens.
+pub(super) fn isclose_options(e: &Expr) -> Result<TokenStream> {
+    let (mut rtol, mut atol, mut equal_nan) = (1e-5, 1e-8, false);
+    for (field, x) in struct_fields(e, "IsCloseOptions", &["rtol", "atol", "equal_nan"])? {
+        match field.as_str() {
+            "rtol" => rtol = number(x, "rtol")?,
+            "atol" => atol = number(x, "atol")?,
+            _ => equal_nan = flag(x, "equal_nan")?,
+        }
+    }
+    Ok(quote!(::morok::IsCloseOptions { rtol: #rtol, atol: #atol, equal_nan: #equal_nan }))
+}
+
+/// `AttentionOptions { is_causal, scale, enable_gqa, dropout_p,
+/// dropout_seed }` (no mask): `enable_gqa`, `dropout_p` and the value's
+/// tokens.
+pub(super) fn attention_options(e: &Expr) -> Result<(bool, f64, TokenStream)> {
+    let fields = [
+        "is_causal",
+        "scale",
+        "enable_gqa",
+        "dropout_p",
+        "dropout_seed",
+    ];
+    let (mut causal, mut scale, mut gqa, mut p, mut seed) = (false, None, false, 0.0, 0u64);
+    for (field, x) in struct_fields(e, "AttentionOptions", &fields)? {
+        match field.as_str() {
+            "is_causal" => causal = flag(x, "is_causal")?,
+            "enable_gqa" => gqa = flag(x, "enable_gqa")?,
+            "dropout_p" => p = number(x, "dropout_p")?,
+            "dropout_seed" => seed = count_lit(x, "dropout_seed")? as u64,
+            _ => {
+                scale = match x {
+                    Expr::Path(n) if n.path.is_ident("None") => None,
+                    Expr::Call(c)
+                        if c.args.len() == 1
+                            && matches!(&*c.func, Expr::Path(n) if n.path.is_ident("Some")) =>
+                    {
+                        Some(number(&c.args[0], "scale")?)
+                    }
+                    _ => {
+                        return Err(Error::new_spanned(
+                            x,
+                            "scale must be `Some(0.125)` or `None`",
+                        ))
+                    }
+                }
+            }
+        }
+    }
+    let scale_tokens = match scale {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
+    let tokens = quote!(::morok::dsl::graph::AttentionLit {
+        is_causal: #causal,
+        scale: #scale_tokens,
+        enable_gqa: #gqa,
+        dropout_p: #p,
+        dropout_seed: #seed,
+    });
+    Ok((gqa, p, tokens))
+}
+
+/// `ScatterReduce::Sum` and the other reductions.
+pub(super) fn scatter_reduce(e: &Expr) -> Result<(ScatterReduce, TokenStream)> {
+    let name = match e {
+        Expr::Path(p)
+            if p.path.segments.len() == 2 && p.path.segments[0].ident == "ScatterReduce" =>
+        {
+            p.path.segments[1].ident.to_string()
+        }
+        _ => String::new(),
+    };
+    let r = match name.as_str() {
+        "Sum" => ScatterReduce::Sum,
+        "Prod" => ScatterReduce::Prod,
+        "Mean" => ScatterReduce::Mean,
+        "Amax" => ScatterReduce::Amax,
+        "Amin" => ScatterReduce::Amin,
+        _ => {
+            return Err(Error::new_spanned(
+                e,
+                "the reduction must be `ScatterReduce::Sum`, `Prod`, `Mean`, `Amax` or `Amin`",
+            ))
+        }
+    };
+    let id = quote::format_ident!("{}", name);
+    Ok((r, quote!(::morok::ScatterReduce::#id)))
+}
