@@ -174,6 +174,10 @@ fn compile_time_and_run_time_errors_match() {
             ),
         ),
         (
+            "pad_mode_reflect_too_far",
+            z(&[2, 3]).pad_mode(&[(0, 0), (3, 3)], morok::PadMode::Reflect),
+        ),
+        (
             "cross_entropy_label_shape",
             z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),
         ),

@@ -8,8 +8,8 @@
 
 use morok::{
     AttentionOptions, Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions,
-    ConvTransposeOptions, DType, InterpolateMode, IsCloseOptions, Pads, Pool3dOptions, PoolOptions,
-    Reduction, ScalarType, ScatterReduce, Slice, Tensor,
+    ConvTransposeOptions, DType, InterpolateMode, IsCloseOptions, PadMode, Pads, Pool3dOptions,
+    PoolOptions, Reduction, ScalarType, ScatterReduce, Slice, Tensor,
 };
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
@@ -951,6 +951,11 @@ fn k_scatter_reduce(
     x.scatter_reduce(1, ix, s, ScatterReduce::Amax, false)
 }
 
+#[morok::kernel]
+fn k_pad_mode(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 5> {
+    x.pad_mode([(0, 0), (2, 0)], PadMode::Reflect)
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -1380,6 +1385,11 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         __morok_aot_k_scatter_reduce,
         [x, ix, s],
         x.scatter_reduce(1, &ix, &s, ScatterReduce::Amax, false)?
+    );
+    same_graph!(
+        __morok_aot_k_pad_mode,
+        [x],
+        x.pad_mode(&[(0, 0), (2, 0)], PadMode::Reflect)?
     );
     Ok(())
 }

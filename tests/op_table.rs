@@ -8,8 +8,8 @@
 use morok::dsl::graph::{call_op, AttentionLit, Lit, Value};
 use morok::{
     Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
-    InterpolateMode, IsCloseOptions, Pads, Pool3dOptions, PoolOptions, ScalarType, ScatterReduce,
-    Slice, Tensor,
+    InterpolateMode, IsCloseOptions, PadMode, Pads, Pool3dOptions, PoolOptions, ScalarType,
+    ScatterReduce, Slice, Tensor,
 };
 use morok_core::shape::ReshapeDim;
 use morok_core::tensor_ops::{
@@ -295,6 +295,15 @@ fn sample(kind: ArgKind, dtype: ScalarType, op: &str, rng: &mut Rng) -> Sample {
                 dropout_p: o.dropout_p,
             };
             Sample::Literal(value, Lit::Attention(o))
+        }
+        ArgKind::PadMode => {
+            let m = *rng.pick(&[
+                PadMode::Reflect,
+                PadMode::Replicate,
+                PadMode::Circular,
+                PadMode::Constant(1.5),
+            ]);
+            Sample::Literal(ArgValue::PadMode(m), Lit::PadMode(m))
         }
         ArgKind::ScatterReduce => {
             let r = *rng.pick(&[

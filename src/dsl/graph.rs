@@ -78,6 +78,8 @@ pub enum Lit {
     Attention(AttentionLit),
     /// A scatter reduction.
     ScatterReduce(crate::ScatterReduce),
+    /// A padding mode.
+    PadMode(crate::PadMode),
     /// `conv1d` options.
     Conv1d(crate::Conv1dOptions),
     /// `conv3d` options.

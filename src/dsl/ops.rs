@@ -367,6 +367,13 @@ pub(super) fn call(
         Repeat => x.repeat(a.sizes(0)?),
         Pad => x.pad(a.pads(0)?, a.float(1)?),
         Shrink => x.shrink(a.bounds(0)?),
+        PadMode => x.pad_mode(
+            a.pads(0)?,
+            a.options(1, |l| match l {
+                Lit::PadMode(m) => Some(m),
+                _ => None,
+            })?,
+        ),
         Roll => x.roll(a.ints(0)?, a.axes(1)?),
         Diagonal => x.diagonal(a.int(0)? as isize, a.axis(1)?, a.axis(2)?),
         Unfold => x.unfold(a.axis(0)?, a.count(1)?, a.count(2)?),

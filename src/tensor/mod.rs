@@ -56,11 +56,11 @@ pub use init::{FanMode, KaimingOptions, Nonlinearity};
 pub use losses::{ClassLossOptions, Reduction};
 pub use math::{IsCloseOptions, RoundingMode};
 pub use morok_core::shape::InterpolateMode;
+pub use morok_core::shape::PadMode;
 pub use morok_core::shape::{Pads, Slice};
 pub use morok_core::tensor_ops::ScatterReduce;
 pub use operand::{IntoOperand, Operand};
 pub use ops::ScalarPow;
-pub use padding::PadMode;
 pub use pooling::{Pool3dOptions, PoolOptions};
 pub use selection::MeshIndexing;
 

@@ -1,22 +1,8 @@
 //! `torch.nn.functional.pad` with its modes, and `normalize`.
 
 use super::Tensor;
-use crate::error::{Error, Result};
-use morok_core::shape::ShapeError;
-
-/// The `mode` of [`Tensor::pad_mode`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum PadMode {
-    /// `"constant"` with the given value.
-    Constant(f64),
-    /// `"reflect"`: mirrored without repeating the edge (padding less
-    /// than the axis length).
-    Reflect,
-    /// `"replicate"`: the edge element repeated.
-    Replicate,
-    /// `"circular"`: wrapped around (padding at most the axis length).
-    Circular,
-}
+use crate::error::{Located, Result};
+use morok_core::shape::{pad_mode_shape, PadMode};
 
 impl Tensor {
     /// `torch.nn.functional.pad(input, pad, mode)` with the one padding
@@ -28,6 +14,7 @@ impl Tensor {
     #[track_caller]
     pub fn pad_mode(&self, pads: &[(isize, isize)], mode: PadMode) -> Result<Tensor> {
         let op = "pad";
+        pad_mode_shape(&self.graph()?.shape, pads, mode).located()?;
         let (mut x, grow) = self.crop_for_pad(op, pads)?;
         for (axis, &(before, after)) in grow.iter().enumerate() {
             x = x.pad_axis(op, axis, before, after, mode)?;
@@ -35,7 +22,8 @@ impl Tensor {
         Ok(x)
     }
 
-    /// One axis of [`Tensor::pad_mode`].
+    /// One axis of [`Tensor::pad_mode`] (its amounts checked by
+    /// `pad_mode_shape`).
     #[track_caller]
     fn pad_axis(
         &self,
@@ -62,25 +50,11 @@ impl Tensor {
                 let dtype = self.graph()?.dtype;
                 return self.pad_with(op, &pads, morok_core::ConstValue::from_f64(v, dtype));
             }
-            PadMode::Reflect => {
-                if before >= n || after >= n {
-                    return Err(self.pad_error(op, axis, before, after, "less than"));
-                }
-                (
-                    part(1, before + 1)?.flip_axes(&[axis])?,
-                    part(n - 1 - after, n - 1)?.flip_axes(&[axis])?,
-                )
-            }
+            PadMode::Reflect => (
+                part(1, before + 1)?.flip_axes(&[axis])?,
+                part(n - 1 - after, n - 1)?.flip_axes(&[axis])?,
+            ),
             PadMode::Replicate => {
-                if n == 0 {
-                    return Err(self.pad_error(
-                        op,
-                        axis,
-                        before,
-                        after,
-                        "an axis of at least 1, not",
-                    ));
-                }
                 let mut grown = self.shape().to_vec();
                 grown[axis] = before.max(after);
                 super::checked_numel(op, &grown)?;
@@ -91,27 +65,9 @@ impl Tensor {
                 };
                 (grow(part(0, 1)?, before)?, grow(part(n - 1, n)?, after)?)
             }
-            PadMode::Circular => {
-                if before > n || after > n {
-                    return Err(self.pad_error(op, axis, before, after, "at most"));
-                }
-                (part(n - before, n)?, part(0, after)?)
-            }
+            PadMode::Circular => (part(n - before, n)?, part(0, after)?),
         };
         Tensor::cat_as(op, &[&front, self, &back], axis as isize)
-    }
-
-    #[track_caller]
-    fn pad_error(&self, op: &str, axis: usize, before: usize, after: usize, rule: &str) -> Error {
-        let shape = self.shape().to_vec();
-        Error::shape(ShapeError::new(
-            op,
-            &[&shape],
-            format!(
-                "padding ({before}, {after}) of axis {axis} must be {rule} its length {}",
-                shape[axis]
-            ),
-        ))
     }
 
     /// PyTorch's `F.normalize(input, p, dim, eps)`: `x / max(‖x‖_p, eps)`

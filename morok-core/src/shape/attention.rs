@@ -41,8 +41,13 @@ pub fn attention_shape<D: Dim>(
         return Err(fail(format!("the key has {hk} heads, the value {hv}")));
     }
     if hq != hk {
-        let multiple =
-            hk.as_lit() != Some(0) && hq.div_exact(&hk).is_some() && q.len() >= 3 && k.len() >= 3;
+        // Grouping repeats the key's and value's head axes: all three have
+        // one.
+        let multiple = hk.as_lit() != Some(0)
+            && hq.div_exact(&hk).is_some()
+            && q.len() >= 3
+            && k.len() >= 3
+            && v.len() >= 3;
         if !enable_gqa || !multiple {
             return Err(fail(format!(
                 "{hq} query heads for {hk} key/value heads{}",

@@ -38,7 +38,7 @@ pub use conv::{conv_nd_shape, conv_transpose_nd_shape, ConvNd};
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};
-pub use padding::{pad_shape, padded_len, window_count, Pads};
+pub use padding::{pad_mode_shape, pad_shape, padded_len, window_count, PadMode, Pads};
 pub use pooling::{pool_shape, PoolGeometry};
 pub use resample::{interpolate_shape, InterpolateMode};
 pub use rules::*;

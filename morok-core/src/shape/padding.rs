@@ -120,6 +120,68 @@ pub fn pad_shape<D: Dim>(
         .collect()
 }
 
+/// The `mode` of `Tensor::pad_mode`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PadMode {
+    /// `"constant"` with the given value.
+    Constant(f64),
+    /// `"reflect"`: mirrored without repeating the edge (padding less
+    /// than the axis length).
+    Reflect,
+    /// `"replicate"`: the edge element repeated.
+    Replicate,
+    /// `"circular"`: wrapped around (padding at most the axis length).
+    Circular,
+}
+
+/// `pad_mode(pads, mode)`: [`pad_shape`] (the crops), then each axis in
+/// order is filled by `mode` from the cropped tensor: `Reflect` needs each
+/// amount less than the axis' length, `Circular` at most it, and
+/// `Replicate` a non-empty axis. An error shows the shape as padded up to
+/// that axis. A symbolic axis takes only the constant mode.
+pub fn pad_mode_shape<D: Dim>(
+    shape: &[D],
+    pads: &[(isize, isize)],
+    mode: PadMode,
+) -> Result<Dims<D>, ShapeError> {
+    let op = "pad";
+    pad_shape(op, shape, pads)?;
+    let mut now: Dims<D> = shape
+        .iter()
+        .zip(pads)
+        .map(|(d, &(a, b))| padded_len(d, (a.min(0), b.min(0))).unwrap_or_else(|| d.clone()))
+        .collect();
+    for (axis, &(a, b)) in pads.iter().enumerate() {
+        let (before, after) = (a.max(0).unsigned_abs(), b.max(0).unsigned_abs());
+        if before == 0 && after == 0 {
+            continue;
+        }
+        let fits = |n: usize| match mode {
+            PadMode::Constant(_) => None,
+            PadMode::Reflect => (before >= n || after >= n).then_some("less than"),
+            PadMode::Replicate => (n == 0).then_some("an axis of at least 1, not"),
+            PadMode::Circular => (before > n || after > n).then_some("at most"),
+        };
+        let wrong = match (now[axis].as_lit(), mode) {
+            (_, PadMode::Constant(_)) => None,
+            (Some(n), _) => fits(n).map(|rule| format!("must be {rule} its length {n}")),
+            (None, _) => Some(format!("needs a known length, not {}", now[axis])),
+        };
+        if let Some(why) = wrong {
+            return Err(ShapeError::new(
+                op,
+                &[&now],
+                format!("padding ({before}, {after}) of axis {axis} {why}"),
+            ));
+        }
+        now[axis] = now[axis]
+            .add(&D::lit(before))
+            .and_then(|d| d.add(&D::lit(after)))
+            .ok_or_else(|| ShapeError::new(op, &[shape], format!("padding {pads:?} overflows")))?;
+    }
+    Ok(now)
+}
+
 /// The number of windows of `k` taps `dilation` apart, `stride` apart,
 /// along an axis of `size` padded by `pad`: `(padded - dilation·(k-1) - 1)
 /// / stride + 1`, or `None` when the window does not fit (or an argument

@@ -352,6 +352,12 @@ pub(super) fn shape_of<D: Dim>(
             Some(ArgValue::Pads(p)) => shape::pad_shape(op, s, p)?,
             _ => return Err(malformed(spec, i)),
         },
+        ShapeRule::PadMode { pads, mode } => match (args.get(pads), args.get(mode)) {
+            (Some(ArgValue::Pads(p)), Some(ArgValue::PadMode(m))) => {
+                shape::pad_mode_shape(s, p, *m)?
+            }
+            _ => return Err(malformed(spec, pads)),
+        },
         ShapeRule::Shrink(i) => match args.get(i) {
             Some(ArgValue::Bounds(b)) => shape::shrink_shape(s, b)?,
             _ => return Err(malformed(spec, i)),

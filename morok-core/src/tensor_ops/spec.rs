@@ -108,6 +108,8 @@ pub enum ArgKind {
     AttentionOptions,
     /// A scatter reduction (`ScatterReduce::Sum`).
     ScatterReduce,
+    /// A padding mode (`PadMode::Reflect`, `PadMode::Constant(0.5)`).
+    PadMode,
 }
 
 impl ArgKind {
@@ -143,6 +145,7 @@ impl ArgKind {
             ArgKind::IsCloseOptions => "`IsCloseOptions { rtol: 1e-5, ..Default::default() }`",
             ArgKind::AttentionOptions => "`AttentionOptions { is_causal: true, ..Default::default() }`",
             ArgKind::ScatterReduce => "`ScatterReduce::Sum`",
+            ArgKind::PadMode => "`PadMode::Reflect`",
         }
     }
 }
@@ -310,6 +313,14 @@ pub enum ShapeRule {
     },
     /// Padded by the pairs of argument `i` ([`crate::shape::pad_shape`]).
     Pad(usize),
+    /// Padded by the pairs of argument `pads` in the mode of argument
+    /// `mode` ([`crate::shape::pad_mode_shape`]).
+    PadMode {
+        /// The pairs' argument.
+        pads: usize,
+        /// The mode's argument.
+        mode: usize,
+    },
     /// Cut to the bounds of argument `i`.
     Shrink(usize),
     /// The receiver's shape, rolled by argument `shifts` along the axes of
@@ -476,7 +487,7 @@ impl ShapeRule {
             ShapeRule::Masked(_) => "same",
             ShapeRule::AppendCount(_) => "a last axis of the count added",
             ShapeRule::Loss { .. } => "`[]`, or the input's with `Reduction::None`",
-            ShapeRule::Pad(_) => "each axis padded (or cropped)",
+            ShapeRule::Pad(_) | ShapeRule::PadMode { .. } => "each axis padded (or cropped)",
             ShapeRule::Shrink(_) => "each axis cut to its bounds",
             ShapeRule::Roll { .. } => "same",
             ShapeRule::Diagonal { .. } => "two axes replaced by the diagonal's length",
@@ -561,6 +572,8 @@ pub enum ArgValue<D> {
     },
     /// A scatter reduction.
     ScatterReduce(ScatterReduce),
+    /// A padding mode.
+    PadMode(crate::shape::PadMode),
     /// An interpolation mode.
     InterpolateMode(crate::shape::InterpolateMode),
 }

@@ -346,6 +346,8 @@ op_table! {
     Repeat = "repeat" "repeat" (repeats: Sizes) -> D::Same, S::Repeat(0);
     /// Pads (or crops, negative) each axis by `(before, after)` elements of `value`.
     Pad = "pad" "pad" (pads: Pads, value: Float) -> D::Same, S::Pad(0);
+    /// Pads (or crops) each axis by `(before, after)` in a mode (PyTorch's `F.pad`).
+    PadMode = "pad_mode" "pad_mode" (pads: Pads, mode: PadMode) -> D::Same, S::PadMode { pads: 0, mode: 1 };
     /// Keeps `[begin, end)` of each axis.
     Shrink = "shrink" "shrink" (bounds: Bounds) -> D::Same, S::Shrink(0);
     /// Shifts the elements along axes, wrapping around.
@@ -520,7 +522,6 @@ pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "scatter_value",
     "index",
     "interpolate_scale",
-    "pad_mode",
     "div_mode",
     "lerp",
     "bitcast",

@@ -241,6 +241,10 @@ impl Ctx<'_> {
                     quote!(#g::Lit::Attention(#tokens)),
                 )
             }
+            ArgKind::PadMode => {
+                let (m, tokens) = super::literals::pad_mode(e)?;
+                lit(ArgValue::PadMode(m), quote!(#g::Lit::PadMode(#tokens)))
+            }
             ArgKind::ScatterReduce => {
                 let (r, tokens) = super::literals::scatter_reduce(e)?;
                 lit(

@@ -1,11 +1,11 @@
 //! The literal forms of the other option values in a kernel body: Python
 //! slices (`[1..3, .., Slice::all().step(2)]`), `InterpolateMode::..`,
-//! `ScatterReduce::..`, and the `IsCloseOptions { .. }` and
+//! `ScatterReduce::..`, `PadMode::..`, and the `IsCloseOptions { .. }` and
 //! `AttentionOptions { .. }` structs.
 
 use super::options::is_default;
 use super::{count_lit, int_lit};
-use morok_core::shape::{InterpolateMode, Slice};
+use morok_core::shape::{InterpolateMode, PadMode, Slice};
 use morok_core::tensor_ops::ScatterReduce;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -281,4 +281,35 @@ pub(super) fn scatter_reduce(e: &Expr) -> Result<(ScatterReduce, TokenStream)> {
     };
     let id = quote::format_ident!("{}", name);
     Ok((r, quote!(::morok::ScatterReduce::#id)))
+}
+
+/// `PadMode::Reflect`, `PadMode::Replicate`, `PadMode::Circular` or
+/// `PadMode::Constant(value)`.
+pub(super) fn pad_mode(e: &Expr) -> Result<(PadMode, TokenStream)> {
+    let form = "the mode must be `PadMode::Reflect`, `PadMode::Replicate`, \
+                `PadMode::Circular` or `PadMode::Constant(0.0)`";
+    let variant = |p: &syn::ExprPath| -> Option<String> {
+        (p.path.segments.len() == 2 && p.path.segments[0].ident == "PadMode")
+            .then(|| p.path.segments[1].ident.to_string())
+    };
+    match e {
+        Expr::Path(p) => {
+            let mode = match variant(p).as_deref() {
+                Some("Reflect") => PadMode::Reflect,
+                Some("Replicate") => PadMode::Replicate,
+                Some("Circular") => PadMode::Circular,
+                _ => return Err(Error::new_spanned(e, form)),
+            };
+            let id = &p.path.segments[1].ident;
+            Ok((mode, quote!(::morok::PadMode::#id)))
+        }
+        Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+            Expr::Path(p) if variant(p).as_deref() == Some("Constant") => {
+                let v = number(&c.args[0], "the constant")?;
+                Ok((PadMode::Constant(v), quote!(::morok::PadMode::Constant(#v))))
+            }
+            _ => Err(Error::new_spanned(e, form)),
+        },
+        _ => Err(Error::new_spanned(e, form)),
+    }
 }
