@@ -178,6 +178,10 @@ fn compile_time_and_run_time_errors_match() {
             z(&[2, 3]).pad_mode(&[(0, 0), (3, 3)], morok::PadMode::Reflect),
         ),
         (
+            "bce_weight_shape",
+            z(&[4, 3]).binary_cross_entropy(&z(&[4, 3]), Some(&z(&[4])), morok::Reduction::Mean),
+        ),
+        (
             "cross_entropy_label_shape",
             z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),
         ),

@@ -956,6 +956,25 @@ fn k_pad_mode(x: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 5> {
     x.pad_mode([(0, 0), (2, 0)], PadMode::Reflect)
 }
 
+#[morok::kernel]
+fn k_binary_cross_entropy(
+    x: Tensor<f32, 2, 3>,
+    t: Tensor<f32, 2, 3>,
+    y: Tensor<f32, 3>,
+) -> Tensor<f32> {
+    x.sigmoid()
+        .binary_cross_entropy(t, Some(y), Reduction::Mean)
+}
+
+#[morok::kernel]
+fn k_binary_cross_entropy_with_logits(
+    x: Tensor<f32, 2, 3>,
+    t: Tensor<f32, 2, 3>,
+    y: Tensor<f32, 3>,
+) -> Tensor<f32, 2, 3> {
+    x.binary_cross_entropy_with_logits(t, None, Some(y), Reduction::None)
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -1390,6 +1409,17 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         __morok_aot_k_pad_mode,
         [x],
         x.pad_mode(&[(0, 0), (2, 0)], PadMode::Reflect)?
+    );
+    same_graph!(
+        __morok_aot_k_binary_cross_entropy,
+        [x, x2, y],
+        x.sigmoid()?
+            .binary_cross_entropy(&x2, Some(&y), Reduction::Mean)?
+    );
+    same_graph!(
+        __morok_aot_k_binary_cross_entropy_with_logits,
+        [x, x2, y],
+        x.binary_cross_entropy_with_logits(&x2, None, Some(&y), Reduction::None)?
     );
     Ok(())
 }

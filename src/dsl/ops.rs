@@ -454,6 +454,21 @@ pub(super) fn call(
         MaxPool2dWithIndices => pick(x.max_pool2d_with_indices(a.pool(0)?), output),
         MaxPool3dWithIndices => pick(x.max_pool3d_with_indices(a.pool3d(0)?), output),
         BroadcastTo => x.broadcast_to(a.sizes(0)?),
+        BinaryCrossEntropy => {
+            x.binary_cross_entropy(a.tensor(0)?, a.optional_tensor(0, 1)?, a.reduction(1)?)
+        }
+        BinaryCrossEntropyWithLogits => {
+            // The weights' tensors follow the target's, each present one
+            // taking the next operand.
+            let weight = a.optional_tensor(0, 1)?;
+            let next = 1 + usize::from(weight.is_some());
+            x.binary_cross_entropy_with_logits(
+                a.tensor(0)?,
+                weight,
+                a.optional_tensor(1, next)?,
+                a.reduction(2)?,
+            )
+        }
         SmoothL1Loss => x.smooth_l1_loss(a.tensor(0)?, a.reduction(0)?, a.float(1)?),
         BitwiseLeftShift => x.bitwise_left_shift(a.operand(0)?),
         BitwiseRightShift => x.bitwise_right_shift(a.operand(0)?),

@@ -5,7 +5,7 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{loss_shape, ShapeError};
+use morok_core::shape::{loss_shape, weighted_loss_shape, ShapeError};
 use morok_core::ScalarType;
 
 pub use morok_core::tensor_ops::Reduction;
@@ -51,6 +51,23 @@ impl Tensor {
     fn same_shape(&self, op: &str, target: &Tensor) -> Result<()> {
         let (a, b) = (self.graph()?.shape.clone(), target.graph()?.shape.clone());
         loss_shape(op, &a, &b, true).located()?;
+        Ok(())
+    }
+
+    /// The shape checks of a weighted loss: the target has the input's
+    /// shape and each weight broadcasts to it (errors name `op`).
+    #[track_caller]
+    fn weighted_shape(&self, op: &str, target: &Tensor, weights: &[Option<&Tensor>]) -> Result<()> {
+        let (a, b) = (self.graph()?.shape.clone(), target.graph()?.shape.clone());
+        let mut shapes = Vec::with_capacity(weights.len());
+        for w in weights {
+            shapes.push(match w {
+                Some(w) => Some(w.graph()?.shape.clone()),
+                None => None,
+            });
+        }
+        let views: Vec<Option<&[usize]>> = shapes.iter().map(|s| s.as_deref()).collect();
+        weighted_loss_shape(op, &a, &b, &views, true).located()?;
         Ok(())
     }
 
@@ -105,7 +122,7 @@ impl Tensor {
         weight: Option<&Tensor>,
         reduction: Reduction,
     ) -> Result<Tensor> {
-        self.same_shape("binary_cross_entropy", target)?;
+        self.weighted_shape("binary_cross_entropy", target, &[weight])?;
         let x = self.to_float()?;
         let lx = clamped_log(&x)?;
         let l1x = clamped_log(&x.neg()?.add(1.0)?)?;
@@ -129,7 +146,11 @@ impl Tensor {
         pos_weight: Option<&Tensor>,
         reduction: Reduction,
     ) -> Result<Tensor> {
-        self.same_shape("binary_cross_entropy_with_logits", target)?;
+        self.weighted_shape(
+            "binary_cross_entropy_with_logits",
+            target,
+            &[weight, pos_weight],
+        )?;
         let x = self.to_float()?;
         let y = target.cast_to(x.graph()?.dtype)?;
         let soft = x

@@ -7,7 +7,7 @@
 //! private files `conv.rs` (n-d and transposed convolutions),
 //! `padding.rs` (the padding convention, `Pads`), `pooling.rs`,
 //! `resample.rs` (interpolate), `selection.rs` (roll, diagonal, diag,
-//! unfold, repeat_interleave, shrink, cross_entropy) and `slicing.rs`
+//! unfold, repeat_interleave, shrink), `losses.rs` and `slicing.rs`
 //! are the only definition of the shape rules. They are generic over a
 //! [`Dim`]: the tensor API calls them with `usize` dims at run time and the
 //! macros with symbolic [`SymDim`]s at expansion time, so both report the
@@ -22,6 +22,7 @@ mod conv;
 mod dim;
 mod dims;
 pub mod indexing;
+mod losses;
 mod padding;
 mod pooling;
 mod resample;
@@ -38,12 +39,12 @@ pub use conv::{conv_nd_shape, conv_transpose_nd_shape, ConvNd};
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};
+pub use losses::{cross_entropy_shape, weighted_loss_shape};
 pub use padding::{pad_mode_shape, pad_shape, padded_len, window_count, PadMode, Pads};
 pub use pooling::{pool_shape, PoolGeometry};
 pub use resample::{interpolate_shape, InterpolateMode};
 pub use rules::*;
 pub use selection::{
-    cross_entropy_shape, diag_shape, diagonal_shape, repeat_interleave_shape, roll_shape,
-    shrink_shape, unfold_shape,
+    diag_shape, diagonal_shape, repeat_interleave_shape, roll_shape, shrink_shape, unfold_shape,
 };
 pub use slicing::{slice_shape, Slice};

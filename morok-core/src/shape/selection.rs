@@ -1,6 +1,5 @@
 //! Shape rules of the selection and rearrangement ops: `roll`,
-//! `diagonal`, `unfold`, `repeat_interleave`, `shrink`, and the class
-//! loss `cross_entropy`.
+//! `diagonal`, `diag`, `unfold`, `repeat_interleave` and `shrink`.
 
 use super::indexing::known_at_most;
 use super::rules::{normalize_axis, numel_of};
@@ -187,27 +186,6 @@ pub fn shrink_shape<D: Dim>(shape: &[D], bounds: &[(usize, usize)]) -> Result<Di
         ));
     }
     Ok(bounds.iter().map(|&(b, e)| D::lit(e - b)).collect())
-}
-
-/// `cross_entropy(labels)` with class labels: the logits have the
-/// classes on axis 1 (axis 0 of a 1-D input), the labels their shape
-/// without it; the mean loss is 0-d.
-pub fn cross_entropy_shape<D: Dim>(logits: &[D], labels: &[D]) -> Result<Dims<D>, ShapeError> {
-    let class_axis = usize::from(logits.len() >= 2);
-    let without: Vec<D> = logits
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != class_axis)
-        .map(|(_, d)| d.clone())
-        .collect();
-    if logits.is_empty() || without[..] != labels[..] {
-        return Err(ShapeError::new(
-            "cross_entropy",
-            &[logits, labels],
-            format!("labels must have the logits' shape without the class axis {class_axis}"),
-        ));
-    }
-    Ok(Dims::new())
 }
 
 #[cfg(test)]

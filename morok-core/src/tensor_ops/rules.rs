@@ -479,6 +479,29 @@ pub(super) fn shape_of<D: Dim>(
             }
             _ => return Err(malformed(spec, i)),
         },
+        ShapeRule::WeightedLoss {
+            target,
+            weight,
+            pos_weight,
+            reduction,
+        } => {
+            let (Some(ArgValue::Tensor(_, t)), Some(ArgValue::Reduction(r))) =
+                (args.get(target), args.get(reduction))
+            else {
+                return Err(malformed(spec, target));
+            };
+            let optional = |i: usize| match args.get(i) {
+                Some(ArgValue::Tensor(_, w)) => Ok(Some(w.as_slice())),
+                Some(ArgValue::Absent) => Ok(None),
+                _ => Err(malformed(spec, i)),
+            };
+            let mut weights = vec![optional(weight)?];
+            if let Some(p) = pos_weight {
+                weights.push(optional(p)?);
+            }
+            let kept = *r == super::spec::Reduction::None;
+            shape::weighted_loss_shape(op, s, t, &weights, kept)?
+        }
         ShapeRule::SmoothL1 {
             target,
             reduction,

@@ -414,6 +414,19 @@ pub enum ShapeRule {
         /// Whether it is a transposed convolution.
         transpose: bool,
     },
+    /// A loss against the target of argument `target` whose optional
+    /// weights (arguments `weight` and, if any, `pos_weight`) broadcast to
+    /// the input, reduced by argument `reduction`.
+    WeightedLoss {
+        /// The target's argument.
+        target: usize,
+        /// The optional weight's argument.
+        weight: usize,
+        /// The optional positive-class weight's argument.
+        pos_weight: Option<usize>,
+        /// The reduction's argument.
+        reduction: usize,
+    },
     /// `smooth_l1_loss`: a [`ShapeRule::Loss`] whose `beta` argument must
     /// not be negative.
     SmoothL1 {
@@ -508,7 +521,9 @@ impl ShapeRule {
             ShapeRule::ConvNd {
                 transpose: true, ..
             } => "`[N, C_out, (i - 1)·s + d·(k - 1) + output_padding + 1 - padding..]`",
-            ShapeRule::SmoothL1 { .. } => "`[]`, or the input's with `Reduction::None`",
+            ShapeRule::SmoothL1 { .. } | ShapeRule::WeightedLoss { .. } => {
+                "`[]`, or the input's with `Reduction::None`"
+            }
             ShapeRule::Linear { .. } => "the last axis becomes `out_features`",
             ShapeRule::Diag(_) => "1-D: a square matrix; 2-D: its diagonal",
             ShapeRule::Interpolate { .. } => "`[N, C, *size]`",

@@ -420,6 +420,10 @@ op_table! {
     ScatterReduce = "scatter_reduce" "scatter_reduce" (dim: Axis, index: Index, src: Tensor, reduce: ScatterReduce, include_self: Bool) -> D::ScatterReduce(3), S::Scatter { axis: 0, index: 1, src: 2 };
     /// Broadcasts to the given sizes (NumPy rules).
     BroadcastTo = "broadcast_to" "broadcast_to" (shape: Sizes) -> D::Same, S::BroadcastTo(0);
+    /// Binary cross-entropy of probabilities, optionally weighted.
+    BinaryCrossEntropy = "binary_cross_entropy" "binary_cross_entropy" (target: Tensor, weight: OptionalTensor, reduction: Reduction) -> D::Float, S::WeightedLoss { target: 0, weight: 1, pos_weight: None, reduction: 2 };
+    /// Binary cross-entropy of logits, optionally weighted (and positive-class weighted).
+    BinaryCrossEntropyWithLogits = "binary_cross_entropy_with_logits" "binary_cross_entropy_with_logits" (target: Tensor, weight: OptionalTensor, pos_weight: OptionalTensor, reduction: Reduction) -> D::Float, S::WeightedLoss { target: 0, weight: 1, pos_weight: Some(2), reduction: 3 };
     /// Huber-like loss: quadratic below `beta`, linear above.
     SmoothL1Loss = "smooth_l1_loss" "smooth_l1_loss" (target: Tensor, reduction: Reduction, beta: Float) -> D::Float, S::SmoothL1 { target: 0, reduction: 1, beta: 2 };
     /// Python slicing of the leading axes (`x.slice([1..3, ..])`).
@@ -515,8 +519,6 @@ pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
     "cross_entropy_with",
     "nll_loss",
     "scatter_value",
