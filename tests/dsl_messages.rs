@@ -181,6 +181,11 @@ fn compile_time_and_run_time_errors_match() {
             "bce_weight_shape",
             z(&[4, 3]).binary_cross_entropy(&z(&[4, 3]), Some(&z(&[4])), morok::Reduction::Mean),
         ),
+        ("lerp_weight_shape", z(&[2, 3]).lerp(&z(&[2, 3]), z(&[2]))),
+        (
+            "scatter_value_index_shape",
+            z(&[2, 3]).scatter_value(1, &t(&[3, 2], DType::I64), 1.0f64),
+        ),
         (
             "cross_entropy_label_shape",
             z(&[4, 10]).cross_entropy(&t(&[10], DType::I64)),

@@ -975,6 +975,16 @@ fn k_binary_cross_entropy_with_logits(
     x.binary_cross_entropy_with_logits(t, None, Some(y), Reduction::None)
 }
 
+#[morok::kernel]
+fn k_scatter_value(x: Tensor<f32, 2, 3>, ix: Tensor<i64, 2, 2>) -> Tensor<f32, 2, 3> {
+    x.scatter_value(1, ix, 0.5)
+}
+
+#[morok::kernel]
+fn k_lerp(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.lerp(t, y)
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -1421,6 +1431,12 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         [x, x2, y],
         x.binary_cross_entropy_with_logits(&x2, None, Some(&y), Reduction::None)?
     );
+    same_graph!(
+        __morok_aot_k_scatter_value,
+        [x, ix],
+        x.scatter_value(1, &ix, 0.5f64)?
+    );
+    same_graph!(__morok_aot_k_lerp, [x, x2, y], x.lerp(&x2, y.clone())?);
     Ok(())
 }
 

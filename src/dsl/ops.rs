@@ -379,6 +379,8 @@ pub(super) fn call(
         Unfold => x.unfold(a.axis(0)?, a.count(1)?, a.count(2)?),
         RepeatInterleave => x.repeat_interleave(a.count(0)?, a.optional_axis(1)?),
         Scatter => x.scatter(a.axis(0)?, a.tensor(0)?, a.tensor(1)?),
+        ScatterValue => x.scatter_value(a.axis(0)?, a.tensor(0)?, a.float(1)?),
+        Lerp => x.lerp(a.tensor(0)?, a.operand(1)?),
         ScatterAdd => x.scatter_add(a.axis(0)?, a.tensor(0)?, a.tensor(1)?),
         CrossEntropy => x.cross_entropy(a.tensor(0)?),
         Conv2d => x.conv2d(a.tensor(0)?, a.optional_tensor(0, 1)?, a.conv(1)?),

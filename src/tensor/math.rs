@@ -295,10 +295,14 @@ impl Tensor {
         }
     }
 
-    /// `self + weight · (end - self)`.
+    /// `self + weight · (end - self)`, in floats (integers become
+    /// `f32`); `self`, `end` and `weight` broadcast.
     #[track_caller]
     pub fn lerp(&self, end: &Tensor, weight: impl IntoOperand) -> Result<Tensor> {
-        self.add(&end.sub(self)?.mul(weight)?)
+        let (a, b) = self.float_pair("lerp", end)?;
+        let (a, w) = a.float_pair("lerp", weight)?;
+        let (b, _) = b.float_pair("lerp", &w)?;
+        a.add(&b.sub(&a)?.mul(&w)?)
     }
 
     /// `log(e^a + e^b)`, computed as `m + log(e^(a-m) + e^(b-m))` with

@@ -81,7 +81,12 @@ impl Tensor {
     /// positions are dropped.
     #[track_caller]
     pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        let op = "scatter";
+        self.scatter_as("scatter", dim, index, src)
+    }
+
+    /// [`Tensor::scatter`] with errors naming `op`.
+    #[track_caller]
+    fn scatter_as(&self, op: &str, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         let (d, src) = self.scatter_args(op, dim, index, src)?;
         let hits = self.scatter_hits(op, d, index)?;
         let k = index.shape()[d];
@@ -119,7 +124,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let dtype = self.graph()?.dtype;
         let src = Tensor::constant(const_value(value), dtype, &index.graph()?.shape);
-        self.scatter(dim, index, &src)
+        self.scatter_as("scatter_value", dim, index, &src)
     }
 
     /// PyTorch's `scatter_add(dim, index, src)`: `self` plus the sum of

@@ -60,18 +60,22 @@ pub fn attention_shape<D: Dim>(
         }
     }
     let batch = |t: &[D]| t[..t.len() - 3.min(t.len())].to_vec();
-    let joint = broadcast_shapes(op, &batch(q), &batch(k))
+    broadcast_shapes(op, &batch(q), &batch(k))
         .map_err(|_| fail("the batch axes do not broadcast".into()))?;
-    // The scores [joint.., Hq, L, S] times the value [.., Hq, S, Ev].
-    let mut scores: Vec<D> = joint.to_vec();
-    if q.len() >= 3 {
-        scores.push(hq.clone());
-    }
-    scores.extend([q[q.len() - 2].clone(), s.clone()]);
-    let mut value: Vec<D> = v[..v.len() - 3.min(v.len())].to_vec();
-    if v.len() >= 3 {
-        value.push(hq);
-    }
-    value.extend([s.clone(), v[v.len() - 1].clone()]);
+    // As computed: the key and value with their heads repeated to the
+    // query's, `q @ k^T`, then the scores times the value.
+    let with_heads = |t: &[D]| -> Vec<D> {
+        let mut t = t.to_vec();
+        if t.len() >= 3 {
+            let h = t.len() - 3;
+            t[h] = hq.clone();
+        }
+        t
+    };
+    let mut key_t = with_heads(k);
+    let r = key_t.len();
+    key_t.swap(r - 2, r - 1);
+    let scores = super::rules::matmul_shape(q, &key_t)?;
+    let value = with_heads(v);
     super::rules::matmul_shape(&scores, &value)
 }

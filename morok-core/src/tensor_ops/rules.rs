@@ -401,6 +401,10 @@ pub(super) fn shape_of<D: Dim>(
             }
             _ => return Err(malformed(spec, index)),
         },
+        ShapeRule::ScatterValue { axis: a, index } => match args.get(index) {
+            Some(ArgValue::Tensor(_, ix)) => shape::scatter_shape(op, s, ix, ix, axis(a)?)?,
+            _ => return Err(malformed(spec, index)),
+        },
         ShapeRule::CrossEntropy(i) => match args.get(i) {
             Some(ArgValue::Tensor(_, labels)) => shape::cross_entropy_shape(s, labels)?,
             _ => return Err(malformed(spec, i)),

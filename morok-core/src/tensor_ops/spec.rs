@@ -369,6 +369,15 @@ pub enum ShapeRule {
         /// The values' argument.
         src: usize,
     },
+    /// The receiver's shape; the index of argument `index` fits it except
+    /// on the axis of argument `axis` (`scatter_value`: the values are the
+    /// index's shape).
+    ScatterValue {
+        /// The axis' argument.
+        axis: usize,
+        /// The index's argument.
+        index: usize,
+    },
     /// `[]`: the mean loss of class scores against the labels of argument
     /// `i` (the scores' shape without the class axis 1).
     CrossEntropy(usize),
@@ -508,7 +517,7 @@ impl ShapeRule {
             ShapeRule::RepeatInterleave { .. } => {
                 "the axis times the count (`None`: flattened first)"
             }
-            ShapeRule::Scatter { .. } => "same",
+            ShapeRule::Scatter { .. } | ShapeRule::ScatterValue { .. } => "same",
             ShapeRule::CrossEntropy(_) => "`[]`",
             ShapeRule::Conv2d { .. } => "`[N, C_out, OH, OW]`",
             ShapeRule::Pool { .. } => "the pooled axes count windows",

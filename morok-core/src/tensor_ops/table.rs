@@ -360,6 +360,10 @@ op_table! {
     RepeatInterleave = "repeat_interleave" "repeat_interleave" (repeats: Count, dim: OptionalAxis) -> D::Same, S::RepeatInterleave { repeats: 0, axis: 1 };
     /// A copy with `src` written at the positions of `index` along an axis.
     Scatter = "scatter" "scatter" (dim: Axis, index: Index, src: Tensor) -> D::Same, S::Scatter { axis: 0, index: 1, src: 2 };
+    /// A copy with `value` written at the positions of `index` along an axis.
+    ScatterValue = "scatter_value" "scatter_value" (dim: Axis, index: Index, value: Float) -> D::Same, S::ScatterValue { axis: 0, index: 1 };
+    /// `x + weight · (end - x)` in floats.
+    Lerp = "lerp" "lerp" (end: Tensor, weight: Operand) -> D::Float, S::Broadcast;
     /// A copy plus the `src` values summed at the positions of `index`.
     ScatterAdd = "scatter_add" "scatter_add" (dim: Axis, index: Index, src: Tensor) -> D::NotBool, S::Scatter { axis: 0, index: 1, src: 2 };
     /// Mean cross-entropy of class scores (axis 1) against integer labels.
@@ -521,10 +525,8 @@ pub static NOT_YET_IN_THE_DSL: &[&str] = &[
     "max_unpool3d",
     "cross_entropy_with",
     "nll_loss",
-    "scatter_value",
     "index",
     "interpolate_scale",
     "div_mode",
-    "lerp",
     "bitcast",
 ];
