@@ -1,6 +1,6 @@
 //! The layer kinds of `model!`: their syntax, parameters and shape rules.
 
-use morok_core::shape::{self, ConvGeometry, SymDim};
+use morok_core::shape::{self, ConvNd, SymDim};
 use morok_core::ScalarType;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -100,29 +100,17 @@ impl ConvLayer {
 
     /// The run-time constructor's configuration arguments.
     fn args(&self) -> TokenStream {
-        let ConvLayer {
-            inp,
-            out,
-            kernel,
-            stride,
-            padding,
-        } = self;
-        quote!(#inp, #out, #kernel, #stride, #padding)
+        let (i, o, k, s, p) = (self.inp, self.out, self.kernel, self.stride, self.padding);
+        quote!(#i, #o, #k, #s, #p)
     }
 }
 
 impl std::fmt::Display for ConvLayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ConvLayer {
-            inp,
-            out,
-            kernel,
-            stride,
-            padding,
-        } = self;
         write!(
             f,
-            "{inp} -> {out}, kernel = {kernel}, stride = {stride}, padding = {padding}"
+            "{} -> {}, kernel = {}, stride = {}, padding = {}",
+            self.inp, self.out, self.kernel, self.stride, self.padding
         )
     }
 }
@@ -402,26 +390,35 @@ impl LayerSpec {
                     .map_err(|_| expects(format!("[.., {inp}]"), None))?
                     .to_vec()
             }
-            LayerSpec::Conv2d(ConvLayer {
-                inp,
-                out,
-                kernel,
-                stride,
-                padding,
-            }) => {
+            LayerSpec::Conv1d(c) | LayerSpec::Conv2d(c) => {
                 float_input()?;
-                let g = ConvGeometry {
-                    stride: (*stride, *stride),
-                    padding: (*padding, *padding).into(),
-                    dilation: (1, 1),
+                let rank = if matches!(self, LayerSpec::Conv1d(_)) {
+                    1
+                } else {
+                    2
+                };
+                let inp = c.inp;
+                let want = if rank == 1 {
+                    format!("[N, {inp}, L]")
+                } else {
+                    format!("[N, {inp}, H, W]")
+                };
+                if x.len() != rank + 2 || x[1] != lit(inp) {
+                    return Err(expects(want, None));
+                }
+                let p = c.padding.min(isize::MAX as usize) as isize;
+                let g = ConvNd {
+                    stride: vec![c.stride; rank],
+                    padding: vec![(p, p); rank],
+                    output_padding: vec![0; rank],
+                    dilation: vec![1; rank],
                     groups: 1,
                 };
-                if x.len() != 4 || x[1] != lit(*inp) {
-                    return Err(expects(format!("[N, {inp}, H, W]"), None));
-                }
-                let w = [lit(*out), lit(*inp), lit(*kernel), lit(*kernel)];
-                shape::conv2d_shape(x, &w, Some(&[lit(*out)]), g)
-                    .map_err(|e| expects(format!("[N, {inp}, H, W]"), Some(e.to_string())))?
+                let mut w = vec![lit(c.out), lit(inp)];
+                w.extend(vec![lit(c.kernel); rank]);
+                let op = format!("conv{rank}d");
+                shape::conv_nd_shape(&op, x, &w, Some(&[lit(c.out)]), &g)
+                    .map_err(|e| expects(want, Some(e.to_string())))?
                     .to_vec()
             }
             LayerSpec::LayerNorm(n) => {
@@ -435,30 +432,6 @@ impl LayerSpec {
                 return Err(use_error(format!(
                     "`{name}` is a parameter, not a layer: use it by name"
                 )))
-            }
-            LayerSpec::Conv1d(ConvLayer {
-                inp,
-                out,
-                kernel,
-                stride,
-                padding,
-            }) => {
-                float_input()?;
-                if x.len() != 3 || x[1] != lit(*inp) {
-                    return Err(expects(format!("[N, {inp}, L]"), None));
-                }
-                let p = (*padding).min(isize::MAX as usize) as isize;
-                let len = shape::window_count(&x[2], &lit(*kernel), *stride, (p, p), 1)
-                    .ok_or_else(|| {
-                        expects(
-                            format!("[N, {inp}, L]"),
-                            Some(format!(
-                                "the kernel {kernel} does not fit the length {}",
-                                x[2]
-                            )),
-                        )
-                    })?;
-                vec![x[0].clone(), lit(*out), len]
             }
             LayerSpec::BatchNorm2d(c) => {
                 float_input()?;

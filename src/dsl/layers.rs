@@ -1,14 +1,15 @@
 //! The layers a `model!` struct holds, with PyTorch's parameter names,
-//! shapes and default initialization: `Linear`, `Conv2d`, `LayerNorm`,
-//! `Embedding` and `Param` here, the others in `blocks.rs` (and the
+//! shapes and default initialization: `Linear`, `Conv1d`, `Conv2d`,
+//! `LayerNorm`, `Embedding` and `Param` here, the others in `blocks.rs` (and the
 //! stateful ones in [`crate::nn`]).
 
 mod blocks;
 
 use super::rt::{layer_seed, ParamFile};
-use crate::{ConvOptions, DType, Result, Tensor};
+use crate::nn::{BatchNorm2d, Dropout, GroupNorm};
+use crate::{Conv1dOptions, ConvOptions, DType, Pads, Result, Tensor};
 
-pub use blocks::{Activation, Block, BlockConfig, Conv1d, SelfAttention, Sequential};
+pub use blocks::{Activation, Block, BlockConfig, SelfAttention, Sequential};
 
 /// Uniform samples in `[-bound, bound)`, realized.
 #[track_caller]
@@ -114,75 +115,99 @@ impl Linear {
     }
 }
 
-/// A 2-D convolution with a square kernel, PyTorch's `nn.Conv2d`.
-#[derive(Clone, Debug)]
-pub struct Conv2d {
-    /// `[out, in, k, k]`.
-    pub weight: Tensor,
-    /// `[out]`.
-    pub bias: Tensor,
-    /// Stride and padding.
-    pub options: ConvOptions,
-}
-
-impl Conv2d {
-    fn options(stride: usize, padding: usize) -> ConvOptions {
-        ConvOptions {
-            stride: (stride, stride),
-            padding: (padding, padding).into(),
-            ..ConvOptions::default()
+/// Declares a convolution layer with a square kernel over `$rank` axes:
+/// its weight `[out, in, k..]`, bias `[out]` and options of type `$opts`
+/// (made from the stride and padding by `$options`), PyTorch's
+/// initialization, `load`, `parameters`, and a `forward` calling the
+/// `Tensor` method `$forward`.
+macro_rules! conv_layer {
+    ($(#[$doc:meta])* $name:ident($rank:literal, $opts:ty, $forward:ident), $options:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $name {
+            /// `[out, in, k..]`.
+            pub weight: Tensor,
+            /// `[out]`.
+            pub bias: Tensor,
+            /// Stride and padding.
+            pub options: $opts,
         }
-    }
 
-    /// Weight and bias uniform in `±1/sqrt(in*k*k)` (PyTorch's default).
-    #[track_caller]
-    pub fn init(
-        inp: usize,
-        out: usize,
-        k: usize,
-        stride: usize,
-        padding: usize,
-        seed: u64,
-    ) -> Result<Conv2d> {
-        let (weight, bias) = conv_init(inp, out, &[k, k], seed)?;
-        Ok(Conv2d {
-            weight,
-            bias,
-            options: Conv2d::options(stride, padding),
-        })
-    }
+        impl $name {
+            /// Weight and bias uniform in `±1/sqrt(in·k^rank)` (PyTorch's
+            /// default).
+            #[track_caller]
+            pub fn init(
+                inp: usize,
+                out: usize,
+                k: usize,
+                stride: usize,
+                padding: usize,
+                seed: u64,
+            ) -> Result<$name> {
+                let (weight, bias) = conv_init(inp, out, &[k; $rank], seed)?;
+                let options: fn(usize, usize) -> $opts = $options;
+                Ok($name {
+                    weight,
+                    bias,
+                    options: options(stride, padding),
+                })
+            }
 
-    /// Reads `prefix.weight` and `prefix.bias`.
-    #[track_caller]
-    pub fn load(
-        file: &ParamFile,
-        prefix: &str,
-        inp: usize,
-        out: usize,
-        k: usize,
-        stride: usize,
-        padding: usize,
-    ) -> Result<Conv2d> {
-        let (weight, bias) = conv_load(file, prefix, inp, out, &[k, k])?;
-        Ok(Conv2d {
-            weight,
-            bias,
-            options: Conv2d::options(stride, padding),
-        })
-    }
+            /// Reads `prefix.weight` and `prefix.bias`.
+            #[track_caller]
+            pub fn load(
+                file: &ParamFile,
+                prefix: &str,
+                inp: usize,
+                out: usize,
+                k: usize,
+                stride: usize,
+                padding: usize,
+            ) -> Result<$name> {
+                let (weight, bias) = conv_load(file, prefix, inp, out, &[k; $rank])?;
+                let options: fn(usize, usize) -> $opts = $options;
+                Ok($name {
+                    weight,
+                    bias,
+                    options: options(stride, padding),
+                })
+            }
 
-    /// Appends the parameters under `prefix`.
-    pub fn parameters(&self, prefix: &str, out: &mut Vec<(String, Tensor)>) {
-        out.push((named(prefix, "weight"), self.weight.clone()));
-        out.push((named(prefix, "bias"), self.bias.clone()));
-    }
+            /// Appends the parameters under `prefix`.
+            pub fn parameters(&self, prefix: &str, out: &mut Vec<(String, Tensor)>) {
+                out.push((named(prefix, "weight"), self.weight.clone()));
+                out.push((named(prefix, "bias"), self.bias.clone()));
+            }
 
-    /// Applies the layer.
-    #[track_caller]
-    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.conv2d(&self.weight, Some(&self.bias), self.options)
-    }
+            /// Applies the layer.
+            #[track_caller]
+            pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+                x.$forward(&self.weight, Some(&self.bias), self.options)
+            }
+        }
+    };
 }
+
+conv_layer!(
+    /// A 1-D convolution, PyTorch's `nn.Conv1d`.
+    Conv1d(1, Conv1dOptions, conv1d),
+    |stride, padding| Conv1dOptions {
+        stride,
+        padding: Pads::from(padding),
+        ..Conv1dOptions::default()
+    }
+);
+
+conv_layer!(
+    /// A 2-D convolution with a square kernel, PyTorch's `nn.Conv2d`.
+    Conv2d(2, ConvOptions, conv2d),
+    |stride, padding| ConvOptions {
+        stride: (stride, stride),
+        padding: Pads::from(padding),
+        ..ConvOptions::default()
+    }
+);
 
 /// Layer normalization over the last axis, PyTorch's `nn.LayerNorm`.
 #[derive(Clone, Debug)]
@@ -315,4 +340,15 @@ macro_rules! layer_kinds {
     )*};
 }
 
-layer_kinds!(Linear, Conv2d, LayerNorm, Embedding);
+layer_kinds!(
+    Linear,
+    Conv1d,
+    Conv2d,
+    LayerNorm,
+    Embedding,
+    SelfAttention,
+    BatchNorm2d,
+    GroupNorm,
+    Dropout,
+    Sequential
+);

@@ -42,48 +42,6 @@ impl Args<'_, '_> {
             .copied()
             .ok_or_else(|| self.bad("literal", k))
     }
-    fn axis(&self, k: usize) -> Result<isize> {
-        match self.lit(k)? {
-            Lit::Axis(a) => Ok(a),
-            _ => Err(self.bad("axis", k)),
-        }
-    }
-    fn axes(&self, k: usize) -> Result<&'static [isize]> {
-        match self.lit(k)? {
-            Lit::Axes(a) => Ok(a),
-            _ => Err(self.bad("axes", k)),
-        }
-    }
-    fn flag(&self, k: usize) -> Result<bool> {
-        match self.lit(k)? {
-            Lit::Bool(b) => Ok(b),
-            _ => Err(self.bad("bool", k)),
-        }
-    }
-    fn float(&self, k: usize) -> Result<f64> {
-        match self.lit(k)? {
-            Lit::Float(v) => Ok(v),
-            _ => Err(self.bad("number", k)),
-        }
-    }
-    fn int(&self, k: usize) -> Result<i64> {
-        match self.lit(k)? {
-            Lit::Int(v) => Ok(v),
-            _ => Err(self.bad("integer", k)),
-        }
-    }
-    fn count(&self, k: usize) -> Result<usize> {
-        match self.lit(k)? {
-            Lit::Count(v) => Ok(v),
-            _ => Err(self.bad("count", k)),
-        }
-    }
-    fn sizes(&self, k: usize) -> Result<&'static [usize]> {
-        match self.lit(k)? {
-            Lit::Sizes(v) => Ok(v),
-            _ => Err(self.bad("sizes", k)),
-        }
-    }
     /// Dims argument `k` with the call's named dims bound.
     fn dims(&self, k: usize) -> Result<Vec<isize>> {
         match self.lit(k)? {
@@ -97,36 +55,6 @@ impl Args<'_, '_> {
             _ => Err(self.bad("dims", k)),
         }
     }
-    fn reduction(&self, k: usize) -> Result<crate::Reduction> {
-        match self.lit(k)? {
-            Lit::Reduction(r) => Ok(r),
-            _ => Err(self.bad("reduction", k)),
-        }
-    }
-    fn pads(&self, k: usize) -> Result<&'static [(isize, isize)]> {
-        match self.lit(k)? {
-            Lit::Pads(v) => Ok(v),
-            _ => Err(self.bad("pads", k)),
-        }
-    }
-    fn bounds(&self, k: usize) -> Result<&'static [(usize, usize)]> {
-        match self.lit(k)? {
-            Lit::Bounds(v) => Ok(v),
-            _ => Err(self.bad("bounds", k)),
-        }
-    }
-    fn ints(&self, k: usize) -> Result<&'static [isize]> {
-        match self.lit(k)? {
-            Lit::Ints(v) => Ok(v),
-            _ => Err(self.bad("integers", k)),
-        }
-    }
-    fn optional_axis(&self, k: usize) -> Result<Option<isize>> {
-        match self.lit(k)? {
-            Lit::OptionalAxis(v) => Ok(v),
-            _ => Err(self.bad("optional axis", k)),
-        }
-    }
     /// Optional tensor argument `t` whose presence is literal `k`.
     fn optional_tensor(&self, k: usize, t: usize) -> Result<Option<&Tensor>> {
         match self.lit(k)? {
@@ -135,47 +63,58 @@ impl Args<'_, '_> {
             _ => Err(self.bad("optional tensor flag", k)),
         }
     }
-    fn conv(&self, k: usize) -> Result<crate::ConvOptions> {
-        match self.lit(k)? {
-            Lit::Conv(v) => Ok(v),
-            _ => Err(self.bad("convolution options", k)),
-        }
-    }
-    fn pool(&self, k: usize) -> Result<crate::PoolOptions> {
-        match self.lit(k)? {
-            Lit::Pool(v) => Ok(v),
-            _ => Err(self.bad("pooling options", k)),
-        }
-    }
-    /// The literal `k`, which must be `pick`'s kind (options structs and
-    /// enums).
-    fn options<T>(&self, k: usize, pick: impl Fn(Lit) -> Option<T>) -> Result<T> {
-        pick(self.lit(k)?).ok_or_else(|| self.bad("options", k))
-    }
-    fn pool3d(&self, k: usize) -> Result<crate::Pool3dOptions> {
-        match self.lit(k)? {
-            Lit::Pool3d(v) => Ok(v),
-            _ => Err(self.bad("3-D pooling options", k)),
-        }
-    }
-    fn slices(&self, k: usize) -> Result<&'static [crate::Slice]> {
-        match self.lit(k)? {
-            Lit::Slices(v) => Ok(v),
-            _ => Err(self.bad("slices", k)),
-        }
-    }
-    fn interpolate_mode(&self, k: usize) -> Result<crate::InterpolateMode> {
-        match self.lit(k)? {
-            Lit::InterpolateMode(v) => Ok(v),
-            _ => Err(self.bad("interpolation mode", k)),
-        }
-    }
     fn dtype(&self, k: usize) -> Result<DType> {
         match self.lit(k)? {
             Lit::DType(t) => Ok(DType::scalar(t)),
             _ => Err(self.bad("element type", k)),
         }
     }
+}
+
+/// Accessors of the literal arguments: `fn name(&self, k) -> Result<T>`
+/// reads literal `k`, which must be `Lit::Variant` (else the node is
+/// malformed, and the error says which kind was missing).
+macro_rules! literal_accessors {
+    ($($name:ident: $variant:ident -> $ty:ty, $what:literal;)*) => {
+        impl Args<'_, '_> {
+            $(
+                fn $name(&self, k: usize) -> Result<$ty> {
+                    match self.lit(k)? {
+                        Lit::$variant(v) => Ok(v),
+                        _ => Err(self.bad($what, k)),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+literal_accessors! {
+    axis: Axis -> isize, "axis";
+    axes: Axes -> &'static [isize], "axes";
+    flag: Bool -> bool, "bool";
+    float: Float -> f64, "number";
+    int: Int -> i64, "integer";
+    count: Count -> usize, "count";
+    sizes: Sizes -> &'static [usize], "sizes";
+    reduction: Reduction -> crate::Reduction, "reduction";
+    pads: Pads -> &'static [(isize, isize)], "pads";
+    bounds: Bounds -> &'static [(usize, usize)], "bounds";
+    ints: Ints -> &'static [isize], "integers";
+    optional_axis: OptionalAxis -> Option<isize>, "optional axis";
+    conv: Conv -> crate::ConvOptions, "convolution options";
+    pool: Pool -> crate::PoolOptions, "pooling options";
+    pool3d: Pool3d -> crate::Pool3dOptions, "3-D pooling options";
+    slices: Slices -> &'static [crate::Slice], "slices";
+    interpolate_mode: InterpolateMode -> crate::InterpolateMode, "interpolation mode";
+    conv1d: Conv1d -> crate::Conv1dOptions, "conv1d options";
+    conv3d: Conv3d -> crate::Conv3dOptions, "conv3d options";
+    conv_transpose: ConvTranspose -> crate::ConvTransposeOptions, "transposed convolution options";
+    conv_transpose3d: ConvTranspose3d -> crate::ConvTranspose3dOptions, "3-D transposed convolution options";
+    isclose: IsClose -> crate::IsCloseOptions, "isclose options";
+    attention: Attention -> super::graph::AttentionLit, "attention options";
+    scatter_reduce: ScatterReduce -> crate::ScatterReduce, "scatter reduction";
+    pad_mode: PadMode -> crate::PadMode, "padding mode";
 }
 
 /// The receiver: operand 0, or for a literal left operand of a binary
@@ -367,13 +306,7 @@ pub(super) fn call(
         Repeat => x.repeat(a.sizes(0)?),
         Pad => x.pad(a.pads(0)?, a.float(1)?),
         Shrink => x.shrink(a.bounds(0)?),
-        PadMode => x.pad_mode(
-            a.pads(0)?,
-            a.options(1, |l| match l {
-                Lit::PadMode(m) => Some(m),
-                _ => None,
-            })?,
-        ),
+        PadMode => x.pad_mode(a.pads(0)?, a.pad_mode(1)?),
         Roll => x.roll(a.ints(0)?, a.axes(1)?),
         Diagonal => x.diagonal(a.int(0)? as isize, a.axis(1)?, a.axis(2)?),
         Unfold => x.unfold(a.axis(0)?, a.count(1)?, a.count(2)?),
@@ -389,27 +322,10 @@ pub(super) fn call(
         MaxPool1d => x.max_pool1d(a.pool(0)?),
         AvgPool1d => x.avg_pool1d(a.pool(0)?),
         Slice => x.slice(a.slices(0)?),
-        Conv1d => x.conv1d(
-            a.tensor(0)?,
-            a.optional_tensor(0, 1)?,
-            a.options(1, |l| match l {
-                Lit::Conv1d(o) => Some(o),
-                _ => None,
-            })?,
-        ),
-        Conv3d => x.conv3d(
-            a.tensor(0)?,
-            a.optional_tensor(0, 1)?,
-            a.options(1, |l| match l {
-                Lit::Conv3d(o) => Some(o),
-                _ => None,
-            })?,
-        ),
+        Conv1d => x.conv1d(a.tensor(0)?, a.optional_tensor(0, 1)?, a.conv1d(1)?),
+        Conv3d => x.conv3d(a.tensor(0)?, a.optional_tensor(0, 1)?, a.conv3d(1)?),
         ConvTranspose1d | ConvTranspose2d => {
-            let opts = a.options(1, |l| match l {
-                Lit::ConvTranspose(o) => Some(o),
-                _ => None,
-            })?;
+            let opts = a.conv_transpose(1)?;
             let (w, b) = (a.tensor(0)?, a.optional_tensor(0, 1)?);
             if id == ConvTranspose1d {
                 x.conv_transpose1d(w, b, opts)
@@ -420,34 +336,17 @@ pub(super) fn call(
         ConvTranspose3d => x.conv_transpose3d(
             a.tensor(0)?,
             a.optional_tensor(0, 1)?,
-            a.options(1, |l| match l {
-                Lit::ConvTranspose3d(o) => Some(o),
-                _ => None,
-            })?,
+            a.conv_transpose3d(1)?,
         ),
-        Isclose => x.isclose(
-            a.operand(0)?,
-            a.options(0, |l| match l {
-                Lit::IsClose(o) => Some(o),
-                _ => None,
-            })?,
-        ),
-        ScaledDotProductAttention => x.scaled_dot_product_attention(
-            a.tensor(0)?,
-            a.tensor(1)?,
-            &a.options(0, |l| match l {
-                Lit::Attention(o) => Some(o.options()),
-                _ => None,
-            })?,
-        ),
+        Isclose => x.isclose(a.operand(0)?, a.isclose(0)?),
+        ScaledDotProductAttention => {
+            x.scaled_dot_product_attention(a.tensor(0)?, a.tensor(1)?, &a.attention(0)?.options())
+        }
         ScatterReduce => x.scatter_reduce(
             a.axis(0)?,
             a.tensor(0)?,
             a.tensor(1)?,
-            a.options(1, |l| match l {
-                Lit::ScatterReduce(r) => Some(r),
-                _ => None,
-            })?,
+            a.scatter_reduce(1)?,
             a.flag(2)?,
         ),
         MaxPool3d => x.max_pool3d(a.pool3d(0)?),

@@ -105,34 +105,16 @@ impl Ctx<'_> {
                 )
             }
             ArgKind::Reduction => {
-                let last = match e {
-                    Expr::Path(p)
-                        if p.path.segments.len() == 2
-                            && p.path.segments[0].ident == "Reduction" =>
-                    {
-                        p.path.segments.last().map(|s| s.ident.to_string())
-                    }
-                    _ => None,
-                };
-                let r = match last.as_deref() {
-                    Some("None") => Reduction::None,
-                    Some("Mean") => Reduction::Mean,
-                    Some("Sum") => Reduction::Sum,
-                    _ => {
-                        return Err(Error::new_spanned(
-                            e,
-                            format!(
-                                "{name} must be `Reduction::Mean`, `Reduction::Sum` or \
-                                 `Reduction::None`"
-                            ),
-                        ))
-                    }
-                };
-                let v = format_ident!("{}", format!("{r:?}"));
-                lit(
-                    ArgValue::Reduction(r),
-                    quote!(#g::Lit::Reduction(::morok::Reduction::#v)),
-                )
+                let wrong = format!(
+                    "{name} must be `Reduction::Mean`, `Reduction::Sum` or `Reduction::None`"
+                );
+                let variants = [
+                    ("None", Reduction::None),
+                    ("Mean", Reduction::Mean),
+                    ("Sum", Reduction::Sum),
+                ];
+                let (r, tokens) = super::literals::unit_variant(e, "Reduction", &variants, &wrong)?;
+                lit(ArgValue::Reduction(r), quote!(#g::Lit::Reduction(#tokens)))
             }
             ArgKind::Pads => {
                 let v = pair_list(e, name, "[(1, 1), (0, -2)]")?;

@@ -88,30 +88,49 @@ pub(super) fn slices(e: &Expr) -> Result<(Vec<Slice>, TokenStream)> {
 
 /// `InterpolateMode::Nearest` and the other modes.
 pub(super) fn interpolate_mode(e: &Expr) -> Result<(InterpolateMode, TokenStream)> {
-    let name = match e {
-        Expr::Path(p)
-            if p.path.segments.len() == 2 && p.path.segments[0].ident == "InterpolateMode" =>
-        {
-            p.path.segments[1].ident.to_string()
-        }
-        _ => String::new(),
+    use InterpolateMode as M;
+    unit_variant(
+        e,
+        "InterpolateMode",
+        &[
+            ("Nearest", M::Nearest),
+            ("NearestExact", M::NearestExact),
+            ("Linear", M::Linear),
+            ("Bilinear", M::Bilinear),
+            ("Trilinear", M::Trilinear),
+        ],
+        "the mode must be `InterpolateMode::Nearest`, `NearestExact`, `Linear`, `Bilinear` or \
+         `Trilinear`",
+    )
+}
+
+/// The variant named in `Enum::Variant` (`enum_name` is `Enum`), when `p`
+/// is such a path.
+fn variant_name(p: &syn::ExprPath, enum_name: &str) -> Option<String> {
+    (p.path.segments.len() == 2 && p.path.segments[0].ident == enum_name)
+        .then(|| p.path.segments[1].ident.to_string())
+}
+
+/// A unit variant `Enum::Variant` of `enum_name` among `variants` (name,
+/// value): its value and the tokens `::morok::Enum::Variant`; `wrong` is
+/// the error for anything else.
+pub(super) fn unit_variant<T: Copy>(
+    e: &Expr,
+    enum_name: &str,
+    variants: &[(&str, T)],
+    wrong: &str,
+) -> Result<(T, TokenStream)> {
+    let found = match e {
+        Expr::Path(p) => variant_name(p, enum_name)
+            .and_then(|name| variants.iter().find(|(n, _)| *n == name).copied()),
+        _ => None,
     };
-    let mode = match name.as_str() {
-        "Nearest" => InterpolateMode::Nearest,
-        "NearestExact" => InterpolateMode::NearestExact,
-        "Linear" => InterpolateMode::Linear,
-        "Bilinear" => InterpolateMode::Bilinear,
-        "Trilinear" => InterpolateMode::Trilinear,
-        _ => {
-            return Err(Error::new_spanned(
-                e,
-                "the mode must be `InterpolateMode::Nearest`, `NearestExact`, `Linear`, \
-                 `Bilinear` or `Trilinear`",
-            ))
-        }
-    };
-    let id = quote::format_ident!("{}", name);
-    Ok((mode, quote!(::morok::InterpolateMode::#id)))
+    let (name, value) = found.ok_or_else(|| Error::new_spanned(e, wrong))?;
+    let (ty, id) = (
+        quote::format_ident!("{}", enum_name),
+        quote::format_ident!("{}", name),
+    );
+    Ok((value, quote!(::morok::#ty::#id)))
 }
 
 /// The fields of a struct literal `name { field: value, .. }` (or
@@ -258,29 +277,19 @@ pub(super) fn attention_options(e: &Expr) -> Result<(bool, f64, TokenStream)> {
 
 /// `ScatterReduce::Sum` and the other reductions.
 pub(super) fn scatter_reduce(e: &Expr) -> Result<(ScatterReduce, TokenStream)> {
-    let name = match e {
-        Expr::Path(p)
-            if p.path.segments.len() == 2 && p.path.segments[0].ident == "ScatterReduce" =>
-        {
-            p.path.segments[1].ident.to_string()
-        }
-        _ => String::new(),
-    };
-    let r = match name.as_str() {
-        "Sum" => ScatterReduce::Sum,
-        "Prod" => ScatterReduce::Prod,
-        "Mean" => ScatterReduce::Mean,
-        "Amax" => ScatterReduce::Amax,
-        "Amin" => ScatterReduce::Amin,
-        _ => {
-            return Err(Error::new_spanned(
-                e,
-                "the reduction must be `ScatterReduce::Sum`, `Prod`, `Mean`, `Amax` or `Amin`",
-            ))
-        }
-    };
-    let id = quote::format_ident!("{}", name);
-    Ok((r, quote!(::morok::ScatterReduce::#id)))
+    use ScatterReduce as R;
+    unit_variant(
+        e,
+        "ScatterReduce",
+        &[
+            ("Sum", R::Sum),
+            ("Prod", R::Prod),
+            ("Mean", R::Mean),
+            ("Amax", R::Amax),
+            ("Amin", R::Amin),
+        ],
+        "the reduction must be `ScatterReduce::Sum`, `Prod`, `Mean`, `Amax` or `Amin`",
+    )
 }
 
 /// `PadMode::Reflect`, `PadMode::Replicate`, `PadMode::Circular` or
@@ -288,23 +297,19 @@ pub(super) fn scatter_reduce(e: &Expr) -> Result<(ScatterReduce, TokenStream)> {
 pub(super) fn pad_mode(e: &Expr) -> Result<(PadMode, TokenStream)> {
     let form = "the mode must be `PadMode::Reflect`, `PadMode::Replicate`, \
                 `PadMode::Circular` or `PadMode::Constant(0.0)`";
-    let variant = |p: &syn::ExprPath| -> Option<String> {
-        (p.path.segments.len() == 2 && p.path.segments[0].ident == "PadMode")
-            .then(|| p.path.segments[1].ident.to_string())
-    };
     match e {
-        Expr::Path(p) => {
-            let mode = match variant(p).as_deref() {
-                Some("Reflect") => PadMode::Reflect,
-                Some("Replicate") => PadMode::Replicate,
-                Some("Circular") => PadMode::Circular,
-                _ => return Err(Error::new_spanned(e, form)),
-            };
-            let id = &p.path.segments[1].ident;
-            Ok((mode, quote!(::morok::PadMode::#id)))
-        }
+        Expr::Path(_) => unit_variant(
+            e,
+            "PadMode",
+            &[
+                ("Reflect", PadMode::Reflect),
+                ("Replicate", PadMode::Replicate),
+                ("Circular", PadMode::Circular),
+            ],
+            form,
+        ),
         Expr::Call(c) if c.args.len() == 1 => match &*c.func {
-            Expr::Path(p) if variant(p).as_deref() == Some("Constant") => {
+            Expr::Path(p) if variant_name(p, "PadMode").as_deref() == Some("Constant") => {
                 let v = number(&c.args[0], "the constant")?;
                 Ok((PadMode::Constant(v), quote!(::morok::PadMode::Constant(#v))))
             }

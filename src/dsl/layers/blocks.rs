@@ -1,82 +1,12 @@
-//! The `model!` layers beyond the basic four: `Conv1d`, self-attention,
+//! The `model!` layers beyond the basic five: self-attention,
 //! the stateful `nn` layers (`BatchNorm2d`, `GroupNorm`, `Dropout`) with
 //! the `init`/`load` a `model!` struct calls, and `Sequential` blocks of
 //! layers and activations.
 
-use super::{conv_init, conv_load, named, Conv2d, Embedding, Layer, LayerNorm, Linear};
+use super::{named, Conv1d, Conv2d, Embedding, LayerNorm, Linear};
 use crate::dsl::rt::{layer_seed, ParamFile};
 use crate::nn::{BatchNorm2d, Dropout, GroupNorm, Module, MultiheadAttention};
-use crate::{AttentionOptions, Conv1dOptions, Pads, Result, Tensor};
-
-/// A 1-D convolution, PyTorch's `nn.Conv1d`.
-#[derive(Clone, Debug)]
-pub struct Conv1d {
-    /// `[out, in, k]`.
-    pub weight: Tensor,
-    /// `[out]`.
-    pub bias: Tensor,
-    /// Stride and padding.
-    pub options: Conv1dOptions,
-}
-
-impl Conv1d {
-    fn options(stride: usize, padding: usize) -> Conv1dOptions {
-        Conv1dOptions {
-            stride,
-            padding: Pads::from(padding),
-            ..Conv1dOptions::default()
-        }
-    }
-
-    /// Weight and bias uniform in `±1/sqrt(in*k)` (PyTorch's default).
-    #[track_caller]
-    pub fn init(
-        inp: usize,
-        out: usize,
-        k: usize,
-        stride: usize,
-        padding: usize,
-        seed: u64,
-    ) -> Result<Conv1d> {
-        let (weight, bias) = conv_init(inp, out, &[k], seed)?;
-        Ok(Conv1d {
-            weight,
-            bias,
-            options: Conv1d::options(stride, padding),
-        })
-    }
-
-    /// Reads `prefix.weight` and `prefix.bias`.
-    #[track_caller]
-    pub fn load(
-        file: &ParamFile,
-        prefix: &str,
-        inp: usize,
-        out: usize,
-        k: usize,
-        stride: usize,
-        padding: usize,
-    ) -> Result<Conv1d> {
-        let (weight, bias) = conv_load(file, prefix, inp, out, &[k])?;
-        Ok(Conv1d {
-            weight,
-            bias,
-            options: Conv1d::options(stride, padding),
-        })
-    }
-
-    /// Appends the parameters under `prefix`.
-    pub fn parameters(&self, prefix: &str, out: &mut Vec<(String, Tensor)>) {
-        out.push((named(prefix, "weight"), self.weight.clone()));
-        out.push((named(prefix, "bias"), self.bias.clone()));
-    }
-
-    /// Applies the layer to `[N, in, L]`.
-    #[track_caller]
-    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.conv1d(&self.weight, Some(&self.bias), self.options)
-    }
-}
+use crate::{AttentionOptions, Result, Tensor};
 
 /// Multi-head self-attention of a `[B, L, E]` input (queries, keys and
 /// values all the input), optionally causal: the `model!` layer
@@ -442,23 +372,3 @@ impl Module for Sequential {
             .collect()
     }
 }
-
-macro_rules! more_layer_kinds {
-    ($($kind:ident),*) => {$(
-        impl Layer for $kind {
-            #[track_caller]
-            fn apply(&self, x: &Tensor) -> Result<Tensor> {
-                $kind::forward(self, x)
-            }
-        }
-    )*};
-}
-
-more_layer_kinds!(
-    Conv1d,
-    SelfAttention,
-    BatchNorm2d,
-    GroupNorm,
-    Dropout,
-    Sequential
-);
