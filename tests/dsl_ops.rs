@@ -1,15 +1,16 @@
 //! Every op of the table (`morok_core::tensor_ops::OPS`) is callable from
 //! a DSL body: one `#[morok::kernel]` per op, whose embedded graph builds
 //! the very graph (the same interned root) the `Tensor` method gives (or,
-//! for `interpolate`, whose graph holds index buffers made on the host at
+//! for `interpolate` and `interpolate_scale`, whose graph holds index buffers made on the host at
 //! each call, the same values).
 //! A test checks that each entry of the table has its kernel here, so an
 //! op added to the table without a DSL test fails.
 
 use morok::{
-    AttentionOptions, Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions,
-    ConvTransposeOptions, DType, InterpolateMode, IsCloseOptions, PadMode, Pads, Pool3dOptions,
-    PoolOptions, Reduction, ScalarType, ScatterReduce, Slice, Tensor,
+    AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
+    ConvTranspose3dOptions, ConvTransposeOptions, DType, InterpolateMode, IsCloseOptions, PadMode,
+    Pads, Pool3dOptions, PoolOptions, Reduction, RoundingMode, ScalarType, ScatterReduce, Slice,
+    Tensor,
 };
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
@@ -985,6 +986,66 @@ fn k_lerp(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tens
     x.lerp(t, y)
 }
 
+#[morok::kernel]
+fn k_bitcast(x: Tensor<f32, 2, 3>) -> Tensor<i32, 2, 3> {
+    x.bitcast(i32)
+}
+
+#[morok::kernel]
+fn k_div_mode(x: Tensor<f32, 2, 3>, y: Tensor<f32, 3>) -> Tensor<f32, 2, 3> {
+    x.div_mode(y, RoundingMode::Floor)
+}
+
+#[morok::kernel]
+fn k_interpolate_scale(im: Tensor<f32, 1, 2, 5, 5>) -> Tensor<f32, 1, 2, 10, 7> {
+    im.interpolate_scale([2.0, 1.5], InterpolateMode::Bilinear, false)
+}
+
+#[morok::kernel]
+fn k_max_unpool1d(p1: Tensor<f32, 2, 1>, p1i: Tensor<i64, 2, 1>) -> Tensor<f32, 2, 2> {
+    p1.max_unpool1d(p1i, PoolOptions::new((1, 2)), None)
+}
+
+#[morok::kernel]
+fn k_max_unpool2d(
+    u: Tensor<f32, 1, 2, 2, 2>,
+    ui: Tensor<i64, 1, 2, 2, 2>,
+) -> Tensor<f32, 1, 2, 5, 5> {
+    u.max_unpool2d(ui, PoolOptions::new((2, 2)), Some((5, 5)))
+}
+
+#[morok::kernel]
+fn k_max_unpool3d(
+    p3: Tensor<f32, 1, 2, 2, 2, 2>,
+    p3i: Tensor<i64, 1, 2, 2, 2, 2>,
+) -> Tensor<f32, 1, 2, 4, 4, 4> {
+    p3.max_unpool3d(p3i, Pool3dOptions::new((2, 2, 2)), None)
+}
+
+#[morok::kernel]
+fn k_nll_loss(x: Tensor<f32, 2, 3>, l: Tensor<i64, 2>, y: Tensor<f32, 3>) -> Tensor<f32> {
+    x.log_softmax(1).nll_loss(
+        l,
+        &ClassLossOptions {
+            weight: Some(y),
+            reduction: Reduction::Sum,
+            ..Default::default()
+        },
+    )
+}
+
+#[morok::kernel]
+fn k_cross_entropy_with(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32, 2> {
+    x.cross_entropy_with(
+        t,
+        &ClassLossOptions {
+            label_smoothing: 0.1,
+            reduction: Reduction::None,
+            ..Default::default()
+        },
+    )
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -1054,6 +1115,9 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
     let t2 = input(ScalarType::F32, &[2, 3, 2, 2]);
     let t3 = input(ScalarType::F32, &[2, 1, 1, 1, 1]);
     let lb = input(ScalarType::F32, &[4]);
+    let (u, ui) = im.max_pool2d_with_indices(PoolOptions::new((2, 2)))?;
+    let (p1, p1i) = x.max_pool1d_with_indices(PoolOptions::new((1, 2)))?;
+    let (p3, p3i) = vol.max_pool3d_with_indices(Pool3dOptions::new((2, 2, 2)))?;
 
     same_graph!(__morok_aot_k_neg, [x], x.neg()?);
     same_graph!(__morok_aot_k_relu, [x], x.relu()?);
@@ -1437,6 +1501,56 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         x.scatter_value(1, &ix, 0.5f64)?
     );
     same_graph!(__morok_aot_k_lerp, [x, x2, y], x.lerp(&x2, y.clone())?);
+    same_graph!(__morok_aot_k_bitcast, [x], x.bitcast(DType::I32)?);
+    same_graph!(
+        __morok_aot_k_div_mode,
+        [x, y],
+        x.div_mode(&y, RoundingMode::Floor)?
+    );
+    same_values!(
+        __morok_aot_k_interpolate_scale,
+        [im],
+        im.interpolate_scale(&[2.0, 1.5], InterpolateMode::Bilinear, false)?
+    );
+    same_graph!(
+        __morok_aot_k_max_unpool1d,
+        [p1, p1i],
+        p1.max_unpool1d(&p1i, PoolOptions::new((1, 2)), None)?
+    );
+    same_graph!(
+        __morok_aot_k_max_unpool2d,
+        [u, ui],
+        u.max_unpool2d(&ui, PoolOptions::new((2, 2)), Some((5, 5)))?
+    );
+    same_graph!(
+        __morok_aot_k_max_unpool3d,
+        [p3, p3i],
+        p3.max_unpool3d(&p3i, Pool3dOptions::new((2, 2, 2)), None)?
+    );
+    same_graph!(
+        __morok_aot_k_nll_loss,
+        [x, l, y],
+        x.log_softmax(1)?.nll_loss(
+            &l,
+            &ClassLossOptions {
+                weight: Some(y.clone()),
+                reduction: Reduction::Sum,
+                ..Default::default()
+            }
+        )?
+    );
+    same_graph!(
+        __morok_aot_k_cross_entropy_with,
+        [x, x2],
+        x.cross_entropy_with(
+            &x2,
+            &ClassLossOptions {
+                label_smoothing: 0.1,
+                reduction: Reduction::None,
+                ..Default::default()
+            }
+        )?
+    );
     Ok(())
 }
 

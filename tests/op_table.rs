@@ -5,11 +5,11 @@
 //! it) agree: the same element type and shape, or both an error with the
 //! same words.
 
-use morok::dsl::graph::{call_op, AttentionLit, Lit, Value};
+use morok::dsl::graph::{call_op, AttentionLit, ClassLossLit, Lit, Value};
 use morok::{
     Conv1dOptions, Conv3dOptions, ConvOptions, ConvTranspose3dOptions, ConvTransposeOptions, DType,
-    InterpolateMode, IsCloseOptions, PadMode, Pads, Pool3dOptions, PoolOptions, ScalarType,
-    ScatterReduce, Slice, Tensor,
+    InterpolateMode, IsCloseOptions, PadMode, Pads, Pool3dOptions, PoolOptions, RoundingMode,
+    ScalarType, ScatterReduce, Slice, Tensor,
 };
 use morok_core::shape::ReshapeDim;
 use morok_core::tensor_ops::{
@@ -249,6 +249,8 @@ enum Sample {
     Optional(Option<Tensor>),
     Literal(ArgValue<usize>, Lit),
     Scalar(ArgValue<usize>, f64, bool),
+    /// Options holding an optional tensor (the class losses' weight).
+    Options(Option<Tensor>, ArgValue<usize>, Lit),
 }
 
 fn sample(kind: ArgKind, dtype: ScalarType, op: &str, rng: &mut Rng) -> Sample {
@@ -450,6 +452,59 @@ fn sample(kind: ArgKind, dtype: ScalarType, op: &str, rng: &mut Rng) -> Sample {
             ]);
             Sample::Literal(ArgValue::InterpolateMode(m), Lit::InterpolateMode(m))
         }
+        ArgKind::RoundingMode => {
+            let m = *rng.pick(&[RoundingMode::None, RoundingMode::Trunc, RoundingMode::Floor]);
+            Sample::Literal(ArgValue::RoundingMode(m), Lit::RoundingMode(m))
+        }
+        ArgKind::Floats => {
+            let v: &'static [f64] = *rng.pick(&[
+                &[][..],
+                &[2.0],
+                &[0.5, 2.0],
+                &[1.5, 1.0, 2.0],
+                &[-1.0],
+                &[1.0, 3.0],
+            ]);
+            Sample::Literal(ArgValue::Floats(v.to_vec()), Lit::Floats(v))
+        }
+        ArgKind::OptionalSizes => {
+            // The typed API takes as many sizes as the op's axes.
+            let some: &'static [usize] = match op {
+                "max_unpool1d" => &[4],
+                "max_unpool2d" => &[3, 4],
+                _ => &[2, 3, 4],
+            };
+            let v = *rng.pick(&[None, Some(some)]);
+            Sample::Literal(
+                ArgValue::OptionalSizes(v.map(<[usize]>::to_vec)),
+                Lit::OptionalSizes(v),
+            )
+        }
+        ArgKind::ClassLossOptions => {
+            let shapes: [&[usize]; 3] = [&[3], &[2], &[4]];
+            let weight = (rng.below(2) == 0)
+                .then(|| Tensor::zeros(*rng.pick(&shapes), DType::scalar(dtype)));
+            let lit = ClassLossLit {
+                weight: weight.is_some(),
+                ignore_index: *rng.pick(&[None, Some(-100), Some(0)]),
+                label_smoothing: *rng.pick(&[0.0, 0.1, 1.5]),
+                reduction: *rng.pick(&[Reduction::None, Reduction::Mean, Reduction::Sum]),
+            };
+            let value = ArgValue::ClassLoss {
+                weight: weight
+                    .as_ref()
+                    .map(|w| (w.dtype().scalar_type(), w.shape().to_vec())),
+                ignore_index: lit.ignore_index,
+                label_smoothing: lit.label_smoothing,
+                reduction: lit.reduction,
+            };
+            Sample::Options(weight, value, Lit::ClassLoss(lit))
+        }
+        ArgKind::ClassTarget => {
+            let dtype = *rng.pick(&[ScalarType::I64, ScalarType::F32, ScalarType::Bool]);
+            let shapes: [&[usize]; 6] = [&[][..], &[2], &[3], &[2, 3], &[4, 3], &[2, 1]];
+            Sample::Tensor(Tensor::zeros(*rng.pick(&shapes), DType::scalar(dtype)))
+        }
         ArgKind::Labels => {
             let dtype = *rng.pick(&[ScalarType::I64, ScalarType::I32, ScalarType::F32]);
             let shapes: [&[usize]; 5] = [&[][..], &[2], &[3], &[2, 3], &[4, 3]];
@@ -485,11 +540,16 @@ fn every_entry_agrees_with_its_tensor_method() {
             // condition.
             let branch = *rng.pick(&DTYPES);
             let operand_type = if spec.name == "where_" { branch } else { dtype };
-            let samples: Vec<Sample> = spec
+            let mut samples: Vec<Sample> = spec
                 .args
                 .iter()
                 .map(|a| sample(a.kind, operand_type, spec.name, &mut rng))
                 .collect();
+            // Unpooling needs indices of the input's shape to get past its
+            // first check.
+            if spec.name.starts_with("max_unpool") && rng.below(2) == 0 {
+                samples[0] = Sample::Tensor(Tensor::zeros(shape, DType::I64));
+            }
             let mut values = Vec::new();
             let mut operands = vec![Value::Tensor(&x)];
             let mut lits = Vec::new();
@@ -512,6 +572,13 @@ fn every_entry_agrees_with_its_tensor_method() {
                     }
                     Sample::Literal(v, l) => {
                         values.push(v.clone());
+                        lits.push(*l);
+                    }
+                    Sample::Options(t, v, l) => {
+                        values.push(v.clone());
+                        if let Some(t) = t {
+                            operands.push(Value::Tensor(t));
+                        }
                         lits.push(*l);
                     }
                     Sample::Scalar(v, f, is_bool) => {

@@ -93,6 +93,29 @@ pub enum Lit {
     Slices(&'static [crate::Slice]),
     /// An interpolation mode.
     InterpolateMode(crate::InterpolateMode),
+    /// A rounding mode.
+    RoundingMode(crate::RoundingMode),
+    /// A list of numbers.
+    Floats(&'static [f64]),
+    /// Optional sizes, one per axis.
+    OptionalSizes(Option<&'static [usize]>),
+    /// The class losses' options (the weight, if any, is the next tensor
+    /// operand).
+    ClassLoss(ClassLossLit),
+}
+
+/// The options of `nll_loss` and `cross_entropy_with` as a body writes
+/// them: [`crate::ClassLossOptions`] with the weight as a tensor operand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClassLossLit {
+    /// Whether a weight is given (the next tensor operand).
+    pub weight: bool,
+    /// `ignore_index`.
+    pub ignore_index: Option<i64>,
+    /// `label_smoothing`.
+    pub label_smoothing: f64,
+    /// The reduction.
+    pub reduction: crate::Reduction,
 }
 
 /// The options of `scaled_dot_product_attention` a body can write (every

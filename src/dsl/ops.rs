@@ -115,6 +115,39 @@ literal_accessors! {
     attention: Attention -> super::graph::AttentionLit, "attention options";
     scatter_reduce: ScatterReduce -> crate::ScatterReduce, "scatter reduction";
     pad_mode: PadMode -> crate::PadMode, "padding mode";
+    rounding_mode: RoundingMode -> crate::RoundingMode, "rounding mode";
+    floats: Floats -> &'static [f64], "numbers";
+    optional_sizes: OptionalSizes -> Option<&'static [usize]>, "optional sizes";
+    class_loss_lit: ClassLoss -> super::graph::ClassLossLit, "class loss options";
+}
+
+impl Args<'_, '_> {
+    /// The class losses' options of literal `k`, their weight (if given)
+    /// being tensor argument `t`.
+    fn class_loss(&self, k: usize, t: usize) -> Result<crate::ClassLossOptions> {
+        let o = self.class_loss_lit(k)?;
+        Ok(crate::ClassLossOptions {
+            weight: if o.weight {
+                Some(self.tensor(t)?.clone())
+            } else {
+                None
+            },
+            ignore_index: o.ignore_index,
+            label_smoothing: o.label_smoothing,
+            reduction: o.reduction,
+        })
+    }
+
+    /// Optional sizes of literal `k` as the `N`-tuple a `max_unpool`
+    /// takes, by `pick` (a wrong count is a malformed node).
+    fn sizes_as<T>(&self, k: usize, pick: impl Fn(&[usize]) -> Option<T>) -> Result<Option<T>> {
+        match self.optional_sizes(k)? {
+            None => Ok(None),
+            Some(v) => pick(v)
+                .map(Some)
+                .ok_or_else(|| self.bad("output size of the right length", k)),
+        }
+    }
 }
 
 /// The receiver: operand 0, or for a literal left operand of a binary
@@ -382,5 +415,34 @@ pub(super) fn call(
         Linear => x.linear(a.tensor(0)?, a.optional_tensor(0, 1)?),
         Diag => x.diag(a.int(0)? as isize),
         Interpolate => x.interpolate(a.sizes(0)?, a.interpolate_mode(1)?, a.flag(2)?),
+        Bitcast => x.bitcast(a.dtype(0)?),
+        DivMode => x.div_mode(a.operand(0)?, a.rounding_mode(0)?),
+        InterpolateScale => x.interpolate_scale(a.floats(0)?, a.interpolate_mode(1)?, a.flag(2)?),
+        MaxUnpool1d => x.max_unpool1d(
+            a.tensor(0)?,
+            a.pool(0)?,
+            a.sizes_as(1, |v| match v {
+                [l] => Some(*l),
+                _ => None,
+            })?,
+        ),
+        MaxUnpool2d => x.max_unpool2d(
+            a.tensor(0)?,
+            a.pool(0)?,
+            a.sizes_as(1, |v| match v {
+                [h, w] => Some((*h, *w)),
+                _ => None,
+            })?,
+        ),
+        MaxUnpool3d => x.max_unpool3d(
+            a.tensor(0)?,
+            a.pool3d(0)?,
+            a.sizes_as(1, |v| match v {
+                [d, h, w] => Some((*d, *h, *w)),
+                _ => None,
+            })?,
+        ),
+        NllLoss => x.nll_loss(a.tensor(0)?, &a.class_loss(0, 1)?),
+        CrossEntropyWith => x.cross_entropy_with(a.tensor(0)?, &a.class_loss(0, 1)?),
     }
 }

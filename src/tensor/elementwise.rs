@@ -164,7 +164,7 @@ impl Tensor {
     /// [`Tensor::binary`] as a step of the public op `name`, which its own
     /// errors name (errors the operands carry keep theirs).
     #[track_caller]
-    fn binary_as(name: &str, lhs: Operand, rhs: Operand, op: Binary) -> Result<Tensor> {
+    pub(super) fn binary_as(name: &str, lhs: Operand, rhs: Operand, op: Binary) -> Result<Tensor> {
         let (a, b) = Tensor::coerce(lhs, rhs, name, op.rule())?;
         let dtype = a.graph()?.dtype;
         if dtype.is_bool() && matches!(op, Binary::Sub | Binary::FloorDiv | Binary::Remainder) {

@@ -14,8 +14,8 @@
 
 use super::Tensor;
 use crate::error::Located;
-use crate::error::{Error, Result};
-use morok_core::shape::{interpolate_shape, InterpolateMode, ShapeError};
+use crate::error::Result;
+use morok_core::shape::{interpolate_scale_shape, interpolate_shape, InterpolateMode};
 
 impl Tensor {
     /// Resamples the spatial axes of `[N, C, *spatial]` to `size`.
@@ -45,32 +45,13 @@ impl Tensor {
     ) -> Result<Tensor> {
         let op = "interpolate";
         let shape = self.graph()?.shape.clone();
-        let spatial = shape.len().saturating_sub(2);
-        let bad = scale_factor.iter().any(|f| !f.is_finite() || *f <= 0.0);
-        if scale_factor.len() != spatial || shape.len() < 3 || bad {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&shape],
-                format!(
-                    "scale_factor {scale_factor:?} needs [N, C, *spatial] and one positive \
-                     finite factor per spatial axis"
-                ),
-            )));
-        }
-        let mut plan = Vec::with_capacity(spatial);
-        for (k, &f) in scale_factor.iter().enumerate() {
-            let o = (shape[2 + k] as f64 * f).floor();
-            if o >= isize::MAX as f64 {
-                return Err(Error::argument(
-                    op,
-                    format!(
-                        "scale_factor {f} makes axis {} of {shape:?} too long",
-                        2 + k
-                    ),
-                ));
-            }
-            plan.push((o as usize, Some(f)));
-        }
+        let out =
+            interpolate_scale_shape(op, &shape, scale_factor, mode, align_corners).located()?;
+        let plan: Vec<(usize, Option<f64>)> = out[2..]
+            .iter()
+            .zip(scale_factor)
+            .map(|(&o, &f)| (o, Some(f)))
+            .collect();
         self.resample(op, &plan, mode, align_corners)
     }
 
@@ -97,14 +78,6 @@ impl Tensor {
             let i = shape[axis];
             if i == o && factor.is_none_or(|f| f == 1.0) {
                 continue;
-            }
-            if i == 0 {
-                // A scale factor other than 1 of an empty axis.
-                return Err(Error::shape(ShapeError::new(
-                    op,
-                    &[&shape],
-                    format!("cannot resample the empty axis {axis} to {o}"),
-                )));
             }
             let ratio = match factor {
                 Some(f) => (1.0 / f) as f32,

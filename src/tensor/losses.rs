@@ -5,7 +5,7 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{loss_shape, weighted_loss_shape, ShapeError};
+use morok_core::shape::{class_loss_shape, loss_shape, weighted_loss_shape};
 use morok_core::ScalarType;
 
 pub use morok_core::tensor_ops::Reduction;
@@ -184,36 +184,14 @@ impl Tensor {
         int_target: bool,
     ) -> Result<(Tensor, usize)> {
         let (xs, ts) = (self.graph()?.shape.clone(), target.graph()?.shape.clone());
-        // A closure cannot be `#[track_caller]`: locate its errors here.
-        let location = std::panic::Location::caller();
-        let fail = |why: String| Error::Shape {
-            source: ShapeError::new(op, &[&xs, &ts], why),
-            location,
+        let weight = match &opts.weight {
+            Some(w) => Some(w.graph()?.shape.clone()),
+            None => None,
         };
-        if xs.is_empty() {
-            return Err(fail("the input needs a class axis".into()));
-        }
+        let kept = opts.reduction == Reduction::None;
+        class_loss_shape(op, &xs, &ts, weight.as_deref(), int_target, kept).located()?;
         let c_axis = if xs.len() == 1 { 0 } else { 1 };
         let classes = xs[c_axis];
-        let mut without = xs.to_vec();
-        without.remove(c_axis);
-        let fits = if int_target {
-            ts.as_slice() == without.as_slice()
-        } else {
-            ts == xs
-        };
-        if !fits {
-            return Err(fail(if int_target {
-                "class-index targets must have the input's shape without the class axis".into()
-            } else {
-                "probability targets must have the input's shape".into()
-            }));
-        }
-        if let Some(w) = &opts.weight {
-            if w.graph()?.shape.as_slice() != [classes] {
-                return Err(fail(format!("the weight must have shape [{classes}]")));
-            }
-        }
         let mut perm: Vec<usize> = (0..xs.len()).filter(|&a| a != c_axis).collect();
         perm.push(c_axis);
         Ok((self.to_float()?.permute_to(&perm)?, classes))
@@ -226,12 +204,13 @@ impl Tensor {
     #[track_caller]
     pub fn nll_loss(&self, target: &Tensor, opts: &ClassLossOptions) -> Result<Tensor> {
         let op = "nll_loss";
-        if !target.graph()?.dtype.is_int() {
-            return Err(Error::dtype(
-                op,
-                format!("targets must be integers, not {}", target.dtype()),
-            ));
-        }
+        super::indexing::expect_dtype(
+            op,
+            "label tensor",
+            target,
+            ScalarType::is_int,
+            "an integer type",
+        )?;
         let (x, classes) = self.class_scores(op, target, opts, true)?;
         x.nll_last(op, target, classes, opts, 0.0)
     }

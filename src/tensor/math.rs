@@ -9,31 +9,13 @@
 //! `u^23`: the truncation error is below `1e-10`, far under `f32`'s
 //! rounding and about `1e-10` absolute in `f64`.
 
-use super::elementwise::Rule;
+use super::elementwise::{Binary, Rule};
 use super::{IntoOperand, Tensor};
 use crate::error::{Error, Result};
+pub use morok_core::tensor_ops::RoundingMode;
 use morok_core::uop::{Op, ReduceOp};
 use morok_core::{DType, ScalarType};
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, LN_2, PI};
-
-/// PyTorch's `rounding_mode` of [`Tensor::div_mode`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoundingMode {
-    /// No rounding, PyTorch's `None`: true division (integers divide as
-    /// floats).
-    None,
-    /// Rounds the quotient toward zero (`"trunc"`).
-    Trunc,
-    /// Rounds the quotient toward negative infinity (`"floor"`).
-    Floor,
-}
-
-impl RoundingMode {
-    /// The old name of [`RoundingMode::None`].
-    #[deprecated(note = "use `RoundingMode::None`: it names PyTorch's `rounding_mode=None`")]
-    #[allow(non_upper_case_globals)] // the old variant's spelling
-    pub const True: RoundingMode = RoundingMode::None;
-}
 
 /// The tolerances of [`Tensor::isclose`] and [`Tensor::allclose`], named
 /// so they cannot be swapped: `|a - b| <= atol + rtol·|b|`. The default is
@@ -278,14 +260,16 @@ impl Tensor {
     /// PyTorch's `div(other, rounding_mode)`: true division, or the
     /// quotient rounded toward zero or negative infinity (integers stay
     /// integers for those two; a zero integer divisor gives 0 when
-    /// truncating).
+    /// truncating). Errors name `div_mode` whatever the mode.
     #[track_caller]
     pub fn div_mode(&self, other: impl IntoOperand, mode: RoundingMode) -> Result<Tensor> {
+        let op = "div_mode";
+        let (lhs, rhs) = (self.into_operand(), other.into_operand());
         match mode {
-            RoundingMode::None => self.div(other),
-            RoundingMode::Floor => self.floor_div(other),
+            RoundingMode::None => Tensor::binary_as(op, lhs, rhs, Binary::Div),
+            RoundingMode::Floor => Tensor::binary_as(op, lhs, rhs, Binary::FloorDiv),
             RoundingMode::Trunc => {
-                let (a, b) = self.numeric_pair("div", other)?;
+                let (a, b) = self.numeric_pair(op, rhs)?;
                 let dtype = a.graph()?.dtype;
                 if dtype.is_float() {
                     return Tensor::alu(Op::Fdiv, &[&a, &b])?.trunc();

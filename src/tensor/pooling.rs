@@ -18,7 +18,7 @@
 
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{pool_shape, Pads, PoolGeometry, ShapeError};
+use morok_core::shape::{pool_shape, unpool_shape, Pads, PoolGeometry};
 use morok_core::{ConstValue, ScalarType};
 
 /// Options of [`Tensor::max_pool2d`], [`Tensor::avg_pool2d`] and the 1-D
@@ -335,54 +335,12 @@ impl Tensor {
     ) -> Result<Tensor> {
         let n = g.rank();
         let (xs, is) = (self.graph()?.shape.clone(), indices.graph()?.shape.clone());
-        let idtype = indices.graph()?.dtype;
-        if !idtype.is_int() {
-            return Err(Error::dtype(
-                op,
-                format!("indices {is:?} must be integers, not {idtype}"),
-            ));
-        }
-        if xs != is || xs.len() < n {
-            return Err(Error::shape(ShapeError::new(
-                op,
-                &[&xs, &is],
-                format!("input and indices need one shape of at least {n} axes"),
-            )));
-        }
+        super::indexing::integer_index(op, indices)?;
+        let full = unpool_shape(op, &xs, &is, g, output_size.as_deref())
+            .located()?
+            .to_vec();
         let lead = xs.len() - n;
-        let out = match output_size {
-            Some(o) => o,
-            None => {
-                let mut o = Vec::with_capacity(n);
-                for j in 0..n {
-                    let size = xs[lead + j]
-                        .checked_sub(1)
-                        .and_then(|v| v.checked_mul(g.stride[j]))
-                        .and_then(|v| v.checked_add(g.kernel[j]))
-                        .and_then(|v| {
-                            let (a, b) = g.padding[j];
-                            let cut = a as i128 + b as i128;
-                            usize::try_from(v as i128 - cut).ok()
-                        });
-                    match size {
-                        Some(s) => o.push(s),
-                        None => {
-                            return Err(Error::argument(
-                                op,
-                                format!(
-                                    "kernel {:?}, stride {:?}, padding {:?} give no output \
-                                     size for input {xs:?}",
-                                    g.kernel, g.stride, g.padding
-                                ),
-                            ))
-                        }
-                    }
-                }
-                o
-            }
-        };
-        let mut full = xs[..lead].to_vec();
-        full.extend(&out);
+        let out = &full[lead..];
         super::checked_numel(op, &full)?;
         let plane: usize = out.iter().product();
         let pooled: usize = xs[lead..].iter().product();

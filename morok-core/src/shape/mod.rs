@@ -39,10 +39,10 @@ pub use conv::{conv_nd_shape, conv_transpose_nd_shape, ConvNd};
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};
-pub use losses::{cross_entropy_shape, weighted_loss_shape};
+pub use losses::{class_loss_shape, cross_entropy_shape, weighted_loss_shape};
 pub use padding::{pad_mode_shape, pad_shape, padded_len, window_count, PadMode, Pads};
-pub use pooling::{pool_shape, PoolGeometry};
-pub use resample::{interpolate_shape, InterpolateMode};
+pub use pooling::{pool_shape, unpool_shape, PoolGeometry};
+pub use resample::{interpolate_scale_shape, interpolate_shape, InterpolateMode};
 pub use rules::*;
 pub use selection::{
     diag_shape, diagonal_shape, repeat_interleave_shape, roll_shape, shrink_shape, unfold_shape,

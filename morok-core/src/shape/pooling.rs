@@ -161,6 +161,68 @@ pub fn pool_shape<D: Dim>(op: &str, shape: &[D], g: &PoolGeometry) -> Result<Dim
     Ok(out)
 }
 
+/// `max_unpool` over the last `g.rank()` axes (`op` names the errors):
+/// the input and its `indices` have one shape of at least that many axes;
+/// each unpooled axis becomes `output_size`'s entry, or by default
+/// `(i - 1)·stride - before - after + kernel` (the inverse of the pool's
+/// window count).
+pub fn unpool_shape<D: Dim>(
+    op: &str,
+    input: &[D],
+    indices: &[D],
+    g: &PoolGeometry,
+    output_size: Option<&[usize]>,
+) -> Result<Dims<D>, ShapeError> {
+    let n = g.rank();
+    if input != indices || input.len() < n {
+        return Err(ShapeError::new(
+            op,
+            &[input, indices],
+            format!("input and indices need one shape of at least {n} axes"),
+        ));
+    }
+    let lead = input.len() - n;
+    let mut out: Dims<D> = input[..lead].iter().cloned().collect();
+    if let Some(sizes) = output_size {
+        if sizes.len() != n {
+            return Err(ShapeError::new(
+                op,
+                &[input],
+                format!("output_size {sizes:?} needs {n} sizes"),
+            ));
+        }
+        out.extend(sizes.iter().map(|&s| D::lit(s)));
+        return Ok(out);
+    }
+    for j in 0..n {
+        let (before, after) = g.padding[j];
+        let cut = before as i128 + after as i128;
+        let size = input[lead + j]
+            .sub(&D::lit(1))
+            .and_then(|v| v.mul(&D::lit(g.stride[j])))
+            .and_then(|v| v.add(&D::lit(g.kernel[j])))
+            .and_then(|v| match usize::try_from(cut.unsigned_abs()) {
+                Ok(c) if cut >= 0 => v.sub(&D::lit(c)),
+                Ok(c) => v.add(&D::lit(c)),
+                Err(_) => None,
+            });
+        match size {
+            Some(s) => out.push(s),
+            None => {
+                return Err(ShapeError::new(
+                    op,
+                    &[input],
+                    format!(
+                        "kernel {:?}, stride {:?}, padding {:?} give no output size",
+                        g.kernel, g.stride, g.padding
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +247,22 @@ mod tests {
         assert_eq!(s(&geometry(3, 1, (1, -1), false), 5), Ok(vec![2, 3]));
         assert!(s(&geometry(7, 1, (0, 0), false), 5).is_err());
         assert!(s(&geometry(1, 1, (-3, -3), false), 5).is_err());
+    }
+
+    #[test]
+    fn unpooled_lengths() {
+        let g = geometry(2, 2, (0, 0), false);
+        let s = |x: &[usize], i: &[usize], o: Option<&[usize]>| {
+            unpool_shape("u", x, i, &g, o).map(|d| d.to_vec())
+        };
+        assert_eq!(s(&[2, 3], &[2, 3], None), Ok(vec![2, 6]));
+        assert_eq!(s(&[2, 3], &[2, 3], Some(&[7])), Ok(vec![2, 7]));
+        assert!(s(&[2, 3], &[2, 2], None).is_err());
+        assert!(s(&[2, 3], &[2, 3], Some(&[7, 7])).is_err());
+        let cropped = geometry(3, 1, (1, -2), false);
+        assert_eq!(
+            unpool_shape("u", &[4usize], &[4], &cropped, None).map(|d| d.to_vec()),
+            Ok(vec![7])
+        );
     }
 }

@@ -72,3 +72,82 @@ pub fn interpolate_shape<D: Dim>(
     out.extend(size.iter().map(|&o| D::lit(o)));
     Ok(out)
 }
+
+/// `interpolate` by `scale_factor` (`op` names the errors): one positive
+/// finite factor per spatial axis of `[N, C, *spatial]`, each output axis
+/// `floor(i · scale)` long (a symbolic axis needs a known size, an empty
+/// axis a factor of 1) and the checks of [`interpolate_shape`].
+pub fn interpolate_scale_shape<D: Dim>(
+    op: &str,
+    shape: &[D],
+    scale_factor: &[f64],
+    mode: InterpolateMode,
+    align_corners: bool,
+) -> Result<Dims<D>, ShapeError> {
+    let spatial = shape.len().saturating_sub(2);
+    let bad = scale_factor.iter().any(|f| !f.is_finite() || *f <= 0.0);
+    if scale_factor.len() != spatial || shape.len() < 3 || bad {
+        return Err(ShapeError::new(
+            op,
+            &[shape],
+            format!(
+                "scale_factor {scale_factor:?} needs [N, C, *spatial] and one positive \
+                 finite factor per spatial axis"
+            ),
+        ));
+    }
+    let mut size = Vec::with_capacity(spatial);
+    for (k, &f) in scale_factor.iter().enumerate() {
+        let axis = 2 + k;
+        let Some(i) = shape[axis].as_lit() else {
+            return Err(ShapeError::new(
+                op,
+                &[shape],
+                format!(
+                    "scaling axis {axis} of size {} needs a known size",
+                    shape[axis]
+                ),
+            ));
+        };
+        let o = (i as f64 * f).floor();
+        if o >= isize::MAX as f64 {
+            return Err(ShapeError::new(
+                op,
+                &[shape],
+                format!("scale_factor {f} makes axis {axis} too long"),
+            ));
+        }
+        size.push(o as usize);
+    }
+    let out = interpolate_shape(op, shape, &size, mode, align_corners)?;
+    let empty = scale_factor
+        .iter()
+        .enumerate()
+        .find(|&(k, &f)| shape[2 + k].as_lit() == Some(0) && f != 1.0);
+    if let Some((k, _)) = empty {
+        return Err(ShapeError::new(
+            op,
+            &[shape],
+            format!("cannot resample the empty axis {} to 0", 2 + k),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaled_lengths() {
+        let s = |shape: &[usize], f: &[f64]| {
+            interpolate_scale_shape("i", shape, f, InterpolateMode::Nearest, false)
+                .map(|d| d.to_vec())
+        };
+        assert_eq!(s(&[1, 2, 5, 4], &[2.0, 1.5]), Ok(vec![1, 2, 10, 6]));
+        assert_eq!(s(&[1, 2, 0], &[1.0]), Ok(vec![1, 2, 0]));
+        assert!(s(&[1, 2, 0], &[2.0]).is_err());
+        assert!(s(&[1, 2, 5], &[0.0]).is_err());
+        assert!(s(&[1, 2, 5], &[2.0, 2.0]).is_err());
+    }
+}

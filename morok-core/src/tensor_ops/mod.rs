@@ -23,5 +23,7 @@ mod spec;
 mod table;
 
 pub use rules::OpError;
-pub use spec::{Arg, ArgKind, ArgValue, DTypeRule, Reduction, ScatterReduce, ShapeRule};
+pub use spec::{
+    Arg, ArgKind, ArgValue, DTypeRule, Reduction, RoundingMode, ScatterReduce, ShapeRule,
+};
 pub use table::{OpId, OpSpec, NOT_IN_THE_DSL, NOT_YET_IN_THE_DSL, OPS};

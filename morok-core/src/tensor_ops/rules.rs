@@ -144,6 +144,23 @@ pub(super) fn dtype_of<D: Dim>(
             Some(ArgValue::InterpolateMode(_)) => t,
             _ => return Err(malformed(spec, i)),
         },
+        DTypeRule::Bitcast(i) => match args.get(i) {
+            Some(ArgValue::ElementType(to))
+                if to.itemsize() != t.itemsize() || to.is_bool() || t.is_bool() =>
+            {
+                return Err(refuse(&format!("cannot reinterpret {t} as {to}")))
+            }
+            Some(ArgValue::ElementType(to)) => *to,
+            _ => return Err(malformed(spec, i)),
+        },
+        DTypeRule::DivMode(i) => match args.get(i) {
+            Some(ArgValue::RoundingMode(super::spec::RoundingMode::None)) => t.to_float(),
+            Some(ArgValue::RoundingMode(_)) if t.is_bool() => {
+                return Err(refuse("not defined for bool tensors"))
+            }
+            Some(ArgValue::RoundingMode(_)) => t,
+            _ => return Err(malformed(spec, i)),
+        },
         DTypeRule::Branch => match args.iter().find_map(|a| match a {
             ArgValue::Tensor(t, _) => Some(*t),
             _ => None,
@@ -559,6 +576,68 @@ pub(super) fn shape_of<D: Dim>(
             }
             out
         }
+        ShapeRule::InterpolateScale { scale, mode, align } => {
+            match (args.get(scale), args.get(mode), args.get(align)) {
+                (
+                    Some(ArgValue::Floats(f)),
+                    Some(ArgValue::InterpolateMode(m)),
+                    Some(ArgValue::Bool(a)),
+                ) => shape::interpolate_scale_shape(op, s, f, *m, *a)?,
+                _ => return Err(malformed(spec, scale)),
+            }
+        }
+        ShapeRule::Unpool {
+            indices,
+            opts,
+            size,
+            axes: n,
+        } => match (args.get(indices), args.get(opts), args.get(size)) {
+            (
+                Some(ArgValue::Tensor(_, ix)),
+                Some(ArgValue::Pool(g)),
+                Some(ArgValue::OptionalSizes(o)),
+            ) => {
+                let g = if n == 1 { g.last_axis() } else { g.clone() };
+                shape::unpool_shape(op, s, ix, &g, o.as_deref())?
+            }
+            _ => return Err(malformed(spec, indices)),
+        },
+        ShapeRule::ClassLoss {
+            target,
+            opts,
+            probabilities,
+        } => match (args.get(target), args.get(opts)) {
+            (
+                Some(ArgValue::Tensor(tt, ts)),
+                Some(ArgValue::ClassLoss {
+                    weight,
+                    ignore_index,
+                    label_smoothing,
+                    reduction,
+                }),
+            ) => {
+                let argument = |reason: String| OpError::Argument {
+                    op: op.to_string(),
+                    reason,
+                };
+                if probabilities && !(0.0..=1.0).contains(label_smoothing) {
+                    return Err(argument(format!(
+                        "label_smoothing {label_smoothing} is not in [0, 1]"
+                    )));
+                }
+                let int_target = !probabilities || !tt.is_float();
+                let w = weight.as_ref().map(|(_, w)| w.as_slice());
+                let kept = *reduction == super::spec::Reduction::None;
+                let out = shape::class_loss_shape(op, s, ts, w, int_target, kept)?;
+                if !int_target && ignore_index.is_some() {
+                    return Err(argument(
+                        "ignore_index needs class-index targets".to_string(),
+                    ));
+                }
+                out
+            }
+            _ => return Err(malformed(spec, target)),
+        },
         ShapeRule::Matrix => {
             if s.len() < 2 {
                 return Err(ShapeError::new(op, &[s], "needs at least 2 axes").into());

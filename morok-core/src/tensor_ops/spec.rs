@@ -32,6 +32,25 @@ pub enum ScatterReduce {
     Amin,
 }
 
+/// PyTorch's `rounding_mode` of `Tensor::div_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundingMode {
+    /// No rounding, PyTorch's `None`: true division (integers divide as
+    /// floats).
+    None,
+    /// Rounds the quotient toward zero (`"trunc"`).
+    Trunc,
+    /// Rounds the quotient toward negative infinity (`"floor"`).
+    Floor,
+}
+
+impl RoundingMode {
+    /// The old name of [`RoundingMode::None`].
+    #[deprecated(note = "use `RoundingMode::None`: it names PyTorch's `rounding_mode=None`")]
+    #[allow(non_upper_case_globals)] // the old variant's spelling
+    pub const True: RoundingMode = RoundingMode::None;
+}
+
 /// What one argument of an op is, and how a DSL body writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgKind {
@@ -110,6 +129,21 @@ pub enum ArgKind {
     ScatterReduce,
     /// A padding mode (`PadMode::Reflect`, `PadMode::Constant(0.5)`).
     PadMode,
+    /// A rounding mode (`RoundingMode::Floor`).
+    RoundingMode,
+    /// A list literal of numbers (`[2.0, 1.5]`).
+    Floats,
+    /// An optional size per pooled axis: `None`, `Some(8)` (1 axis) or
+    /// `Some((8, 8))`.
+    OptionalSizes,
+    /// The options of the class losses: `&ClassLossOptions { weight:
+    /// Some(w), ignore_index: Some(-100), label_smoothing: 0.1, reduction:
+    /// Reduction::Sum }` (or a part of it and `..Default::default()`); a
+    /// weight is a tensor of the receiver's element type.
+    ClassLossOptions,
+    /// The target of `cross_entropy_with`: integer class labels or float
+    /// class probabilities.
+    ClassTarget,
 }
 
 impl ArgKind {
@@ -146,6 +180,13 @@ impl ArgKind {
             ArgKind::AttentionOptions => "`AttentionOptions { is_causal: true, ..Default::default() }`",
             ArgKind::ScatterReduce => "`ScatterReduce::Sum`",
             ArgKind::PadMode => "`PadMode::Reflect`",
+            ArgKind::RoundingMode => "`RoundingMode::Floor`",
+            ArgKind::Floats => "`[2.0, 1.5]`",
+            ArgKind::OptionalSizes => "`Some((8, 8))` or `None`",
+            ArgKind::ClassLossOptions => {
+                "`&ClassLossOptions { weight: Some(w), ..Default::default() }`"
+            }
+            ArgKind::ClassTarget => "integer or float tensor",
         }
     }
 }
@@ -195,6 +236,12 @@ pub enum DTypeRule {
     /// The receiver's type; bools only with the `Amax`/`Amin` reduction of
     /// argument `i` (`scatter_reduce`).
     ScatterReduce(usize),
+    /// The element type given as argument `i`, of the receiver's size and
+    /// neither being bool (`bitcast`).
+    Bitcast(usize),
+    /// `div`'s rule with the rounding mode `None` of argument `i`, else
+    /// the receiver's type and an error for bool (`div_mode`).
+    DivMode(usize),
     /// The element type of the first tensor argument (`where_`, whose
     /// receiver is the condition); an error when every argument is a
     /// literal.
@@ -218,6 +265,8 @@ impl DTypeRule {
             DTypeRule::OneHot => "i64; integers only",
             DTypeRule::Resample(_) => "same; bool gives f32 in the linear modes",
             DTypeRule::ScatterReduce(_) => "same; bool only with `Amax`/`Amin`",
+            DTypeRule::Bitcast(_) => "the given type, of the same size; not bool",
+            DTypeRule::DivMode(_) => "`None`: as `div`; else same, not bool",
         }
     }
 }
@@ -467,6 +516,44 @@ pub enum ShapeRule {
         /// The `align_corners` argument.
         align: usize,
     },
+    /// `[N, C, *floor(spatial · scale)]` for the factors of argument
+    /// `scale`, the mode of argument `mode` and the flag of argument
+    /// `align` ([`crate::shape::interpolate_scale_shape`]).
+    InterpolateScale {
+        /// The factors' argument.
+        scale: usize,
+        /// The mode's argument.
+        mode: usize,
+        /// The `align_corners` argument.
+        align: usize,
+    },
+    /// `max_unpool` of the last `axes` axes (1, 2 or 3) with the indices
+    /// of argument `indices`, the pooling options of argument `opts` (the
+    /// 1-D op takes their second components) and the optional sizes of
+    /// argument `size` ([`crate::shape::unpool_shape`]).
+    Unpool {
+        /// The indices' argument.
+        indices: usize,
+        /// The options' argument.
+        opts: usize,
+        /// The optional output sizes' argument.
+        size: usize,
+        /// The number of unpooled axes.
+        axes: usize,
+    },
+    /// A class loss (`nll_loss`, `cross_entropy_with`) of scores `[N, C,
+    /// ...]` (or `[C]`) against the target of argument `target` with the
+    /// options of argument `opts` ([`crate::shape::class_loss_shape`]);
+    /// with `probabilities`, a float target holds class probabilities and
+    /// the label smoothing is checked.
+    ClassLoss {
+        /// The target's argument.
+        target: usize,
+        /// The options' argument.
+        opts: usize,
+        /// Whether float targets are probabilities (`cross_entropy_with`).
+        probabilities: bool,
+    },
     /// Pooling of the last `axes` axes (1, 2 or 3) by the options of
     /// argument `opts` (the 1-D pools use their second components); an
     /// average pool checks its divisor.
@@ -536,6 +623,11 @@ impl ShapeRule {
             ShapeRule::Linear { .. } => "the last axis becomes `out_features`",
             ShapeRule::Diag(_) => "1-D: a square matrix; 2-D: its diagonal",
             ShapeRule::Interpolate { .. } => "`[N, C, *size]`",
+            ShapeRule::InterpolateScale { .. } => "`[N, C, *floor(spatial · scale)]`",
+            ShapeRule::Unpool { .. } => "the unpooled axes take the output size",
+            ShapeRule::ClassLoss { .. } => {
+                "`[]`, or the input's without the class axis with `Reduction::None`"
+            }
         }
     }
 }
@@ -600,4 +692,22 @@ pub enum ArgValue<D> {
     PadMode(crate::shape::PadMode),
     /// An interpolation mode.
     InterpolateMode(crate::shape::InterpolateMode),
+    /// A rounding mode.
+    RoundingMode(RoundingMode),
+    /// A list of numbers.
+    Floats(Vec<f64>),
+    /// Optional output sizes.
+    OptionalSizes(Option<Vec<usize>>),
+    /// The class losses' options: the weight tensor's type and shape if
+    /// given, and the literal fields.
+    ClassLoss {
+        /// The weight's element type and shape.
+        weight: Option<(ScalarType, Vec<D>)>,
+        /// `ignore_index`.
+        ignore_index: Option<i64>,
+        /// `label_smoothing`.
+        label_smoothing: f64,
+        /// The reduction.
+        reduction: Reduction,
+    },
 }

@@ -5,7 +5,7 @@
 
 use super::methods::arg_value;
 use super::*;
-use morok_core::tensor_ops::{ArgKind, ArgValue, Reduction};
+use morok_core::tensor_ops::{ArgKind, ArgValue, Reduction, RoundingMode};
 
 /// One checked argument of a call.
 pub(super) struct Checked {
@@ -37,7 +37,11 @@ impl Ctx<'_> {
             lit: Some(lit),
         };
         Ok(match kind {
-            ArgKind::Tensor | ArgKind::Index | ArgKind::Mask | ArgKind::Labels => {
+            ArgKind::Tensor
+            | ArgKind::Index
+            | ArgKind::Mask
+            | ArgKind::Labels
+            | ArgKind::ClassTarget => {
                 let (t, s, r) = self.tensor(e)?;
                 Checked {
                     kind,
@@ -245,6 +249,83 @@ impl Ctx<'_> {
                 let (geometry, tokens) = super::options::pool_options(e, "Pool3dOptions")?;
                 lit(ArgValue::Pool(geometry), quote!(#g::Lit::Pool3d(#tokens)))
             }
+            ArgKind::RoundingMode => {
+                let (m, tokens) = super::literals::unit_variant(
+                    e,
+                    "RoundingMode",
+                    &[
+                        ("None", RoundingMode::None),
+                        ("Trunc", RoundingMode::Trunc),
+                        ("Floor", RoundingMode::Floor),
+                    ],
+                    &format!(
+                        "{name} must be `RoundingMode::None`, `RoundingMode::Trunc` or \
+                         `RoundingMode::Floor`"
+                    ),
+                )?;
+                lit(
+                    ArgValue::RoundingMode(m),
+                    quote!(#g::Lit::RoundingMode(#tokens)),
+                )
+            }
+            ArgKind::Floats => {
+                if !matches!(e, Expr::Array(_)) {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be a list literal such as `[2.0, 1.5]`"),
+                    ));
+                }
+                let v = list_elems(e)
+                    .map(|d| float_lit(d, name))
+                    .collect::<Result<Vec<_>>>()?;
+                lit(
+                    ArgValue::Floats(v.clone()),
+                    quote!(#g::Lit::Floats(&[#(#v),*])),
+                )
+            }
+            ArgKind::OptionalSizes => {
+                let sizes = optional_sizes(e, name)?;
+                let tok = match &sizes {
+                    Some(v) => quote!(::core::option::Option::Some(&[#(#v),*])),
+                    None => quote!(::core::option::Option::None),
+                };
+                lit(
+                    ArgValue::OptionalSizes(sizes),
+                    quote!(#g::Lit::OptionalSizes(#tok)),
+                )
+            }
+            ArgKind::ClassLossOptions => {
+                let o = super::literals::class_loss_options(e)?;
+                let (weight, operand) = match o.weight {
+                    Some(w) => {
+                        let (t, s, r) = self.tensor(w)?;
+                        (Some((t, s)), Some(r))
+                    }
+                    None => (None, None),
+                };
+                let has_weight = weight.is_some();
+                let ignore = match o.ignore_index {
+                    Some(i) => quote!(::core::option::Option::Some(#i)),
+                    None => quote!(::core::option::Option::None),
+                };
+                let (smoothing, (reduction, reduction_tokens)) = (o.label_smoothing, o.reduction);
+                Checked {
+                    kind,
+                    value: ArgValue::ClassLoss {
+                        weight,
+                        ignore_index: o.ignore_index,
+                        label_smoothing: smoothing,
+                        reduction,
+                    },
+                    operand,
+                    lit: Some(quote!(#g::Lit::ClassLoss(#g::ClassLossLit {
+                        weight: #has_weight,
+                        ignore_index: #ignore,
+                        label_smoothing: #smoothing,
+                        reduction: #reduction_tokens,
+                    }))),
+                }
+            }
             ArgKind::ElementType => {
                 let id = match e {
                     Expr::Path(p) => p.path.get_ident(),
@@ -297,5 +378,34 @@ fn optional_axis(e: &Expr, what: &str) -> Result<Option<isize>> {
             e,
             format!("{what} must be `Some(axis)` or `None`"),
         )),
+    }
+}
+
+/// `None`, `Some(8)` or `Some((8, 8))`: optional sizes, one per axis.
+fn optional_sizes(e: &Expr, what: &str) -> Result<Option<Vec<usize>>> {
+    let wrong = || {
+        Error::new_spanned(
+            e,
+            format!("{what} must be `None`, `Some(8)` or `Some((8, 8))`"),
+        )
+    };
+    match e {
+        Expr::Path(p) if p.path.is_ident("None") => Ok(None),
+        Expr::Call(c)
+            if c.args.len() == 1
+                && matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Some")) =>
+        {
+            match &c.args[0] {
+                Expr::Tuple(t) => t
+                    .elems
+                    .iter()
+                    .map(|x| count_lit(x, what))
+                    .collect::<Result<Vec<_>>>()
+                    .map(Some),
+                Expr::Paren(p) => Ok(Some(vec![count_lit(&p.expr, what)?])),
+                x => Ok(Some(vec![count_lit(x, what)?])),
+            }
+        }
+        _ => Err(wrong()),
     }
 }

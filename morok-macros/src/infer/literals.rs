@@ -318,3 +318,82 @@ pub(super) fn pad_mode(e: &Expr) -> Result<(PadMode, TokenStream)> {
         _ => Err(Error::new_spanned(e, form)),
     }
 }
+
+/// The literal fields of `ClassLossOptions`.
+pub(super) struct ClassLossLiteral<'e> {
+    /// The weight's expression (`w` of `weight: Some(w)`), if given.
+    pub(super) weight: Option<&'e Expr>,
+    /// `ignore_index`.
+    pub(super) ignore_index: Option<i64>,
+    /// `label_smoothing`.
+    pub(super) label_smoothing: f64,
+    /// The reduction and its tokens.
+    pub(super) reduction: (morok_core::tensor_ops::Reduction, TokenStream),
+}
+
+/// `&ClassLossOptions { weight, ignore_index, label_smoothing, reduction
+/// }` (the `&` may be left out).
+pub(super) fn class_loss_options(e: &Expr) -> Result<ClassLossLiteral<'_>> {
+    use morok_core::tensor_ops::Reduction;
+    let e = match e {
+        Expr::Reference(r) => &*r.expr,
+        other => other,
+    };
+    let fields = ["weight", "ignore_index", "label_smoothing", "reduction"];
+    let mut out = ClassLossLiteral {
+        weight: None,
+        ignore_index: None,
+        label_smoothing: 0.0,
+        reduction: (Reduction::Mean, quote!(::morok::Reduction::Mean)),
+    };
+    for (field, x) in struct_fields(e, "ClassLossOptions", &fields)? {
+        let some = optional_expr(x);
+        match field.as_str() {
+            "weight" => {
+                out.weight = some.ok_or_else(|| {
+                    Error::new_spanned(x, "weight must be `Some(tensor)` or `None`")
+                })?
+            }
+            "ignore_index" => {
+                out.ignore_index = match some {
+                    Some(v) => v.map(|v| int_lit(v, "ignore_index")).transpose()?,
+                    None => {
+                        return Err(Error::new_spanned(
+                            x,
+                            "ignore_index must be `Some(-100)` or `None`",
+                        ))
+                    }
+                }
+            }
+            "label_smoothing" => out.label_smoothing = number(x, "label_smoothing")?,
+            _ => {
+                out.reduction = unit_variant(
+                    x,
+                    "Reduction",
+                    &[
+                        ("None", Reduction::None),
+                        ("Mean", Reduction::Mean),
+                        ("Sum", Reduction::Sum),
+                    ],
+                    "reduction must be `Reduction::Mean`, `Reduction::Sum` or `Reduction::None`",
+                )?
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `Some(inner)` as `Some(Some(inner))`, `None` as `Some(None)`, anything
+/// else as `None`.
+fn optional_expr(x: &Expr) -> Option<Option<&Expr>> {
+    match x {
+        Expr::Path(n) if n.path.is_ident("None") => Some(None),
+        Expr::Call(c)
+            if c.args.len() == 1
+                && matches!(&*c.func, Expr::Path(n) if n.path.is_ident("Some")) =>
+        {
+            Some(Some(&c.args[0]))
+        }
+        _ => None,
+    }
+}

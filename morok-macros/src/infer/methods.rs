@@ -185,33 +185,40 @@ impl Ctx<'_> {
                 shape_of_literal_recv = Some(s.clone());
             }
         }
-        // Index and mask tensors have their own types.
-        let operands = args.iter().filter(|a| {
-            matches!(
-                a.kind,
-                ArgKind::Tensor | ArgKind::Operand | ArgKind::OptionalTensor
+        // Index and mask tensors have their own types; a class loss'
+        // weight has the receiver's.
+        let operands = args.iter().filter_map(|a| match (a.kind, &a.value) {
+            (
+                ArgKind::Tensor | ArgKind::Operand | ArgKind::OptionalTensor,
+                ArgValue::Tensor(t, s),
             )
+            | (
+                ArgKind::ClassLossOptions,
+                ArgValue::ClassLoss {
+                    weight: Some((t, s)),
+                    ..
+                },
+            ) => Some((t, s)),
+            _ => None,
         });
-        for a in operands {
-            if let ArgValue::Tensor(t, s) = &a.value {
-                match operand_type {
-                    None => {
-                        operand_type = Some(*t);
-                        if shape_of_literal_recv.is_none() {
-                            shape_of_literal_recv = Some(s.clone());
-                        }
+        for (t, s) in operands {
+            match operand_type {
+                None => {
+                    operand_type = Some(*t);
+                    if shape_of_literal_recv.is_none() {
+                        shape_of_literal_recv = Some(s.clone());
                     }
-                    Some(u) if u != *t => {
-                        return Err(Error::new_spanned(
-                            whole,
-                            format!(
-                                "{op}: dtype mismatch: {u} and {t} (the DSL does not promote; \
-                                 add a `.cast(..)`)"
-                            ),
-                        ))
-                    }
-                    Some(_) => {}
                 }
+                Some(u) if u != *t => {
+                    return Err(Error::new_spanned(
+                        whole,
+                        format!(
+                            "{op}: dtype mismatch: {u} and {t} (the DSL does not promote; \
+                             add a `.cast(..)`)"
+                        ),
+                    ))
+                }
+                Some(_) => {}
             }
         }
         let Some(operand_type) = operand_type else {
