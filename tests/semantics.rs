@@ -442,3 +442,20 @@ fn long_counts_are_exact_and_compile_without_loops() {
     let r = Tensor::rand_seeded(&[3, 70_000], DType::F32, 9);
     common::check(&r).unwrap();
 }
+
+#[test]
+fn einsum_label_repeated_three_times() {
+    let cube = f32s(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], &[2, 2, 2]);
+    close(
+        &vals(&Tensor::einsum("iii->i", &[&cube]).unwrap()),
+        &[0.0, 7.0],
+    );
+    close(&vals(&Tensor::einsum("iii", &[&cube]).unwrap()), &[7.0]);
+    let m = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let e = Tensor::einsum("iij", &[&m.reshape(&[1, 2, 3]).unwrap()]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("label 'i' has sizes 1 and 2 in one operand"),
+        "{e}"
+    );
+}

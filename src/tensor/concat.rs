@@ -2,9 +2,10 @@
 //! and the sliding windows (`pool`) that convolutions and pools are built
 //! on: movement ops over several tensors or several views of one.
 
+use super::movement::dim_index;
 use super::Tensor;
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{normalize_axis, ShapeError};
+use morok_core::shape::{cat_shape, stack_shape, ShapeError};
 use morok_core::uop::{Op, Shape};
 use morok_core::ScalarType;
 
@@ -20,55 +21,33 @@ impl Tensor {
     /// [`Tensor::cat`] with errors naming `op`.
     #[track_caller]
     pub(super) fn cat_as(op: &str, tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
-        let Some(first) = tensors.first() else {
-            return Err(Error::argument(op, "needs at least one tensor"));
-        };
-        let (shape0, d) = first.nonscalar_axis(
-            op,
-            dim,
-            "zero-dimensional tensors have no axis to join along",
-        )?;
-        let mut dtype = first.graph()?.dtype;
-        let mut total: usize = 0;
+        let mut shapes = Vec::with_capacity(tensors.len());
+        let mut dtypes = Vec::with_capacity(tensors.len());
         for t in tensors {
             let g = t.graph()?;
-            let fits = g.shape.len() == shape0.len()
-                && g.shape
-                    .iter()
-                    .zip(&shape0)
-                    .enumerate()
-                    .all(|(i, (a, b))| i == d || a == b);
-            if !fits {
-                return Err(Error::shape(ShapeError::new(
-                    op,
-                    &[&shape0, &g.shape],
-                    format!("shapes must match except on axis {d}"),
-                )));
-            }
-            dtype = dtype.promote(g.dtype);
-            total = match total.checked_add(g.shape[d]) {
-                Some(t) => t,
-                None => {
-                    return Err(Error::argument(
-                        op,
-                        format!("the lengths along axis {d} overflow"),
-                    ))
-                }
-            };
+            shapes.push(g.shape.to_vec());
+            dtypes.push(g.dtype);
         }
-        let mut joined = shape0.to_vec();
-        joined[d] = total;
+        let refs: Vec<&[usize]> = shapes.iter().map(|s| s.as_slice()).collect();
+        let joined = cat_shape(op, &refs, dim).located()?;
+        let d = dim_index(op, &joined, dim)?;
         super::checked_numel(op, &joined)?;
+        let none = || Error::argument(op, "needs at least one tensor");
+        let dtype = dtypes
+            .into_iter()
+            .reduce(ScalarType::promote)
+            .ok_or_else(none)?;
         let combine = if dtype == ScalarType::Bool {
             Op::Or
         } else {
             Op::Add
         };
+        let total = joined[d];
         let mut acc: Option<Tensor> = None;
         let mut offset = 0;
-        for t in tensors {
-            let len = t.shape()[d];
-            let mut pads = vec![(0, 0); shape0.len()];
+        for (t, shape) in tensors.iter().zip(&shapes) {
+            let len = shape[d];
+            let mut pads = vec![(0, 0); shape.len()];
             pads[d] = (offset, total - offset - len);
             offset += len;
             let part = t.cast_to(dtype)?.pad_to(op, &pads)?;
@@ -77,32 +56,23 @@ impl Tensor {
                 Some(a) => Tensor::alu(combine, &[&a, &part])?,
             });
         }
-        match acc {
-            Some(t) => Ok(t),
-            None => Err(Error::argument(op, "needs at least one tensor")),
-        }
+        acc.ok_or_else(none)
     }
 
     /// Stacks equally shaped tensors along a new axis `dim`.
     #[track_caller]
     pub fn stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
-        let mut parts = Vec::with_capacity(tensors.len());
-        let mut first: Option<Vec<usize>> = None;
+        let mut shapes = Vec::with_capacity(tensors.len());
         for t in tensors {
-            let mut shape = t.graph()?.shape.to_vec();
-            let expected = first.get_or_insert_with(|| shape.clone());
-            if shape != *expected {
-                return Err(Error::shape(ShapeError::new(
-                    "stack",
-                    &[expected, &shape],
-                    "the tensors must have equal shapes",
-                )));
-            }
-            let mut extended = shape.clone();
-            extended.push(1);
-            let d = normalize_axis("stack", &extended, dim).located()?;
-            shape.insert(d, 1);
-            parts.push(t.reshape_to(&shape)?);
+            shapes.push(t.graph()?.shape.to_vec());
+        }
+        let refs: Vec<&[usize]> = shapes.iter().map(|s| s.as_slice()).collect();
+        let stacked = stack_shape(&refs, dim).located()?;
+        let mut part_shape = stacked.to_vec();
+        part_shape[dim_index("stack", &stacked, dim)?] = 1;
+        let mut parts = Vec::with_capacity(tensors.len());
+        for t in tensors {
+            parts.push(t.reshape_to(&part_shape)?);
         }
         let refs: Vec<&Tensor> = parts.iter().collect();
         Tensor::cat_as("stack", &refs, dim)

@@ -23,7 +23,7 @@
 use super::movement::dim_index;
 use super::{Slice, Tensor};
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{gather_shape, index_select_shape, ShapeError};
+use morok_core::shape::{gather_shape, index_select_shape, index_shape, IndexEntry, ShapeError};
 use morok_core::uop::ReduceOp;
 use morok_core::{ConstValue, ScalarType};
 
@@ -214,38 +214,43 @@ impl Tensor {
     pub fn index(&self, indices: &[Index]) -> Result<Tensor> {
         let op = "index";
         let shape = self.graph()?.shape.clone();
-        let consuming: usize = indices
+        // The entries' shapes, with each mask's `nonzero()` coordinates.
+        let mut entries: Vec<IndexEntry<usize>> = Vec::with_capacity(indices.len());
+        let mut masks: Vec<Option<Tensor>> = Vec::with_capacity(indices.len());
+        for entry in indices {
+            let mut coords = None;
+            entries.push(match entry {
+                Index::Int(i) => IndexEntry::Int(*i),
+                Index::Slice(s) => IndexEntry::Slice(*s),
+                Index::NewAxis => IndexEntry::NewAxis,
+                Index::Ellipsis => IndexEntry::Ellipsis,
+                Index::Tensor(t) if t.dtype().is_bool() => {
+                    let c = t.nonzero()?;
+                    let count = c.shape()[0];
+                    coords = Some(c);
+                    IndexEntry::Mask {
+                        shape: t.graph()?.shape.to_vec(),
+                        count,
+                    }
+                }
+                Index::Tensor(t) => IndexEntry::Tensor(t.graph()?.shape.to_vec()),
+            });
+            masks.push(coords);
+        }
+        index_shape(&shape, &entries).located()?;
+        let consuming: usize = entries
             .iter()
-            .map(|i| match i {
-                Index::NewAxis | Index::Ellipsis => 0,
-                Index::Tensor(t) if t.dtype().is_bool() => t.ndim(),
+            .map(|e| match e {
+                IndexEntry::NewAxis | IndexEntry::Ellipsis => 0,
+                IndexEntry::Mask { shape, .. } => shape.len(),
                 _ => 1,
             })
             .sum();
-        let ellipses = indices
-            .iter()
-            .filter(|i| matches!(i, Index::Ellipsis))
-            .count();
-        if ellipses > 1 || consuming > shape.len() {
-            return Err(shape_error(
-                op,
-                &[&shape],
-                format!(
-                    "{consuming} indices for {} axes{}",
-                    shape.len(),
-                    if ellipses > 1 {
-                        " and more than one ellipsis"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-        }
         // Basic indexing, axis by axis; index tensors keep their axis.
         let mut x = self.clone();
         let mut axis = 0; // the next axis of `x`
         let mut tensors: Vec<(usize, Tensor)> = Vec::new();
-        for entry in indices {
+        for (entry, coords) in indices.iter().zip(&masks) {
             match entry {
                 Index::Ellipsis => axis += shape.len() - consuming,
                 Index::NewAxis => {
@@ -253,40 +258,31 @@ impl Tensor {
                     axis += 1;
                 }
                 Index::Slice(s) => {
-                    if s.step == 0 {
-                        return Err(Error::argument(op, format!("{s:?} has step 0")));
-                    }
                     x = x.slice_axis(axis, *s)?;
                     axis += 1;
                 }
                 Index::Int(i) => {
                     let n = x.shape()[axis];
+                    // In range: `index_shape` checked it.
                     let p = if *i < 0 {
-                        *i as i128 + n as i128
+                        n.saturating_sub(i.unsigned_abs())
                     } else {
-                        *i as i128
+                        i.unsigned_abs()
                     };
-                    if p < 0 || p >= n as i128 {
-                        return Err(shape_error(
-                            op,
-                            &[&shape],
-                            format!("index {i} is out of range for an axis of size {n}"),
-                        ));
-                    }
                     let mut b: Vec<(usize, usize)> = x.shape().iter().map(|&d| (0, d)).collect();
-                    b[axis] = (p as usize, p as usize + 1);
+                    b[axis] = (p, p + 1);
                     let mut out = x.shape().to_vec();
                     out.remove(axis);
                     x = x.shrink_to(&b)?.reshape_to(&out)?;
                 }
-                Index::Tensor(t) if t.dtype().is_bool() => {
-                    axis = x.bool_mask_index(op, t, axis, &mut tensors)?;
-                }
-                Index::Tensor(t) => {
-                    integer_index(op, t)?;
-                    tensors.push((axis, t.clone()));
-                    axis += 1;
-                }
+                Index::Tensor(t) => match coords {
+                    Some(c) => axis = x.bool_mask_index(c, t.ndim(), axis, &mut tensors)?,
+                    None => {
+                        integer_index(op, t)?;
+                        tensors.push((axis, t.clone()));
+                        axis += 1;
+                    }
+                },
             }
         }
         if tensors.is_empty() {
@@ -295,31 +291,19 @@ impl Tensor {
         x.advanced_index(op, &tensors)
     }
 
-    /// A bool mask in [`Tensor::index`] at axis `axis` of `self`: checks
-    /// that it matches the axes it covers, realizes its `nonzero()`
-    /// coordinates and adds one index tensor per covered axis to
-    /// `tensors`. A 0-d mask adds a new axis (of size 1 where true, 0
-    /// where false), as in PyTorch. Returns the next axis; `self` gets
-    /// the new axis of a 0-d mask.
+    /// A bool mask over `k` axes in [`Tensor::index`] at axis `axis` of
+    /// `self`, given by its `nonzero()` coordinates `coords`: adds one
+    /// index tensor per covered axis to `tensors`. A 0-d mask adds a new
+    /// axis (of size 1 where true, 0 where false), as in PyTorch. Returns
+    /// the next axis; `self` gets the new axis of a 0-d mask.
     #[track_caller]
     fn bool_mask_index(
         &mut self,
-        op: &str,
-        mask: &Tensor,
+        coords: &Tensor,
+        k: usize,
         axis: usize,
         tensors: &mut Vec<(usize, Tensor)>,
     ) -> Result<usize> {
-        let ms = mask.graph()?.shape.clone();
-        let k = ms.len();
-        let covered = self.shape().get(axis..axis + k);
-        if covered != Some(&ms[..]) {
-            return Err(shape_error(
-                op,
-                &[self.shape(), &ms],
-                format!("the bool mask does not match the axes from {axis} it indexes"),
-            ));
-        }
-        let coords = mask.nonzero()?;
         let count = coords.shape()[0];
         if k == 0 {
             *self = self.unsqueeze_at(axis)?;

@@ -42,10 +42,13 @@ impl ShapeError {
 }
 
 impl fmt::Display for ShapeError {
+    /// `op: [a] and [b]: reason`, or `op: reason` without shapes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: ", self.op)?;
-        f.write_str(&self.shapes.join(" and "))?;
-        write!(f, ": {}", self.reason)
+        if !self.shapes.is_empty() {
+            write!(f, "{}: ", self.shapes.join(" and "))?;
+        }
+        f.write_str(&self.reason)
     }
 }
 

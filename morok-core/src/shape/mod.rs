@@ -3,8 +3,10 @@
 //! The pure functions of [`rules`] (broadcasting, matmul, reductions,
 //! reshape with `-1`, permute / transpose / expand, linear and conv2d),
 //! [`axis_edits`] (flip, squeeze, unsqueeze, flatten, unflatten, repeat),
-//! [`indexing`] (gather, index_select, masked_fill, scatter), and the
-//! private files `conv.rs` (n-d and transposed convolutions),
+//! [`indexing`] (`t[...]` with `IndexEntry`, gather, index_select,
+//! masked_fill, scatter), and the private files `conv.rs` (n-d and
+//! transposed convolutions), `einsum.rs` (the equation's parsing, the
+//! result shape and the `EinsumPlan`), `joining.rs` (cat, stack),
 //! `padding.rs` (the padding convention, `Pads`), `pooling.rs`,
 //! `resample.rs` (interpolate), `selection.rs` (roll, diagonal, diag,
 //! unfold, repeat_interleave, shrink), `losses.rs` and `slicing.rs`
@@ -21,7 +23,9 @@ pub mod axis_edits;
 mod conv;
 mod dim;
 mod dims;
+mod einsum;
 pub mod indexing;
+mod joining;
 mod losses;
 mod padding;
 mod pooling;
@@ -38,7 +42,11 @@ pub use axis_edits::{
 pub use conv::{conv_nd_shape, conv_transpose_nd_shape, ConvNd};
 pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
-pub use indexing::{gather_shape, index_select_shape, masked_shape, scatter_shape};
+pub use einsum::{einsum_plan, einsum_shape, EinsumLabel, EinsumOperand, EinsumPlan};
+pub use indexing::{
+    gather_shape, index_select_shape, index_shape, masked_shape, scatter_shape, IndexEntry,
+};
+pub use joining::{cat_shape, stack_shape};
 pub use losses::{class_loss_shape, cross_entropy_shape, weighted_loss_shape};
 pub use padding::{pad_mode_shape, pad_shape, padded_len, window_count, PadMode, Pads};
 pub use pooling::{pool_shape, unpool_shape, PoolGeometry};
