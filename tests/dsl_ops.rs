@@ -1046,6 +1046,21 @@ fn k_cross_entropy_with(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f3
     )
 }
 
+#[morok::kernel]
+fn k_cat(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32, 4, 3> {
+    Tensor::cat([x, t], 0)
+}
+
+#[morok::kernel]
+fn k_stack(x: Tensor<f32, 2, 3>, t: Tensor<f32, 2, 3>) -> Tensor<f32, 2, 2, 3> {
+    Tensor::stack([x, t], 1)
+}
+
+#[morok::kernel]
+fn k_einsum(x: Tensor<f32, 2, 3>, w: Tensor<f32, 3, 4>) -> Tensor<f32, 4, 2> {
+    Tensor::einsum("ij,jk->ki", [x, w])
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -1550,6 +1565,13 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
                 ..Default::default()
             }
         )?
+    );
+    same_graph!(__morok_aot_k_cat, [x, x2], Tensor::cat(&[&x, &x2], 0)?);
+    same_graph!(__morok_aot_k_stack, [x, x2], Tensor::stack(&[&x, &x2], 1)?);
+    same_graph!(
+        __morok_aot_k_einsum,
+        [x, w],
+        Tensor::einsum("ij,jk->ki", &[&x, &w])?
     );
     Ok(())
 }

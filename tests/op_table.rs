@@ -251,6 +251,8 @@ enum Sample {
     Scalar(ArgValue<usize>, f64, bool),
     /// Options holding an optional tensor (the class losses' weight).
     Options(Option<Tensor>, ArgValue<usize>, Lit),
+    /// The rest of a function's list of tensors.
+    List(Vec<Tensor>),
 }
 
 fn sample(kind: ArgKind, dtype: ScalarType, op: &str, rng: &mut Rng) -> Sample {
@@ -505,6 +507,32 @@ fn sample(kind: ArgKind, dtype: ScalarType, op: &str, rng: &mut Rng) -> Sample {
             let shapes: [&[usize]; 6] = [&[][..], &[2], &[3], &[2, 3], &[4, 3], &[2, 1]];
             Sample::Tensor(Tensor::zeros(*rng.pick(&shapes), DType::scalar(dtype)))
         }
+        ArgKind::Tensors => {
+            let shapes: [&[usize]; 6] = [&[3], &[2, 3], &[3, 2], &[3, 3], &[4, 2, 3], &[]];
+            let n = rng.below(3);
+            Sample::List(
+                (0..n)
+                    .map(|_| Tensor::zeros(*rng.pick(&shapes), DType::scalar(dtype)))
+                    .collect(),
+            )
+        }
+        ArgKind::Equation => {
+            let e = *rng.pick(&[
+                "ij,jk->ik",
+                "ij->ji",
+                "ii->i",
+                "...i->...",
+                "i,i->",
+                "ij",
+                "bij,bjk->bik",
+                "ab,bc",
+                "i->j",
+                "ij->ii",
+                "i,j->ij",
+                "a-b",
+            ]);
+            Sample::Literal(ArgValue::Equation(e.to_string()), Lit::Equation(e))
+        }
         ArgKind::Labels => {
             let dtype = *rng.pick(&[ScalarType::I64, ScalarType::I32, ScalarType::F32]);
             let shapes: [&[usize]; 5] = [&[][..], &[2], &[3], &[2, 3], &[4, 3]];
@@ -528,7 +556,11 @@ fn every_entry_agrees_with_its_tensor_method() {
     let mut rng = Rng::new(2026);
     let mut cases = 0;
     let mut disagreements = Vec::new();
+    // Ops none of whose sampled calls succeeded: their success path would
+    // go unchecked.
+    let mut never_ok: Vec<&str> = Vec::new();
     for spec in OPS {
+        let mut ok = false;
         for _ in 0..48 {
             let dtype = *rng.pick(&DTYPES);
             let shape = match conv_shapes(spec.name) {
@@ -549,6 +581,24 @@ fn every_entry_agrees_with_its_tensor_method() {
             // first check.
             if spec.name.starts_with("max_unpool") && rng.below(2) == 0 {
                 samples[0] = Sample::Tensor(Tensor::zeros(shape, DType::I64));
+            }
+            // Scattering needs an index and values that fit the receiver.
+            if matches!(spec.name, "scatter" | "scatter_add" | "scatter_reduce")
+                && rng.below(2) == 0
+            {
+                samples[1] = Sample::Tensor(Tensor::zeros(shape, DType::I64));
+                samples[2] = Sample::Tensor(Tensor::zeros(shape, DType::scalar(operand_type)));
+            }
+            if spec.name == "interpolate" && rng.below(2) == 0 && shape.len() == 3 {
+                samples[0] = Sample::Literal(ArgValue::Sizes(vec![5]), Lit::Sizes(&[5]));
+            }
+            // Joining needs parts of the receiver's shape.
+            if matches!(spec.name, "cat" | "stack") && rng.below(2) == 0 {
+                let n = 1 + rng.below(2);
+                let parts = (0..n)
+                    .map(|_| Tensor::zeros(shape, DType::scalar(operand_type)))
+                    .collect();
+                samples[0] = Sample::List(parts);
             }
             let mut values = Vec::new();
             let mut operands = vec![Value::Tensor(&x)];
@@ -573,6 +623,14 @@ fn every_entry_agrees_with_its_tensor_method() {
                     Sample::Literal(v, l) => {
                         values.push(v.clone());
                         lits.push(*l);
+                    }
+                    Sample::List(list) => {
+                        values.push(ArgValue::Tensors(
+                            list.iter()
+                                .map(|t| (t.dtype().scalar_type(), t.shape().to_vec()))
+                                .collect(),
+                        ));
+                        operands.extend(list.iter().map(Value::Tensor));
                     }
                     Sample::Options(t, v, l) => {
                         values.push(v.clone());
@@ -602,6 +660,7 @@ fn every_entry_agrees_with_its_tensor_method() {
                 cases += 1;
                 let agree = match (&table, &api) {
                     (Ok((t, s)), Ok(y)) => {
+                        ok = true;
                         *t == y.dtype().scalar_type() && s.as_slice() == y.shape()
                     }
                     (Err(a), Err(b)) => a.to_string() == words(b),
@@ -618,12 +677,19 @@ fn every_entry_agrees_with_its_tensor_method() {
                 }
             }
         }
+        if !ok {
+            never_ok.push(spec.name);
+        }
     }
     assert!(
         disagreements.is_empty(),
         "{} of {cases} cases disagree:\n{}",
         disagreements.len(),
         disagreements.join("\n")
+    );
+    assert!(
+        never_ok.is_empty(),
+        "no sampled call of {never_ok:?} succeeded: sample arguments that fit"
     );
 }
 
@@ -657,7 +723,7 @@ fn method_table() -> String {
         };
         out.push_str(&format!(
             "| `{}` | {} | {} | {} | {} |\n",
-            spec.name,
+            spec.call_form(),
             args,
             dtype,
             spec.shape.text(),

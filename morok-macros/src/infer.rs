@@ -351,7 +351,15 @@ impl<'a> Ctx<'a> {
             }
             Expr::MethodCall(m) => self.method(m),
             Expr::Field(f) => self.field(f),
-            Expr::Call(c) => self.layer_call(c),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p)
+                    if p.path.segments.len() == 2 && p.path.segments[0].ident == "Tensor" =>
+                {
+                    let name = p.path.segments[1].ident.to_string();
+                    self.function_call(c, &name)
+                }
+                _ => self.layer_call(c),
+            },
             _ => Err(Error::new_spanned(
                 e,
                 "unsupported expression in a kernel body",

@@ -102,6 +102,8 @@ pub enum Lit {
     /// The class losses' options (the weight, if any, is the next tensor
     /// operand).
     ClassLoss(ClassLossLit),
+    /// An `einsum` equation.
+    Equation(&'static str),
 }
 
 /// The options of `nll_loss` and `cross_entropy_with` as a body writes

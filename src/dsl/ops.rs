@@ -119,6 +119,7 @@ literal_accessors! {
     floats: Floats -> &'static [f64], "numbers";
     optional_sizes: OptionalSizes -> Option<&'static [usize]>, "optional sizes";
     class_loss_lit: ClassLoss -> super::graph::ClassLossLit, "class loss options";
+    equation: Equation -> &'static str, "equation";
 }
 
 impl Args<'_, '_> {
@@ -136,6 +137,21 @@ impl Args<'_, '_> {
             label_smoothing: o.label_smoothing,
             reduction: o.reduction,
         })
+    }
+
+    /// Every operand as a tensor: the list of a function (`Tensor::cat`),
+    /// its first tensor being the receiver.
+    fn all_tensors(&self) -> Result<Vec<&Tensor>> {
+        self.operands
+            .iter()
+            .map(|v| match v {
+                Value::Tensor(t) => Ok(*t),
+                _ => Err((self.broken)(format!(
+                    "{:?} node: a literal in its list of tensors",
+                    self.id
+                ))),
+            })
+            .collect()
     }
 
     /// Optional sizes of literal `k` as the `N`-tuple a `max_unpool`
@@ -444,5 +460,8 @@ pub(super) fn call(
         ),
         NllLoss => x.nll_loss(a.tensor(0)?, &a.class_loss(0, 1)?),
         CrossEntropyWith => x.cross_entropy_with(a.tensor(0)?, &a.class_loss(0, 1)?),
+        Cat => Tensor::cat(&a.all_tensors()?, a.axis(0)?),
+        Stack => Tensor::stack(&a.all_tensors()?, a.axis(0)?),
+        Einsum => Tensor::einsum(a.equation(0)?, &a.all_tensors()?),
     }
 }

@@ -204,6 +204,22 @@ fn weight_and_bias<'a, D: Dim>(
     Ok((w, b))
 }
 
+/// The receiver's shape `s` followed by the shapes of the list of
+/// argument `i` (a function's operands).
+fn with_list<'a, D: Dim>(
+    spec: &OpSpec,
+    s: &'a [D],
+    args: &'a [ArgValue<D>],
+    i: usize,
+) -> Result<Vec<&'a [D]>, OpError> {
+    match args.get(i) {
+        Some(ArgValue::Tensors(rest)) => Ok(std::iter::once(s)
+            .chain(rest.iter().map(|(_, r)| r.as_slice()))
+            .collect()),
+        _ => Err(malformed(spec, i)),
+    }
+}
+
 /// The result's shape under `spec.shape`.
 pub(super) fn shape_of<D: Dim>(
     spec: &OpSpec,
@@ -638,6 +654,21 @@ pub(super) fn shape_of<D: Dim>(
             }
             _ => return Err(malformed(spec, target)),
         },
+        ShapeRule::Cat { tensors, axis: a } | ShapeRule::Stack { tensors, axis: a } => {
+            let all = with_list(spec, s, args, tensors)?;
+            if matches!(spec.shape, ShapeRule::Cat { .. }) {
+                shape::cat_shape(op, &all, axis(a)?)?
+            } else {
+                shape::stack_shape(&all, axis(a)?)?
+            }
+        }
+        ShapeRule::Einsum { equation, operands } => {
+            let all = with_list(spec, s, args, operands)?;
+            match args.get(equation) {
+                Some(ArgValue::Equation(e)) => shape::einsum_shape(e, &all)?,
+                _ => return Err(malformed(spec, equation)),
+            }
+        }
         ShapeRule::Matrix => {
             if s.len() < 2 {
                 return Err(ShapeError::new(op, &[s], "needs at least 2 axes").into());

@@ -144,6 +144,12 @@ pub enum ArgKind {
     /// The target of `cross_entropy_with`: integer class labels or float
     /// class probabilities.
     ClassTarget,
+    /// A list literal of tensors of one element type (`[a, b]`): the
+    /// operands of a function such as `Tensor::cat`, whose first tensor
+    /// is the op's receiver.
+    Tensors,
+    /// An `einsum` equation, a string literal (`"ij,jk->ik"`).
+    Equation,
 }
 
 impl ArgKind {
@@ -187,6 +193,8 @@ impl ArgKind {
                 "`&ClassLossOptions { weight: Some(w), ..Default::default() }`"
             }
             ArgKind::ClassTarget => "integer or float tensor",
+            ArgKind::Tensors => "`[a, b]`",
+            ArgKind::Equation => "`\"ij,jk->ik\"`",
         }
     }
 }
@@ -554,6 +562,31 @@ pub enum ShapeRule {
         /// Whether float targets are probabilities (`cross_entropy_with`).
         probabilities: bool,
     },
+    /// The receiver and the tensors of argument `tensors` joined along the
+    /// axis of argument `axis` ([`crate::shape::cat_shape`]).
+    Cat {
+        /// The list's argument.
+        tensors: usize,
+        /// The axis' argument.
+        axis: usize,
+    },
+    /// The receiver and the tensors of argument `tensors` stacked along a
+    /// new axis of argument `axis` ([`crate::shape::stack_shape`]).
+    Stack {
+        /// The list's argument.
+        tensors: usize,
+        /// The axis' argument.
+        axis: usize,
+    },
+    /// `einsum` of the equation of argument `equation` over the receiver
+    /// and the tensors of argument `operands`
+    /// ([`crate::shape::einsum_shape`]).
+    Einsum {
+        /// The equation's argument.
+        equation: usize,
+        /// The list's argument.
+        operands: usize,
+    },
     /// Pooling of the last `axes` axes (1, 2 or 3) by the options of
     /// argument `opts` (the 1-D pools use their second components); an
     /// average pool checks its divisor.
@@ -625,6 +658,9 @@ impl ShapeRule {
             ShapeRule::Interpolate { .. } => "`[N, C, *size]`",
             ShapeRule::InterpolateScale { .. } => "`[N, C, *floor(spatial · scale)]`",
             ShapeRule::Unpool { .. } => "the unpooled axes take the output size",
+            ShapeRule::Cat { .. } => "the axis adds up; the others match",
+            ShapeRule::Stack { .. } => "a new axis of the list's length",
+            ShapeRule::Einsum { .. } => "the output labels' sizes",
             ShapeRule::ClassLoss { .. } => {
                 "`[]`, or the input's without the class axis with `Reduction::None`"
             }
@@ -698,6 +734,11 @@ pub enum ArgValue<D> {
     Floats(Vec<f64>),
     /// Optional output sizes.
     OptionalSizes(Option<Vec<usize>>),
+    /// A list of tensors (the rest of a function's list after its
+    /// receiver): their element types and shapes.
+    Tensors(Vec<(ScalarType, Vec<D>)>),
+    /// An `einsum` equation.
+    Equation(String),
     /// The class losses' options: the weight tensor's type and shape if
     /// given, and the literal fields.
     ClassLoss {

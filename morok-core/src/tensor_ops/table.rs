@@ -44,6 +44,22 @@ impl OpSpec {
             .unwrap_or_else(|| self.name.strip_suffix('_').unwrap_or(self.name))
     }
 
+    /// Whether the op is a function of a list of tensors, written
+    /// `Tensor::name([a, b], ..)`, whose first tensor is the receiver.
+    pub fn is_function(&self) -> bool {
+        self.args.iter().any(|a| a.kind == ArgKind::Tensors)
+    }
+
+    /// How a body calls the op: `x.name(..)`, or `Tensor::name(..)` for a
+    /// function.
+    pub fn call_form(&self) -> String {
+        if self.is_function() {
+            format!("Tensor::{}", self.name)
+        } else {
+            self.name.to_string()
+        }
+    }
+
     /// The entry of `id`.
     pub fn of(id: OpId) -> &'static OpSpec {
         &OPS[id as usize]
@@ -458,6 +474,12 @@ op_table! {
     MaxUnpool3d = "max_unpool3d" "max_unpool3d" (indices: Index, opts: Pool3dOptions, output_size: OptionalSizes) -> D::Same, S::Unpool { indices: 0, opts: 1, size: 2, axes: 3 };
     /// Negative log-likelihood of log-probabilities at class labels, with options.
     NllLoss = "nll_loss" "nll_loss" (target: Labels, opts: ClassLossOptions) -> D::Float, S::ClassLoss { target: 0, opts: 1, probabilities: false };
+    /// Joins tensors along an axis (`Tensor::cat([a, b], 0)`); the others match.
+    Cat = "cat" "cat" (tensors: Tensors, dim: Axis) -> D::Same, S::Cat { tensors: 0, axis: 1 };
+    /// Stacks equally shaped tensors along a new axis (`Tensor::stack([a, b], 0)`).
+    Stack = "stack" "stack" (tensors: Tensors, dim: Axis) -> D::Same, S::Stack { tensors: 0, axis: 1 };
+    /// Einstein summation (`Tensor::einsum("ij,jk->ik", [a, b])`).
+    Einsum = "einsum" "einsum" (equation: Equation, operands: Tensors) -> D::Same, S::Einsum { equation: 0, operands: 1 };
     /// Cross-entropy against class labels or probabilities, with options.
     CrossEntropyWith = "cross_entropy_with" "cross_entropy_with" as "cross_entropy" (target: ClassTarget, opts: ClassLossOptions) -> D::Float, S::ClassLoss { target: 0, opts: 1, probabilities: true };
 }
@@ -515,14 +537,6 @@ pub static NOT_IN_THE_DSL: &[(&str, &str)] = &[
     (
         "detach",
         "cuts a gradient; a body's parameters are its arguments",
-    ),
-    (
-        "cat",
-        "takes a list of tensors; write the parts as parameters",
-    ),
-    (
-        "stack",
-        "takes a list of tensors; write the parts as parameters",
     ),
     ("try_broadcast_to", "deprecated alias of `broadcast_to`"),
     ("try_chunk", "deprecated alias of `chunk`"),

@@ -17,6 +17,8 @@ pub(super) struct Checked {
     pub(super) operand: Option<Ref>,
     /// The `Lit` tokens, for literal arguments.
     pub(super) lit: Option<TokenStream>,
+    /// The operands of a list of tensors (a function's), in order.
+    pub(super) list: Vec<Ref>,
 }
 
 impl Ctx<'_> {
@@ -32,6 +34,7 @@ impl Ctx<'_> {
         let g = g();
         let lit = |value: ArgValue<SymDim>, lit: TokenStream| Checked {
             kind,
+            list: Vec::new(),
             value,
             operand: None,
             lit: Some(lit),
@@ -45,6 +48,7 @@ impl Ctx<'_> {
                 let (t, s, r) = self.tensor(e)?;
                 Checked {
                     kind,
+                    list: Vec::new(),
                     value: ArgValue::Tensor(t, s),
                     operand: Some(r),
                     lit: None,
@@ -54,6 +58,7 @@ impl Ctx<'_> {
                 let v = self.expr(e)?;
                 Checked {
                     kind,
+                    list: Vec::new(),
                     value: arg_value(&v.ty, v.r),
                     operand: Some(v.r),
                     lit: None,
@@ -171,6 +176,7 @@ impl Ctx<'_> {
             ArgKind::OptionalTensor => match e {
                 Expr::Path(p) if p.path.is_ident("None") => Checked {
                     kind,
+                    list: Vec::new(),
                     value: ArgValue::Absent,
                     operand: None,
                     lit: Some(quote!(#g::Lit::Present(false))),
@@ -182,6 +188,7 @@ impl Ctx<'_> {
                     let (t, s, r) = self.tensor(&c.args[0])?;
                     Checked {
                         kind,
+                        list: Vec::new(),
                         value: ArgValue::Tensor(t, s),
                         operand: Some(r),
                         lit: Some(quote!(#g::Lit::Present(true))),
@@ -311,6 +318,7 @@ impl Ctx<'_> {
                 let (smoothing, (reduction, reduction_tokens)) = (o.label_smoothing, o.reduction);
                 Checked {
                     kind,
+                    list: Vec::new(),
                     value: ArgValue::ClassLoss {
                         weight,
                         ignore_index: o.ignore_index,
@@ -326,6 +334,56 @@ impl Ctx<'_> {
                     }))),
                 }
             }
+            ArgKind::Tensors => {
+                let strip = |x: &'_ Expr| -> Expr {
+                    match x {
+                        Expr::Reference(r) => (*r.expr).clone(),
+                        other => other.clone(),
+                    }
+                };
+                let list = strip(e);
+                let Expr::Array(items) = &list else {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be a list literal of tensors such as `[a, b]`"),
+                    ));
+                };
+                if items.elems.is_empty() {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{op}: needs at least one tensor"),
+                    ));
+                }
+                let mut types = Vec::new();
+                let mut refs = Vec::new();
+                for item in &items.elems {
+                    let (t, s, r) = self.tensor(&strip(item))?;
+                    types.push((t, s));
+                    refs.push(r);
+                }
+                Checked {
+                    kind,
+                    list: refs,
+                    value: ArgValue::Tensors(types),
+                    operand: None,
+                    lit: None,
+                }
+            }
+            ArgKind::Equation => match e {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(text),
+                    ..
+                }) => {
+                    let v = text.value();
+                    lit(ArgValue::Equation(v.clone()), quote!(#g::Lit::Equation(#v)))
+                }
+                _ => {
+                    return Err(Error::new_spanned(
+                        e,
+                        format!("{name} must be a string literal such as `\"ij,jk->ik\"`"),
+                    ))
+                }
+            },
             ArgKind::ElementType => {
                 let id = match e {
                     Expr::Path(p) => p.path.get_ident(),

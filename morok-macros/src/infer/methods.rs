@@ -84,6 +84,15 @@ impl Ctx<'_> {
                 ),
             ));
         };
+        if spec.is_function() {
+            return Err(Error::new_spanned(
+                &m.method,
+                format!(
+                    "`{name}` is a function of a list of tensors: write `{}(..)`",
+                    spec.call_form()
+                ),
+            ));
+        }
         match (spec.second.is_some(), output) {
             (true, None) => {
                 return Err(Error::new_spanned(
@@ -136,6 +145,65 @@ impl Ctx<'_> {
         self.apply(spec, &whole, recv, checked, &args, output)
     }
 
+    /// A function of a list of tensors (`Tensor::cat([a, b], 0)`,
+    /// `Tensor::einsum("ij,jk->ik", [a, b])`): the list's first tensor is
+    /// the op's receiver, the rest its list argument.
+    pub(super) fn function_call(&mut self, c: &syn::ExprCall, name: &str) -> Result<Val> {
+        let whole = Expr::Call(c.clone());
+        let Some(spec) = OpSpec::named(name).filter(|s| s.is_function()) else {
+            let known: Vec<String> = OPS
+                .iter()
+                .filter(|s| s.is_function())
+                .map(|s| format!("`{}`", s.call_form()))
+                .collect();
+            return Err(Error::new_spanned(
+                &c.func,
+                format!(
+                    "unknown function `Tensor::{name}`: a kernel body may call {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        if c.args.len() != spec.args.len() {
+            let what: Vec<String> = spec
+                .args
+                .iter()
+                .map(|a| format!("{}: {}", a.name, a.kind.literal_form()))
+                .collect();
+            return Err(Error::new_spanned(
+                &whole,
+                format!(
+                    "`{}` takes {} argument(s) ({}), got {}",
+                    spec.call_form(),
+                    spec.args.len(),
+                    what.join(", "),
+                    c.args.len()
+                ),
+            ));
+        }
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let mut checked = spec
+            .args
+            .iter()
+            .zip(&args)
+            .map(|(a, e)| self.argument(spec.name, a.kind, a.name, e))
+            .collect::<Result<Vec<_>>>()?;
+        let list = checked
+            .iter_mut()
+            .find(|a| a.kind == ArgKind::Tensors)
+            .expect("a function has a list of tensors");
+        let ArgValue::Tensors(types) = &mut list.value else {
+            return Err(Error::new_spanned(&whole, "a list of tensors was expected"));
+        };
+        let (t, s) = types.remove(0);
+        let r = list.list.remove(0);
+        let recv = Val {
+            ty: Ty::Tensor(t, s),
+            r,
+        };
+        self.apply(spec, &whole, recv, checked, &args, None)
+    }
+
     /// A binary operator or comparison (`a + b`, `a < b`) of two values,
     /// as the op table's entry `op`; literals on both sides fold.
     pub(super) fn binary(&mut self, whole: &Expr, op: &str, l: Val, r: Val) -> Result<Val> {
@@ -146,6 +214,7 @@ impl Ctx<'_> {
             .ok_or_else(|| Error::new_spanned(whole, format!("no op `{op}` in the op table")))?;
         let arg = Checked {
             kind: ArgKind::Operand,
+            list: Vec::new(),
             value: arg_value(&r.ty, r.r),
             operand: Some(r.r),
             lit: None,
@@ -198,10 +267,13 @@ impl Ctx<'_> {
                     weight: Some((t, s)),
                     ..
                 },
-            ) => Some((t, s)),
+            ) => Some(vec![(t, s)]),
+            (ArgKind::Tensors, ArgValue::Tensors(list)) => {
+                Some(list.iter().map(|(t, s)| (t, s)).collect())
+            }
             _ => None,
         });
-        for (t, s) in operands {
+        for (t, s) in operands.flatten() {
             match operand_type {
                 None => {
                     operand_type = Some(*t);
@@ -288,7 +360,10 @@ impl Ctx<'_> {
         let id = format_ident!("{}", format!("{:?}", spec.id));
         let lits = args.iter().filter_map(|a| a.lit.clone());
         let operands: Vec<Ref> = std::iter::once(recv.r)
-            .chain(args.iter().filter_map(|a| a.operand))
+            .chain(
+                args.iter()
+                    .flat_map(|a| a.operand.into_iter().chain(a.list.iter().copied())),
+            )
             .collect();
         let op = match output {
             Some(k) => quote!(Pair(#g::OpId::#id, &[#(#lits),*], #k)),

@@ -1,0 +1,6 @@
+#[morok::kernel]
+fn f(x: Tensor<f32, 2, 3>, y: Tensor<f32, 2, 4>) -> Tensor<f32, 4, 3> {
+    Tensor::cat([x, y], 0)
+}
+
+fn main() {}
