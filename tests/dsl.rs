@@ -212,3 +212,44 @@ fn fixed_dims_bind_one_value_and_render_ahead_of_time() -> morok::Result<()> {
         .contains("kernel `mlp` has named dims [B]: fix each to a value"));
     Ok(())
 }
+
+/// The functions of a list of tensors and `index` in `kernel!` and
+/// `model!` bodies agree with the reference evaluator on the API's graph.
+#[test]
+fn functions_and_index_in_inline_kernels_and_models() -> morok::Result<()> {
+    use morok::{Index, Slice};
+    let close = |got: &Tensor, want: &Tensor| -> morok::Result<()> {
+        common::compare(
+            morok::ScalarType::F32,
+            &common::compiled(got)?,
+            &common::reference(want)?,
+        )
+        .unwrap();
+        Ok(())
+    };
+    let f = kernel!(|a: f32[N, K], b: f32[K, M]| Tensor::einsum("nk,km->mn", [a, b]));
+    let (a, b) = (rand(&[3, 4], 21), rand(&[4, 2], 22));
+    close(&f(&a, &b)?, &Tensor::einsum("nk,km->mn", &[&a, &b])?)?;
+    let g = kernel!(|a: f32[N, 3], b: f32[N, 3]| {
+        Tensor::cat([a, b], 1).index([Index::Slice(..), Index::Slice(1..), Index::NewAxis])
+    });
+    let (a3, c) = (rand(&[3, 3], 23), rand(&[3, 3], 26));
+    let want = Tensor::cat(&[&a3, &c], 1)?.index(&[
+        Index::Slice(Slice::all()),
+        Index::Slice(Slice::from(1)),
+        Index::NewAxis,
+    ])?;
+    close(&g(&a3, &c)?, &want)?;
+    model! {
+        struct Heads { fc: Linear(4 -> 3) }
+        fn forward(x: f32[B, 4], y: f32[B, 4]) -> f32[B, 2, 3] {
+            Tensor::stack([fc(x), fc(y)], 1)
+        }
+    }
+    let heads = Heads::new(5)?;
+    let (x, y) = (rand(&[2, 4], 24), rand(&[2, 4], 25));
+    let by_hand = |t: &Tensor| t.linear(&heads.fc.weight, heads.fc.bias.as_ref());
+    let want = Tensor::stack(&[&by_hand(&x)?, &by_hand(&y)?], 1)?;
+    close(&heads.forward(&x, &y)?, &want)?;
+    Ok(())
+}

@@ -8,9 +8,9 @@
 
 use morok::{
     AttentionOptions, ClassLossOptions, Conv1dOptions, Conv3dOptions, ConvOptions,
-    ConvTranspose3dOptions, ConvTransposeOptions, DType, InterpolateMode, IsCloseOptions, PadMode,
-    Pads, Pool3dOptions, PoolOptions, Reduction, RoundingMode, ScalarType, ScatterReduce, Slice,
-    Tensor,
+    ConvTranspose3dOptions, ConvTransposeOptions, DType, Index, InterpolateMode, IsCloseOptions,
+    PadMode, Pads, Pool3dOptions, PoolOptions, Reduction, RoundingMode, ScalarType, ScatterReduce,
+    Slice, Tensor,
 };
 use morok_core::tensor_ops::OPS;
 use std::sync::Arc;
@@ -1061,6 +1061,16 @@ fn k_einsum(x: Tensor<f32, 2, 3>, w: Tensor<f32, 3, 4>) -> Tensor<f32, 4, 2> {
     Tensor::einsum("ij,jk->ki", [x, w])
 }
 
+#[morok::kernel]
+fn k_index(m: Tensor<f32, 2, 1, 3>, ix4: Tensor<i64, 4>) -> Tensor<f32, 4, 1, 1> {
+    m.index([
+        Index::Tensor(ix4),
+        Index::Slice(Slice::all().step(2)),
+        Index::NewAxis,
+        Index::Int(-1),
+    ])
+}
+
 /// The embedded graph of `$kernel` built on `$args` computes `$api`'s
 /// values (for ops whose graph holds host-made buffers, new per call).
 macro_rules! same_values {
@@ -1572,6 +1582,16 @@ fn every_op_builds_the_tensor_api_graph() -> morok::Result<()> {
         __morok_aot_k_einsum,
         [x, w],
         Tensor::einsum("ij,jk->ki", &[&x, &w])?
+    );
+    same_graph!(
+        __morok_aot_k_index,
+        [m, ix4],
+        m.index(&[
+            Index::Tensor(ix4.clone()),
+            Index::Slice(Slice::all().step(2)),
+            Index::NewAxis,
+            Index::Int(-1)
+        ])?
     );
     Ok(())
 }

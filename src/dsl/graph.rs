@@ -104,6 +104,25 @@ pub enum Lit {
     ClassLoss(ClassLossLit),
     /// An `einsum` equation.
     Equation(&'static str),
+    /// The entries of `index` (each `Tensor` entry takes the next tensor
+    /// operand).
+    Indices(&'static [IndexLit]),
+}
+
+/// One entry of `index` as a body writes it: [`crate::Index`] with its
+/// tensor as an operand of the node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IndexLit {
+    /// `Index::Int`.
+    Int(isize),
+    /// `Index::Slice`.
+    Slice(crate::Slice),
+    /// `Index::NewAxis`.
+    NewAxis,
+    /// `Index::Ellipsis`.
+    Ellipsis,
+    /// `Index::Tensor`: the next tensor operand.
+    Tensor,
 }
 
 /// The options of `nll_loss` and `cross_entropy_with` as a body writes

@@ -120,6 +120,7 @@ literal_accessors! {
     optional_sizes: OptionalSizes -> Option<&'static [usize]>, "optional sizes";
     class_loss_lit: ClassLoss -> super::graph::ClassLossLit, "class loss options";
     equation: Equation -> &'static str, "equation";
+    index_lits: Indices -> &'static [super::graph::IndexLit], "index entries";
 }
 
 impl Args<'_, '_> {
@@ -137,6 +138,28 @@ impl Args<'_, '_> {
             label_smoothing: o.label_smoothing,
             reduction: o.reduction,
         })
+    }
+
+    /// The entries of `index` in literal `k`, each `Tensor` entry taking
+    /// the next tensor argument.
+    fn indices(&self, k: usize) -> Result<Vec<crate::Index>> {
+        use super::graph::IndexLit as L;
+        let mut next = 0;
+        self.index_lits(k)?
+            .iter()
+            .map(|e| {
+                Ok(match e {
+                    L::Int(i) => crate::Index::Int(*i),
+                    L::Slice(s) => crate::Index::Slice(*s),
+                    L::NewAxis => crate::Index::NewAxis,
+                    L::Ellipsis => crate::Index::Ellipsis,
+                    L::Tensor => {
+                        next += 1;
+                        crate::Index::Tensor(self.tensor(next - 1)?.clone())
+                    }
+                })
+            })
+            .collect()
     }
 
     /// Every operand as a tensor: the list of a function (`Tensor::cat`),
@@ -460,6 +483,7 @@ pub(super) fn call(
         ),
         NllLoss => x.nll_loss(a.tensor(0)?, &a.class_loss(0, 1)?),
         CrossEntropyWith => x.cross_entropy_with(a.tensor(0)?, &a.class_loss(0, 1)?),
+        Index => x.index(&a.indices(0)?),
         Cat => Tensor::cat(&a.all_tensors()?, a.axis(0)?),
         Stack => Tensor::stack(&a.all_tensors()?, a.axis(0)?),
         Einsum => Tensor::einsum(a.equation(0)?, &a.all_tensors()?),

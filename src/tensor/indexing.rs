@@ -23,7 +23,9 @@
 use super::movement::dim_index;
 use super::{Slice, Tensor};
 use crate::error::{Error, Located, Result};
-use morok_core::shape::{gather_shape, index_select_shape, index_shape, IndexEntry, ShapeError};
+use morok_core::shape::{
+    consumed_axes, gather_shape, index_select_shape, index_shape, IndexEntry, ShapeError,
+};
 use morok_core::uop::ReduceOp;
 use morok_core::{ConstValue, ScalarType};
 
@@ -214,6 +216,15 @@ impl Tensor {
     pub fn index(&self, indices: &[Index]) -> Result<Tensor> {
         let op = "index";
         let shape = self.graph()?.shape.clone();
+        // Index tensors hold integers (bool ones are masks), checked first
+        // as the op table's rules do.
+        for entry in indices {
+            if let Index::Tensor(t) = entry {
+                if !t.dtype().is_bool() {
+                    integer_index(op, t)?;
+                }
+            }
+        }
         // The entries' shapes, with each mask's `nonzero()` coordinates.
         let mut entries: Vec<IndexEntry<usize>> = Vec::with_capacity(indices.len());
         let mut masks: Vec<Option<Tensor>> = Vec::with_capacity(indices.len());
@@ -238,14 +249,7 @@ impl Tensor {
             masks.push(coords);
         }
         index_shape(&shape, &entries).located()?;
-        let consuming: usize = entries
-            .iter()
-            .map(|e| match e {
-                IndexEntry::NewAxis | IndexEntry::Ellipsis => 0,
-                IndexEntry::Mask { shape, .. } => shape.len(),
-                _ => 1,
-            })
-            .sum();
+        let consuming = consumed_axes(&entries);
         // Basic indexing, axis by axis; index tensors keep their axis.
         let mut x = self.clone();
         let mut axis = 0; // the next axis of `x`
@@ -278,7 +282,6 @@ impl Tensor {
                 Index::Tensor(t) => match coords {
                     Some(c) => axis = x.bool_mask_index(c, t.ndim(), axis, &mut tensors)?,
                     None => {
-                        integer_index(op, t)?;
                         tensors.push((axis, t.clone()));
                         axis += 1;
                     }

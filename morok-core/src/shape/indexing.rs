@@ -138,6 +138,19 @@ pub enum IndexEntry<D> {
     },
 }
 
+/// How many input axes `entries` name: one per integer, slice and index
+/// tensor, a mask's rank, none for new axes and the ellipsis.
+pub fn consumed_axes<D>(entries: &[IndexEntry<D>]) -> usize {
+    entries
+        .iter()
+        .map(|e| match e {
+            IndexEntry::NewAxis | IndexEntry::Ellipsis => 0,
+            IndexEntry::Mask { shape, .. } => shape.len(),
+            _ => 1,
+        })
+        .sum()
+}
+
 /// The size of axis `axis` of the input `shape` when it is a known
 /// number, or an error saying that `what` needs one.
 fn known<D: Dim>(shape: &[D], dim: &D, axis: usize, what: &str) -> Result<usize, ShapeError> {
@@ -159,14 +172,7 @@ fn known<D: Dim>(shape: &[D], dim: &D, axis: usize, what: &str) -> Result<usize,
 /// adjacent, or comes first otherwise.
 pub fn index_shape<D: Dim>(shape: &[D], entries: &[IndexEntry<D>]) -> Result<Dims<D>, ShapeError> {
     let op = "index";
-    let consuming: usize = entries
-        .iter()
-        .map(|e| match e {
-            IndexEntry::NewAxis | IndexEntry::Ellipsis => 0,
-            IndexEntry::Mask { shape, .. } => shape.len(),
-            _ => 1,
-        })
-        .sum();
+    let consuming = consumed_axes(entries);
     let ellipses = entries
         .iter()
         .filter(|e| matches!(e, IndexEntry::Ellipsis))

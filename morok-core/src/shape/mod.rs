@@ -44,7 +44,8 @@ pub use dim::{Dim, SymDim};
 pub use dims::{shape_text, Dims, Shape, ShapeError};
 pub use einsum::{einsum_plan, einsum_shape, EinsumLabel, EinsumOperand, EinsumPlan};
 pub use indexing::{
-    gather_shape, index_select_shape, index_shape, masked_shape, scatter_shape, IndexEntry,
+    consumed_axes, gather_shape, index_select_shape, index_shape, masked_shape, scatter_shape,
+    IndexEntry,
 };
 pub use joining::{cat_shape, stack_shape};
 pub use losses::{class_loss_shape, cross_entropy_shape, weighted_loss_shape};

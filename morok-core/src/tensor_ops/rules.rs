@@ -57,6 +57,18 @@ impl From<ShapeError> for OpError {
 /// `Tensor` methods check them before the shapes).
 pub(super) fn argument_types<D: Dim>(spec: &OpSpec, args: &[ArgValue<D>]) -> Result<(), OpError> {
     for (a, v) in spec.args.iter().zip(args) {
+        if let ArgValue::Indices(entries, types) = v {
+            let tensors = entries.iter().filter_map(|e| match e {
+                shape::IndexEntry::Tensor(s) => Some(s),
+                _ => None,
+            });
+            for (s, t) in tensors.zip(types) {
+                if !t.is_int() {
+                    return Err(wrong_type(spec, "index tensor", *t, s, "an integer type"));
+                }
+            }
+            continue;
+        }
         let (role, ok, wanted): (&str, fn(ScalarType) -> bool, &str) = match a.kind {
             ArgKind::Index => ("index tensor", ScalarType::is_int, "an integer type"),
             ArgKind::Labels => ("label tensor", ScalarType::is_int, "an integer type"),
@@ -662,6 +674,10 @@ pub(super) fn shape_of<D: Dim>(
                 shape::stack_shape(&all, axis(a)?)?
             }
         }
+        ShapeRule::Index(i) => match args.get(i) {
+            Some(ArgValue::Indices(entries, _)) => shape::index_shape(s, entries)?,
+            _ => return Err(malformed(spec, i)),
+        },
         ShapeRule::Einsum { equation, operands } => {
             let all = with_list(spec, s, args, operands)?;
             match args.get(equation) {

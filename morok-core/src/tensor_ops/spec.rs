@@ -150,6 +150,11 @@ pub enum ArgKind {
     Tensors,
     /// An `einsum` equation, a string literal (`"ij,jk->ik"`).
     Equation,
+    /// The entries of `index`, a list literal: `Index::Int(0)`,
+    /// `Index::Slice(1..3)`, `Index::NewAxis`, `Index::Ellipsis`,
+    /// `Index::Tensor(i)` (an integer tensor; a bool mask's result length
+    /// depends on the data, so a body cannot index with one).
+    Indices,
 }
 
 impl ArgKind {
@@ -195,6 +200,7 @@ impl ArgKind {
             ArgKind::ClassTarget => "integer or float tensor",
             ArgKind::Tensors => "`[a, b]`",
             ArgKind::Equation => "`\"ij,jk->ik\"`",
+            ArgKind::Indices => "`[Index::Int(0), Index::Slice(1..), Index::Tensor(i)]`",
         }
     }
 }
@@ -587,6 +593,9 @@ pub enum ShapeRule {
         /// The list's argument.
         operands: usize,
     },
+    /// `index` by the entries of argument `i`
+    /// ([`crate::shape::index_shape`]).
+    Index(usize),
     /// Pooling of the last `axes` axes (1, 2 or 3) by the options of
     /// argument `opts` (the 1-D pools use their second components); an
     /// average pool checks its divisor.
@@ -661,6 +670,7 @@ impl ShapeRule {
             ShapeRule::Cat { .. } => "the axis adds up; the others match",
             ShapeRule::Stack { .. } => "a new axis of the list's length",
             ShapeRule::Einsum { .. } => "the output labels' sizes",
+            ShapeRule::Index(_) => "PyTorch's `t[...]`",
             ShapeRule::ClassLoss { .. } => {
                 "`[]`, or the input's without the class axis with `Reduction::None`"
             }
@@ -739,6 +749,9 @@ pub enum ArgValue<D> {
     Tensors(Vec<(ScalarType, Vec<D>)>),
     /// An `einsum` equation.
     Equation(String),
+    /// The entries of `index`, and the element types of its index
+    /// tensors (of the `IndexEntry::Tensor` entries, in order).
+    Indices(Vec<crate::shape::IndexEntry<D>>, Vec<ScalarType>),
     /// The class losses' options: the weight tensor's type and shape if
     /// given, and the literal fields.
     ClassLoss {

@@ -480,6 +480,8 @@ op_table! {
     Stack = "stack" "stack" (tensors: Tensors, dim: Axis) -> D::Same, S::Stack { tensors: 0, axis: 1 };
     /// Einstein summation (`Tensor::einsum("ij,jk->ik", [a, b])`).
     Einsum = "einsum" "einsum" (equation: Equation, operands: Tensors) -> D::Same, S::Einsum { equation: 0, operands: 1 };
+    /// PyTorch's `t[...]`: integers, slices, new axes, an ellipsis and integer index tensors.
+    Index = "index" "index" (indices: Indices) -> D::Same, S::Index(0);
     /// Cross-entropy against class labels or probabilities, with options.
     CrossEntropyWith = "cross_entropy_with" "cross_entropy_with" as "cross_entropy" (target: ClassTarget, opts: ClassLossOptions) -> D::Float, S::ClassLoss { target: 0, opts: 1, probabilities: true };
 }
@@ -557,4 +559,4 @@ pub static NOT_IN_THE_DSL: &[(&str, &str)] = &[
 
 /// Tensor methods whose shape follows from their arguments but which the
 /// op table does not declare yet: a DSL body cannot call them (yet).
-pub static NOT_YET_IN_THE_DSL: &[&str] = &["index"];
+pub static NOT_YET_IN_THE_DSL: &[&str] = &[];

@@ -5,6 +5,7 @@
 
 use super::methods::arg_value;
 use super::*;
+use morok_core::shape::IndexEntry;
 use morok_core::tensor_ops::{ArgKind, ArgValue, Reduction, RoundingMode};
 
 /// One checked argument of a call.
@@ -367,6 +368,84 @@ impl Ctx<'_> {
                     value: ArgValue::Tensors(types),
                     operand: None,
                     lit: None,
+                }
+            }
+            ArgKind::Indices => {
+                let list = match e {
+                    Expr::Reference(r) => &*r.expr,
+                    other => other,
+                };
+                let form = format!(
+                    "{name} must be a list literal of `Index::Int(0)`, `Index::Slice(1..3)`, \
+                     `Index::NewAxis`, `Index::Ellipsis` and `Index::Tensor(i)`"
+                );
+                let Expr::Array(items) = list else {
+                    return Err(Error::new_spanned(e, form));
+                };
+                let (mut entries, mut types, mut refs, mut toks) =
+                    (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                for item in &items.elems {
+                    let (variant, arg) = match item {
+                        Expr::Path(p) => (p, None),
+                        Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+                            Expr::Path(p) => (p, Some(&c.args[0])),
+                            _ => return Err(Error::new_spanned(item, &form)),
+                        },
+                        _ => return Err(Error::new_spanned(item, &form)),
+                    };
+                    let names: Vec<String> = variant
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    let parts: Vec<&str> = names.iter().map(String::as_str).collect();
+                    match (parts.as_slice(), arg) {
+                        (["Index", "Int"], Some(a)) => {
+                            let i = int_lit(a, "an index")? as isize;
+                            entries.push(IndexEntry::Int(i));
+                            toks.push(quote!(#g::IndexLit::Int(#i)));
+                        }
+                        (["Index", "Slice"], Some(a)) => {
+                            let s = super::literals::slice(a)?;
+                            let value = super::literals::slice_tokens(&s);
+                            entries.push(IndexEntry::Slice(s));
+                            toks.push(quote!(#g::IndexLit::Slice(#value)));
+                        }
+                        (["Index", "NewAxis"], None) => {
+                            entries.push(IndexEntry::NewAxis);
+                            toks.push(quote!(#g::IndexLit::NewAxis));
+                        }
+                        (["Index", "Ellipsis"], None) => {
+                            entries.push(IndexEntry::Ellipsis);
+                            toks.push(quote!(#g::IndexLit::Ellipsis));
+                        }
+                        (["Index", "Tensor"], Some(a)) => {
+                            let (t, s, r) = self.tensor(a)?;
+                            if t.is_bool() {
+                                return Err(Error::new_spanned(
+                                    a,
+                                    format!(
+                                        "{op}: a bool mask selects as many elements as it has \
+                                         true ones, known only when it runs: a kernel body \
+                                         cannot index with one (use `where_` or `masked_fill`)"
+                                    ),
+                                ));
+                            }
+                            entries.push(IndexEntry::Tensor(s));
+                            types.push(t);
+                            refs.push(r);
+                            toks.push(quote!(#g::IndexLit::Tensor));
+                        }
+                        _ => return Err(Error::new_spanned(item, &form)),
+                    }
+                }
+                Checked {
+                    kind,
+                    list: refs,
+                    value: ArgValue::Indices(entries, types),
+                    operand: None,
+                    lit: Some(quote!(#g::Lit::Indices(&[#(#toks),*]))),
                 }
             }
             ArgKind::Equation => match e {

@@ -14,7 +14,7 @@ use syn::{Error, Expr, Result};
 /// One slice: a range of integer literals (`1..3`, `-2..`, `..`), or
 /// `Slice::all()`, `Slice::range(a, b)`, `Slice::from(a)`, `Slice::to(b)`
 /// with an optional `.step(k)`.
-fn slice(e: &Expr) -> Result<Slice> {
+pub(super) fn slice(e: &Expr) -> Result<Slice> {
     let form = "a slice must be a range such as `1..3`, `-2..` or `..`, or \
                 `Slice::all()`, `Slice::range(a, b)`, `Slice::from(a)`, `Slice::to(b)` \
                 with an optional `.step(k)`";
@@ -74,16 +74,19 @@ pub(super) fn slices(e: &Expr) -> Result<(Vec<Slice>, TokenStream)> {
         ));
     };
     let v = list.elems.iter().map(slice).collect::<Result<Vec<_>>>()?;
+    let toks = v.iter().map(slice_tokens);
+    let tokens = quote!(&[#(#toks),*]);
+    Ok((v, tokens))
+}
+
+/// The tokens of the value `s` (`::morok::Slice { .. }`).
+pub(super) fn slice_tokens(s: &Slice) -> TokenStream {
     let opt = |b: Option<isize>| match b {
         Some(x) => quote!(::core::option::Option::Some(#x)),
         None => quote!(::core::option::Option::None),
     };
-    let toks = v.iter().map(|s| {
-        let (start, end, step) = (opt(s.start), opt(s.end), s.step);
-        quote!(::morok::Slice { start: #start, end: #end, step: #step })
-    });
-    let tokens = quote!(&[#(#toks),*]);
-    Ok((v, tokens))
+    let (start, end, step) = (opt(s.start), opt(s.end), s.step);
+    quote!(::morok::Slice { start: #start, end: #end, step: #step })
 }
 
 /// `InterpolateMode::Nearest` and the other modes.

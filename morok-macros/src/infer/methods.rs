@@ -109,24 +109,7 @@ impl Ctx<'_> {
             _ => {}
         }
         if m.args.len() != spec.args.len() {
-            let what: Vec<String> = spec
-                .args
-                .iter()
-                .map(|a| format!("{}: {}", a.name, a.kind.literal_form()))
-                .collect();
-            return Err(Error::new_spanned(
-                &whole,
-                format!(
-                    "`{name}` takes {} argument(s) ({}), got {}",
-                    spec.args.len(),
-                    if what.is_empty() {
-                        "none".to_string()
-                    } else {
-                        what.join(", ")
-                    },
-                    m.args.len()
-                ),
-            ));
+            return Err(arity_error(spec, &whole, m.args.len()));
         }
         let recv = self.expr(&m.receiver)?;
         if !matches!(recv.ty, Ty::Tensor(..)) {
@@ -165,21 +148,7 @@ impl Ctx<'_> {
             ));
         };
         if c.args.len() != spec.args.len() {
-            let what: Vec<String> = spec
-                .args
-                .iter()
-                .map(|a| format!("{}: {}", a.name, a.kind.literal_form()))
-                .collect();
-            return Err(Error::new_spanned(
-                &whole,
-                format!(
-                    "`{}` takes {} argument(s) ({}), got {}",
-                    spec.call_form(),
-                    spec.args.len(),
-                    what.join(", "),
-                    c.args.len()
-                ),
-            ));
+            return Err(arity_error(spec, &whole, c.args.len()));
         }
         let args: Vec<&Expr> = c.args.iter().collect();
         let mut checked = spec
@@ -371,6 +340,29 @@ impl Ctx<'_> {
         };
         Ok(self.bind(dtype, shape.to_vec(), op, &operands))
     }
+}
+
+/// The error of a call of `spec` with `got` arguments: the declared ones
+/// with their literal forms.
+fn arity_error(spec: &OpSpec, whole: &Expr, got: usize) -> Error {
+    let what: Vec<String> = spec
+        .args
+        .iter()
+        .map(|a| format!("{}: {}", a.name, a.kind.literal_form()))
+        .collect();
+    Error::new_spanned(
+        whole,
+        format!(
+            "`{}` takes {} argument(s) ({}), got {got}",
+            spec.call_form(),
+            spec.args.len(),
+            if what.is_empty() {
+                "none".to_string()
+            } else {
+                what.join(", ")
+            },
+        ),
+    )
 }
 
 /// What the rules see of an operand: a tensor's type and shape, or a
