@@ -113,11 +113,25 @@ pub const ORDER: [&str; 6] = ["numpy", "torch", "jax", "tinygrad", "candle", "nd
 pub fn run_all(cfg: &PeerConfig, workloads: &[Workload]) -> PeerRun {
     let mut run = PeerRun::default();
     let ids: Vec<&str> = workloads.iter().map(|w| w.id).collect();
-    run_python(cfg, &ids, &mut run);
+    // The shared scripts time W1 to W7 only: they do not start for the
+    // other workloads.
+    let shared: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| SHARED_WORKLOADS.contains(id))
+        .collect();
+    if !shared.is_empty() {
+        run_python(cfg, &shared, &mut run);
+        run_rust(cfg, &shared, &mut run);
+    }
     run_training(cfg, &ids, &mut run);
-    run_rust(cfg, &ids, &mut run);
     run
 }
+
+/// The workloads the shared peer scripts (`python/`, `rust-peers/`) time.
+const SHARED_WORKLOADS: [&str; 11] = [
+    "W1", "W2a", "W2b", "W2c", "W3", "W4a", "W4b", "W5a", "W5b", "W6", "W7",
+];
 
 /// The peers of the training workloads W8/W9 (`peers/bench_train.py`),
 /// when some are selected.
@@ -272,7 +286,10 @@ fn run_rust(cfg: &PeerConfig, ids: &[&str], run: &mut PeerRun) {
         return;
     }
     // The binary filters on the family (`W2`), not on `W2a`.
-    let mut families: Vec<String> = ids.iter().map(|id| id[..2].to_string()).collect();
+    let mut families: Vec<String> = ids
+        .iter()
+        .map(|id| crate::workloads::family(id).to_string())
+        .collect();
     families.dedup();
     for p in RUST_PEERS {
         eprintln!("peer {p} ...");

@@ -534,7 +534,7 @@ pub fn data(n: usize, seed: u64) -> Vec<f32> {
 /// `filters` (all when empty), e.g. `W2` selects W2a, W2b and W2c.
 pub fn select(filters: &[String]) -> Result<Vec<Workload>, String> {
     for f in filters {
-        if !ALL.iter().any(|w| w.id.starts_with(f.as_str())) {
+        if !ALL.iter().any(|w| selects(f, w.id)) {
             let ids: Vec<&str> = ALL.iter().map(|w| w.id).collect();
             return Err(format!(
                 "no workload matches `{f}` (known: {})",
@@ -544,14 +544,46 @@ pub fn select(filters: &[String]) -> Result<Vec<Workload>, String> {
     }
     Ok(ALL
         .iter()
-        .filter(|w| filters.is_empty() || filters.iter().any(|f| w.id.starts_with(f.as_str())))
+        .filter(|w| filters.is_empty() || filters.iter().any(|f| selects(f, w.id)))
         .copied()
         .collect())
+}
+
+/// A workload's family: its id without the variant letter (`W2a` →
+/// `W2`, `W11` → `W11`).
+pub fn family(id: &str) -> &str {
+    id.trim_end_matches(|c: char| c.is_ascii_lowercase())
+}
+
+/// Whether the filter `f` selects the workload `id`: the id itself, or
+/// its family (`W2` selects `W2a`, `W2b` and `W2c`; `W1` never selects
+/// `W11`).
+pub fn selects(f: &str, id: &str) -> bool {
+    f == id || f == family(id)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filters_select_ids_and_families_not_prefixes() {
+        assert!(selects("W1", "W1"));
+        assert!(!selects("W1", "W11"));
+        assert!(!selects("W1", "W10"));
+        assert!(selects("W2", "W2a"));
+        assert!(selects("W2b", "W2b"));
+        assert!(!selects("W2b", "W2a"));
+        assert_eq!(family("W11"), "W11");
+        assert_eq!(family("W4b"), "W4");
+        let picked: Vec<&str> = select(&["W2".to_string(), "W7".to_string()])
+            .unwrap()
+            .iter()
+            .map(|w| w.id)
+            .collect();
+        assert_eq!(picked, ["W2a", "W2b", "W2c", "W7"]);
+        assert!(select(&["W".to_string()]).is_err());
+    }
 
     /// The sampled check passes on values the reference formula itself
     /// produced and fails when one output is off.
