@@ -1,4 +1,4 @@
-//! `morok-bench`: Morok's float32 workloads W1–W7 timed against the
+//! `morok-bench`: Morok's float32 workloads W1–W9 and W11 timed against the
 //! machine's limits and the installed peers, in one invocation.
 //!
 //! ```text
@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+mod block;
 mod codegens;
 mod limits;
 mod peers;

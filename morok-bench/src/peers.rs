@@ -124,38 +124,48 @@ pub fn run_all(cfg: &PeerConfig, workloads: &[Workload]) -> PeerRun {
         run_python(cfg, &shared, &mut run);
         run_rust(cfg, &shared, &mut run);
     }
-    run_training(cfg, &ids, &mut run);
+    for (script, label, ours) in PROJECT_SCRIPTS {
+        let wanted: Vec<&str> = ids.iter().copied().filter(|id| ours.contains(id)).collect();
+        if !wanted.is_empty() {
+            run_project_script(cfg, script, label, &wanted, &mut run);
+        }
+    }
     run
 }
+
+/// The project's own peer scripts (`morok-bench/peers/`), for the
+/// workloads the shared scripts do not have: the script, its label in
+/// the log, and its workloads.
+const PROJECT_SCRIPTS: [(&str, &str, &[&str]); 2] = [
+    ("bench_train.py", "training peers", &["W8", "W9"]),
+    ("bench_block.py", "encoder-layer peers", &["W11"]),
+];
 
 /// The workloads the shared peer scripts (`python/`, `rust-peers/`) time.
 const SHARED_WORKLOADS: [&str; 11] = [
     "W1", "W2a", "W2b", "W2c", "W3", "W4a", "W4b", "W5a", "W5b", "W6", "W7",
 ];
 
-/// The peers of the training workloads W8/W9 (`peers/bench_train.py`),
-/// when some are selected.
-fn run_training(cfg: &PeerConfig, ids: &[&str], run: &mut PeerRun) {
-    let wanted: Vec<&str> = ids
-        .iter()
-        .copied()
-        .filter(|id| matches!(*id, "W8" | "W9"))
-        .collect();
-    if wanted.is_empty() {
-        return;
-    }
+/// Runs the project's peer script `script` (in `morok-bench/peers/`) on
+/// the workloads `wanted`, from the shared scripts' folder (it imports
+/// their timing rule); `label` names it in the log.
+fn run_project_script(
+    cfg: &PeerConfig,
+    script: &str,
+    label: &str,
+    wanted: &[&str],
+    run: &mut PeerRun,
+) {
     if !cfg.python.exists() {
-        run.skipped.push(format!(
-            "training peers: no Python at {}",
-            cfg.python.display()
-        ));
+        run.skipped
+            .push(format!("{label}: no Python at {}", cfg.python.display()));
         return;
     }
-    let script = repo_root().join("morok-bench/peers/bench_train.py");
+    let script = repo_root().join("morok-bench/peers").join(script);
     let out = match tempfile::NamedTempFile::new() {
         Ok(f) => f,
         Err(e) => {
-            run.skipped.push(format!("training peers: temp file: {e}"));
+            run.skipped.push(format!("{label}: temp file: {e}"));
             return;
         }
     };
@@ -171,16 +181,16 @@ fn run_training(cfg: &PeerConfig, ids: &[&str], run: &mut PeerRun) {
         .stdout(Stdio::null())
         .status();
     let secs = start.elapsed().as_secs_f64();
-    run.took.push(("training peers".to_string(), secs));
+    run.took.push((label.to_string(), secs));
     let found = parse_jsonl(&std::fs::read_to_string(out.path()).unwrap_or_default());
     match status {
         Ok(s) if s.success() => {}
-        Ok(s) => run.skipped.push(format!(
-            "training peers: exited with {s} (kept their lines)"
-        )),
-        Err(e) => run.skipped.push(format!("training peers: cannot run: {e}")),
+        Ok(s) => run
+            .skipped
+            .push(format!("{label}: exited with {s} (kept their lines)")),
+        Err(e) => run.skipped.push(format!("{label}: cannot run: {e}")),
     }
-    eprintln!("training peers: {} results in {secs:.0} s", found.len());
+    eprintln!("{label}: {} results in {secs:.0} s", found.len());
     run.results.extend(found);
 }
 

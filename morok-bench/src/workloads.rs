@@ -1,6 +1,7 @@
-//! The float32 workloads W1–W9, written with Morok's `Tensor` API (W8
-//! and W9 are training steps: forward, cross-entropy, backward and an
-//! SGD or Adam update of the parameters, in place), their work counts (the same rate definitions as the peers'
+//! The float32 workloads W1–W9 and W11, written with Morok's `Tensor` API
+//! (W8 and W9 are training steps: forward, cross-entropy, backward and an
+//! SGD or Adam update of the parameters, in place; W11, a transformer
+//! encoder layer, is in `block.rs`), their work counts (the same rate definitions as the peers'
 //! scripts: FLOPs for compute-bound workloads, compulsory bytes for
 //! memory-bound ones) and a sampled float64 check of Morok's results.
 //!
@@ -8,6 +9,7 @@
 //! Rust peers use; `--quick` shrinks every size so the whole set runs in a
 //! few seconds (a smoke test).
 
+use crate::block::BlockDims;
 use morok::optim::{Adam, AdamOptions, Optimizer, Sgd, SgdOptions};
 use morok::{ConvOptions, DType, Tensor};
 
@@ -15,7 +17,7 @@ use morok::{ConvOptions, DType, Tensor};
 pub type HostInput = (Vec<usize>, Vec<f32>);
 
 /// Every workload, in the order the table lists them.
-pub const ALL: [Workload; 13] = [
+pub const ALL: [Workload; 14] = [
     Workload::new("W1", "relu(a*b+c)", Kind::Elementwise),
     Workload::new("W2a", "row sum", Kind::RowSum),
     Workload::new("W2b", "column sum", Kind::ColSum),
@@ -37,6 +39,7 @@ pub const ALL: [Workload; 13] = [
         "MLP 784-128-10 training step, Adam",
         Kind::Train(Update::Adam),
     ),
+    Workload::new("W11", "pre-norm encoder layer, causal", Kind::Block),
 ];
 
 /// The parameter update of a training workload.
@@ -73,6 +76,8 @@ pub enum Kind {
     /// cross-entropy against integer labels, gradients, and the update of
     /// the four parameters (and the optimizer's state) in place.
     Train(Update),
+    /// A pre-norm transformer encoder layer ([`BlockDims`]).
+    Block,
 }
 
 /// What a workload's rate is counted in.
@@ -180,6 +185,10 @@ impl Workload {
             Kind::Mlp(_) | Kind::Train(_) => format!("batch {}", d.batch),
             Kind::Conv => format!("b{} {}→{} {}²", d.conv.0, d.conv.1, d.conv.1, d.conv.2),
             Kind::LayerNorm => format!("{}×{}", d.norm.0, d.norm.1),
+            Kind::Block => {
+                let b = BlockDims::new(quick);
+                format!("b{} l{} d{} h{}", b.batch, b.seq, b.width, b.heads)
+            }
         };
         format!("{} {} {}", self.id, self.what, size)
     }
@@ -208,6 +217,7 @@ impl Workload {
                 Work::Flops(2.0 * (b * c * c * 9 * hw * hw) as f64)
             }
             Kind::LayerNorm => Work::Bytes(2.0 * (d.norm.0 * d.norm.1) as f64 * f32b),
+            Kind::Block => Work::Flops(BlockDims::new(quick).flops()),
         }
     }
 
@@ -217,7 +227,9 @@ impl Workload {
             Kind::Elementwise => Bound::Triad,
             Kind::RowSum | Kind::ColSum | Kind::FullSum => Bound::Read,
             Kind::Softmax | Kind::LayerNorm => Bound::Copy,
-            Kind::Matmul(_) | Kind::Mlp(_) | Kind::Conv | Kind::Train(_) => Bound::Fma,
+            Kind::Matmul(_) | Kind::Mlp(_) | Kind::Conv | Kind::Train(_) | Kind::Block => {
+                Bound::Fma
+            }
         }
     }
 
@@ -234,6 +246,7 @@ impl Workload {
             (shape, v)
         };
         match self.kind {
+            Kind::Block => BlockDims::new(quick).inputs(),
             Kind::Elementwise => (1..=3).map(|s| scaled(sq.clone(), s, 1.0, 0.0)).collect(),
             Kind::RowSum | Kind::ColSum | Kind::FullSum | Kind::Softmax => {
                 vec![scaled(sq, 1, 1.0, 0.0)]
@@ -341,6 +354,7 @@ impl Workload {
                 t[0].conv2d(&t[1], None, opts)
             }
             Kind::LayerNorm => t[0].layernorm(&[-1], Some(&t[1]), Some(&t[2]), LN_EPS),
+            Kind::Block => BlockDims::of(t[0].shape()).graph(t),
         }
     }
 
@@ -350,6 +364,9 @@ impl Workload {
     /// reductions pass and a wrong index does not), 1e-3 relative for
     /// softmax and layernorm outputs.
     pub fn check(&self, inputs: &[HostInput], out: &[f32]) -> Result<(), String> {
+        if self.kind == Kind::Block {
+            return BlockDims::of(&inputs[0].0).check(inputs, out);
+        }
         let expected_len = self.output_len(inputs);
         if out.len() != expected_len {
             return Err(format!(
@@ -424,6 +441,7 @@ impl Workload {
             }
             // The loss before the first update: the mean over the batch of
             // -log softmax(logits)[label].
+            Kind::Block => (f64::NAN, 0.0),
             Kind::Train(_) => {
                 let rows = inputs[0].0[0];
                 let losses: Vec<f64> = (0..rows)
