@@ -289,7 +289,8 @@ fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
 /// through with stride 1 (and some buffer does not index) by `NR = 2W`
 /// (or `W`), `W` the lanes of its vectors (see `vector_width`), or
 /// whole where that packs the vectors fuller (see `tile_row`), then
-/// the output axis `i` some buffer indexing `j` does not index by `MR`,
+/// the output axis `i` that a buffer of the reduction (indexed by a
+/// reduce range) indexing `j` does not index (else any buffer) by `MR`,
 /// the largest of 8, 6, 4, 3, 2 that divides it and keeps `MR` times the
 /// row's vectors as accumulators plus one row of loaded vectors and one
 /// broadcast within the vector registers (32 with 64-byte vectors, 16
@@ -330,10 +331,30 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     let itemsize = store.s(1).dtype().scalar_type().itemsize();
     let (nr, rows) = tile_row(full, size_j, itemsize, k.target.max_upcast);
     let registers = i64::from(k.target.vector_registers);
+    // The tile's rows: an axis along which the reduction's operand read
+    // along `j` (a buffer indexed by a reduce range) stays the same, so
+    // each loaded vector feeds one FMA per row. A buffer read outside the
+    // reduction (a bias) does not count: reusing it saves nothing, and
+    // taking its axis (a batch axis of `P @ V` whose `V` carries a fused
+    // bias) makes every row load its own operands.
+    let reduce_ranges = k.ranges_of(&[AxisType::Reduce]);
+    let operand_reused = |r: &Arc<UOp>| {
+        indices.iter().any(|idx| {
+            reduce_ranges.iter().any(|rr| uses_range(idx, rr))
+                && !uses_range(idx, r)
+                && uses_range(idx, j)
+        })
+    };
     let i = loops
         .iter()
         .copied()
-        .find(|r| !Arc::ptr_eq(r, j) && reused(r, Some(j)));
+        .find(|r| !Arc::ptr_eq(r, j) && operand_reused(r))
+        .or_else(|| {
+            loops
+                .iter()
+                .copied()
+                .find(|r| !Arc::ptr_eq(r, j) && reused(r, Some(j)))
+        });
     let j_id = axis_id(j);
     let i_id = i.map(|r| axis_id(r));
     // The matmul's `B`: the buffers loaded along `j` but not along `i`.

@@ -717,3 +717,54 @@ fn heuristics_give_a_narrow_matmul_output_independent_accumulators() {
         k.applied
     );
 }
+
+/// `P @ (V + bias)` per batch (attention's `P @ V` with the value
+/// projection's bias fused in): the bias is read in the reduction's body
+/// but not along it, so it does not decide the register tile's rows. The
+/// rows are the query axis, across which `V`'s loaded vectors are
+/// shared, not the batch axis, which the bias alone does not index.
+#[test]
+fn register_tile_rows_reuse_the_reductions_operand_not_a_bias() {
+    use crate::sample_kernels::store as store_at;
+    let (batch, m, kk, n) = (4, 16, 64, 32);
+    let b = range(batch, 0, AxisType::Loop);
+    let i = range(m, 1, AxisType::Loop);
+    let j = range(n, 2, AxisType::Loop);
+    let r = range(kk, 3, AxisType::Reduce);
+    let p = load(
+        1,
+        &b.mul(&UOp::index(m * kk))
+            .add(&i.mul(&UOp::index(kk)))
+            .add(&r),
+    );
+    let v = load(
+        2,
+        &b.mul(&UOp::index(kk * n))
+            .add(&r.mul(&UOp::index(n)))
+            .add(&j),
+    );
+    let value = p
+        .mul(&v.add(&load(3, &j)))
+        .reduce(ReduceOp::Add, std::slice::from_ref(&r));
+    let at = b
+        .mul(&UOp::index(m * n))
+        .add(&i.mul(&UOp::index(n)))
+        .add(&j);
+    let ast = UOp::sink(vec![store_at(0, &at, &value).end(&[b, i, j])]);
+    let mut k = OptKernel::new(&ast, cpu().with_vector_bytes(64));
+    heuristic::hand_coded_optimizations(&mut k);
+    let upcast_axes: Vec<Option<usize>> = k
+        .applied
+        .iter()
+        .filter(|o| o.op == Upcast)
+        .map(|o| o.axis)
+        .collect();
+    assert_eq!(upcast_axes[..2], [Some(2), Some(1)], "{:?}", k.applied);
+    let sizes = [
+        (batch * m * n) as usize,
+        (batch * m * kk) as usize,
+        (batch * kk * n) as usize,
+        n as usize,
+    ];
+    assert_eq!(run(&ast, &sizes), run(&k.ast, &sizes));
+}
