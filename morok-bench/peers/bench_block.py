@@ -20,7 +20,9 @@ import json, math, os, sys
 import numpy as np
 
 sys.path.insert(0, os.getcwd())
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import bench, timed_first  # noqa: E402
+from peer_main import run_peers  # noqa: E402
 
 B, L, D, H = 8, 512, 512, 8
 DH, HID, EPS = D // H, 4 * D, 1e-5
@@ -205,10 +207,4 @@ if __name__ == "__main__":
     only = os.environ.get("ONLY")
     if only and not any(p in ("W11", NAME) for p in only.split(",")):
         sys.exit(0)
-    for peer in (torch_peer, jax_peer, tinygrad_peer):
-        try:
-            peer(out)
-        except ImportError as e:
-            print(f"{peer.__name__}: not installed ({e})", file=sys.stderr)
-        except Exception as e:  # the framework cannot start: say so, go on
-            print(f"{peer.__name__}: {e!r}"[:300], file=sys.stderr)
+    run_peers(out, (torch_peer, jax_peer, tinygrad_peer))

@@ -14,7 +14,9 @@ import json, os, sys, time
 import numpy as np
 
 sys.path.insert(0, os.getcwd())
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import bench, timed_first  # noqa: E402
+from peer_main import run_peers  # noqa: E402
 
 B, IN, H, OUT = 128, 784, 128, 10
 WORK = {
@@ -177,10 +179,4 @@ def tinygrad_peer(out):
 
 if __name__ == "__main__":
     out = sys.argv[1]
-    for peer in (torch_peer, jax_peer, tinygrad_peer):
-        try:
-            peer(out)
-        except ImportError as e:
-            print(f"{peer.__name__}: not installed ({e})", file=sys.stderr)
-        except Exception as e:  # the framework cannot start: say so, go on
-            print(f"{peer.__name__}: {e!r}"[:300], file=sys.stderr)
+    run_peers(out, (torch_peer, jax_peer, tinygrad_peer))
