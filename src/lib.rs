@@ -180,6 +180,7 @@ pub use morok_backends as backends;
 pub use morok_core as core;
 
 pub mod aot;
+mod call_cache;
 mod config;
 mod debug_build;
 pub mod device;
@@ -195,11 +196,13 @@ mod realize;
 pub mod storage;
 mod tensor;
 
+pub use call_cache::CallCache;
 pub use error::{Error, Result};
 pub use morok_macros::kernel;
 
 /// Counters that show what the runtime did (for tests and benchmarks).
 pub mod stats {
+    pub use crate::call_cache::call_cache_warm_calls;
     pub use crate::dsl::plan::dsl_warm_calls;
     pub use crate::executor::kernel_launches;
     pub use crate::kernel_cache::{kernel_cache_len, kernel_compiles};

@@ -122,7 +122,7 @@ pub(crate) fn realize_graph(roots: &[Arc<UOp>]) -> Result<Realized, Error> {
 }
 
 /// Compiled kernels (or compile errors) by schedule item.
-type Ready = HashMap<usize, Result<Arc<dyn CompiledKernel>, String>>;
+pub(crate) type Ready = HashMap<usize, Result<Arc<dyn CompiledKernel>, String>>;
 
 /// Compiles the kernels of `sched` that the kernel cache does not hold,
 /// before any of them runs, on up to one thread per core, when there are
@@ -132,7 +132,7 @@ type Ready = HashMap<usize, Result<Arc<dyn CompiledKernel>, String>>;
 /// no thread. Items not in the result are compiled, or fetched from the
 /// cache, in schedule order by the caller; errors are reported there, in
 /// schedule order, as before.
-fn compile_misses(dev: &Device, sched: &Schedule, opts: CompileOptions) -> Ready {
+pub(crate) fn compile_misses(dev: &Device, sched: &Schedule, opts: CompileOptions) -> Ready {
     let mut seen = std::collections::HashSet::new();
     let misses: Vec<usize> = (0..sched.items.len())
         .filter(|&i| {

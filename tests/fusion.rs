@@ -2,7 +2,7 @@
 //! runs, and that repeated graphs skip the pipeline.
 
 use morok::stats::{kernel_launches, pipeline_runs};
-use morok::Tensor;
+use morok::{ConvOptions, Tensor};
 use std::sync::Mutex;
 
 /// The counters are process-wide: tests that read them run one at a time.
@@ -16,6 +16,20 @@ fn data(n: usize, seed: f32) -> Vec<f32> {
 
 fn matrix(rows: usize, cols: usize, seed: f32) -> Tensor {
     Tensor::from_vec(data(rows * cols, seed), &[rows, cols]).unwrap()
+}
+
+/// `t` realized, checked against the reference evaluator (1e-4).
+fn realized_as_reference(t: &Tensor) -> Tensor {
+    let r = t.realize().unwrap();
+    let got = r.to_vec::<f32>().unwrap();
+    let want = t.reference().unwrap();
+    for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        assert!(
+            (*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "{i}: {g} vs {w}"
+        );
+    }
+    r
 }
 
 /// Realizes `t` and returns how many kernels ran.
@@ -130,15 +144,7 @@ fn a_layers_bias_and_activation_run_in_its_matmul_kernel() {
         // The first kernel reads x, w1 and b1 and stores relu(x @ w1 + b1);
         // the second reads that, w2 and b2: the bias and relu are computed
         // once per hidden element, not once per (element, output column).
-        let r = t.realize().unwrap();
-        let got = r.to_vec::<f32>().unwrap();
-        let want = t.reference().unwrap();
-        for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
-            assert!(
-                (*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()),
-                "{i}: {g} vs {w}"
-            );
-        }
+        let r = realized_as_reference(&t);
         let kernels = r.kernels();
         assert_eq!(kernels.len(), 2, "{batch}x{inp}x{hidden}x{out}");
         // The slots are read off the C code (`bufs[i]`); other devices'
@@ -147,6 +153,47 @@ fn a_layers_bias_and_activation_run_in_its_matmul_kernel() {
             let codes: Vec<usize> = kernels.iter().map(|k| slots(&k.code)).collect();
             assert_eq!(codes, [4, 4], "{batch}x{inp}x{hidden}x{out}");
         }
+    }
+}
+
+#[test]
+fn a_padded_reduction_is_stored_unpadded_then_padded_by_a_copy() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // A 1×1 convolution with bias and relu, then a 3×3 convolution with
+    // padding 1 (a ResNet bottleneck's first two layers), and a row sum
+    // padded on both sides.
+    let x = Tensor::from_vec(data(2 * 8 * 6 * 6, 0.1), &[2, 8, 6, 6]).unwrap();
+    let w1 = Tensor::from_vec(data(4 * 8, 0.2), &[4, 8, 1, 1]).unwrap();
+    let b1 = Tensor::from_vec(data(4, 0.3), &[4]).unwrap();
+    let w2 = Tensor::from_vec(data(4 * 4 * 9, 0.4), &[4, 4, 3, 3]).unwrap();
+    let h = x
+        .conv2d(&w1, Some(&b1), ConvOptions::default())
+        .unwrap()
+        .relu()
+        .unwrap();
+    let padded = ConvOptions {
+        padding: (1, 1).into(),
+        ..ConvOptions::default()
+    };
+    let conv = h.conv2d(&w2, None, padded).unwrap();
+    let rows = matrix(6, 10, 0.5)
+        .sum(Some(&[1]), false)
+        .unwrap()
+        .pad(&[(2, 3)], 0.0f32)
+        .unwrap()
+        .mul(3.0)
+        .unwrap();
+    for (t, want_kernels) in [(&conv, 3), (&rows, 2)] {
+        let r = realized_as_reference(t);
+        // The reduction's kernel stores the unpadded shape (no border
+        // test in its loop); the pad is a copy kernel of its own.
+        let kernels = r.kernels();
+        assert_eq!(kernels.len(), want_kernels, "{:?}", t.shape());
+        assert!(
+            kernels.iter().any(|k| k.name.starts_with('E')),
+            "{:?}",
+            kernels.iter().map(|k| &k.name).collect::<Vec<_>>()
+        );
     }
 }
 

@@ -22,25 +22,12 @@ import numpy as np
 sys.path.insert(0, os.getcwd())
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import bench, timed_first  # noqa: E402
-from peer_main import run_peers  # noqa: E402
+from peer_main import data, run_peers  # noqa: E402
 
 B, L, D, H = 8, 512, 512, 8
 DH, HID, EPS = D // H, 4 * D, 1e-5
 NAME = "W11_encoder_block_b8_l512_d512"
 FLOPS = 2 * B * L * D * 3 * D + 2 * 2 * B * L * L * D + 2 * B * L * D * D + 2 * 2 * B * L * D * HID
-
-
-def data(n, seed):
-    """Morok's bench inputs: xorshift64 values in [-1, 1)."""
-    mask = (1 << 64) - 1
-    s = ((seed * 0x9E3779B97F4A7C15) & mask) | 1
-    out = np.empty(n, dtype=np.float32)
-    for i in range(n):
-        s ^= (s << 13) & mask
-        s ^= s >> 7
-        s ^= (s << 17) & mask
-        out[i] = np.float32((s >> 40) / float(1 << 24) * 2.0 - 1.0)
-    return out
 
 
 def inputs():

@@ -1,4 +1,4 @@
-//! `morok-bench`: Morok's float32 workloads W1–W9 and W11 timed against the
+//! `morok-bench`: Morok's float32 workloads W1–W11 timed against the
 //! machine's limits and the installed peers, in one invocation.
 //!
 //! ```text
@@ -19,6 +19,7 @@
 mod block;
 mod codegens;
 mod limits;
+mod onnx_models;
 mod peers;
 mod report;
 mod rounds;
@@ -222,8 +223,9 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
     } else {
         None
     };
+    let selected = with_models(opts, selected, &mut about);
     let mut rows = Vec::new();
-    for w in selected {
+    for w in &selected {
         let row = bench_morok(w, opts);
         match (&row.morok_ms, &row.error) {
             (_, Some(e)) => eprintln!("{}: FAILED: {e}", row.label),
@@ -243,7 +245,7 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
             ..PeerRun::default()
         }
     } else if opts.peers {
-        peers::run_all(&opts.peer_cfg, selected)
+        peers::run_all(&opts.peer_cfg, &selected)
     } else {
         PeerRun {
             skipped: vec!["all peers: --no-peers".into()],
@@ -278,7 +280,7 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
     }
     let mut peer_run = peer_run;
     if !peer_run.took.is_empty() && opts.rounds > 1 {
-        more_rounds(opts, selected, &mut rows, &mut peer_run);
+        more_rounds(opts, &selected, &mut rows, &mut peer_run);
         about.push(format!(
             "{} rounds for the memory-bound workloads (those compared with a bandwidth limit): \
              each round after the first runs Morok in a fresh process, then every peer again; \
@@ -308,6 +310,40 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
     println!("{md}");
     eprintln!("wrote {} and {}", md_path.display(), svg_path.display());
     Ok(rows.iter().all(|r| r.error.is_none()))
+}
+
+/// `selected`, with W10's models exported when it has W10 workloads. When
+/// they cannot be (no PyTorch) or with `--quick` (W10 has full sizes
+/// only), W10 is left out with a line in the report, unless the command
+/// line named it: then its rows fail with the reason.
+fn with_models(opts: &Options, selected: &[Workload], about: &mut Vec<String>) -> Vec<Workload> {
+    let is_onnx = |w: &Workload| matches!(w.kind, workloads::Kind::Onnx(..));
+    if !selected.iter().any(is_onnx) {
+        return selected.to_vec();
+    }
+    let named = opts.filters.iter().any(|f| {
+        selected
+            .iter()
+            .any(|w| is_onnx(w) && workloads::selects(f, w.id))
+    });
+    let missing = if opts.quick && !named {
+        Some("--quick (its models have full sizes only)".to_string())
+    } else {
+        onnx_models::ensure_models(&opts.peer_cfg.python).err()
+    };
+    match missing {
+        Some(why) if !named => {
+            eprintln!("W10 left out: {why}");
+            about.push(format!("W10 left out: {why}"));
+            selected.iter().filter(|w| !is_onnx(w)).copied().collect()
+        }
+        Some(why) => {
+            eprintln!("W10: {why}");
+            about.push(format!("W10: {why}"));
+            selected.to_vec()
+        }
+        None => selected.to_vec(),
+    }
 }
 
 /// Rounds 2..=`opts.rounds` of fresh processes for the memory-bound
@@ -371,20 +407,20 @@ fn more_rounds(opts: &Options, selected: &[Workload], rows: &mut [Row], peer_run
 
 /// Uploads the inputs of `w`, as a user would.
 fn upload(w: &Workload, quick: bool) -> Result<(Vec<HostInput>, Session), String> {
-    let host = w.inputs(quick);
+    let host = w.inputs(quick)?;
     let tensors = host
         .iter()
         .map(|(shape, v)| Tensor::from_vec(v.clone(), shape))
         .collect::<morok::Result<Vec<_>>>()
         .map_err(|e| e.to_string())?;
-    let session = w.session(tensors).map_err(|e| e.to_string())?;
+    let session = w.session(tensors)?;
     Ok((host, session))
 }
 
 /// One call ([`Workload::call`]: compile on the first call, caches
 /// afterwards).
 fn call(w: &Workload, s: &mut Session) -> Result<Tensor, String> {
-    w.call(s).map_err(|e| e.to_string())
+    w.call(s)
 }
 
 /// Morok's row for one workload: a checked first call in this process,
@@ -565,10 +601,16 @@ fn first_call_child(args: &[String]) -> ExitCode {
         eprintln!("{CHILD_FLAG}: unknown workload {:?}", args.first());
         return ExitCode::from(2);
     };
+    // An ONNX model's first call includes reading and preparing the file
+    // (its session's `Model::load`), as ONNX Runtime's includes creating
+    // its session.
+    let loads_model = matches!(w.kind, workloads::Kind::Onnx(..));
+    let t0 = Instant::now();
     let result = upload(w, quick).and_then(|(_, mut t)| {
-        let t0 = Instant::now();
+        let t1 = Instant::now();
         call(w, &mut t)?;
-        Ok(t0.elapsed().as_secs_f64() * 1e3)
+        let start = if loads_model { t0 } else { t1 };
+        Ok(start.elapsed().as_secs_f64() * 1e3)
     });
     match result {
         Ok(ms) => {

@@ -11,7 +11,9 @@
 //! - The training steps W8/W9, which the shared scripts do not have:
 //!   this crate's `peers/bench_train.py` (PyTorch eager and
 //!   `torch.compile`, JAX `jit`, tinygrad `TinyJit`), run with the same
-//!   Python from the shared scripts' folder (it uses their timing rule).
+//!   Python from the shared scripts' folder (it uses their timing rule);
+//!   likewise `peers/bench_onnx.py` (ONNX Runtime) for W10 and
+//!   `peers/bench_block.py` for W11.
 //!
 //! A peer that is not installed is skipped with a line saying why.
 
@@ -106,7 +108,15 @@ const PY_PEERS: [PyPeer; 4] = [
 const RUST_PEERS: [&str; 2] = ["candle", "ndarray"];
 
 /// The peer names in table order.
-pub const ORDER: [&str; 6] = ["numpy", "torch", "jax", "tinygrad", "candle", "ndarray"];
+pub const ORDER: [&str; 7] = [
+    "numpy",
+    "torch",
+    "jax",
+    "tinygrad",
+    "candle",
+    "ndarray",
+    "onnxruntime",
+];
 
 /// Runs every installed peer on `workloads` (full sizes), one after the
 /// other, printing a line as each starts and ends.
@@ -136,8 +146,9 @@ pub fn run_all(cfg: &PeerConfig, workloads: &[Workload]) -> PeerRun {
 /// The project's own peer scripts (`morok-bench/peers/`), for the
 /// workloads the shared scripts do not have: the script, its label in
 /// the log, and its workloads.
-const PROJECT_SCRIPTS: [(&str, &str, &[&str]); 2] = [
+const PROJECT_SCRIPTS: [(&str, &str, &[&str]); 3] = [
     ("bench_train.py", "training peers", &["W8", "W9"]),
+    ("bench_onnx.py", "ONNX Runtime", &["W10a", "W10b", "W10c"]),
     ("bench_block.py", "encoder-layer peers", &["W11"]),
 ];
 
@@ -176,6 +187,7 @@ fn run_project_script(
         .arg(out.path())
         .current_dir(cfg.dir.join("python"))
         .env("ONLY", wanted.join(","))
+        .env("MOROK_BENCH_MODELS", crate::onnx_models::models_dir())
         .env("DEV", "CPU")
         .env("CACHELEVEL", "0")
         .stdout(Stdio::null())

@@ -1,6 +1,7 @@
-//! The float32 workloads W1–W9 and W11, written with Morok's `Tensor` API
+//! The float32 workloads W1–W11, written with Morok's `Tensor` API
 //! (W8 and W9 are training steps: forward, cross-entropy, backward and an
-//! SGD or Adam update of the parameters, in place; W11, a transformer
+//! SGD or Adam update of the parameters, in place; W10, ONNX models run
+//! through `morok-onnx`, is in `onnx_models.rs`; W11, a transformer
 //! encoder layer, is in `block.rs`), their work counts (the same rate definitions as the peers'
 //! scripts: FLOPs for compute-bound workloads, compulsory bytes for
 //! memory-bound ones) and a sampled float64 check of Morok's results.
@@ -10,6 +11,7 @@
 //! few seconds (a smoke test).
 
 use crate::block::BlockDims;
+use crate::onnx_models::{self, Net};
 use morok::optim::{Adam, AdamOptions, Optimizer, Sgd, SgdOptions};
 use morok::{ConvOptions, DType, Tensor};
 
@@ -17,7 +19,7 @@ use morok::{ConvOptions, DType, Tensor};
 pub type HostInput = (Vec<usize>, Vec<f32>);
 
 /// Every workload, in the order the table lists them.
-pub const ALL: [Workload; 14] = [
+pub const ALL: [Workload; 17] = [
     Workload::new("W1", "relu(a*b+c)", Kind::Elementwise),
     Workload::new("W2a", "row sum", Kind::RowSum),
     Workload::new("W2b", "column sum", Kind::ColSum),
@@ -39,6 +41,9 @@ pub const ALL: [Workload; 14] = [
         "MLP 784-128-10 training step, Adam",
         Kind::Train(Update::Adam),
     ),
+    Workload::new("W10a", Net::ResNet50.what(), Kind::Onnx(Net::ResNet50, 1)),
+    Workload::new("W10b", Net::ResNet50.what(), Kind::Onnx(Net::ResNet50, 8)),
+    Workload::new("W10c", Net::Encoder.what(), Kind::Onnx(Net::Encoder, 8)),
     Workload::new("W11", "pre-norm encoder layer, causal", Kind::Block),
 ];
 
@@ -78,6 +83,8 @@ pub enum Kind {
     Train(Update),
     /// A pre-norm transformer encoder layer ([`BlockDims`]).
     Block,
+    /// An ONNX model at a batch size (full size even with `--quick`).
+    Onnx(Net, usize),
 }
 
 /// What a workload's rate is counted in.
@@ -189,6 +196,7 @@ impl Workload {
                 let b = BlockDims::new(quick);
                 format!("b{} l{} d{} h{}", b.batch, b.seq, b.width, b.heads)
             }
+            Kind::Onnx(_, batch) => format!("batch {batch}"),
         };
         format!("{} {} {}", self.id, self.what, size)
     }
@@ -218,6 +226,7 @@ impl Workload {
             }
             Kind::LayerNorm => Work::Bytes(2.0 * (d.norm.0 * d.norm.1) as f64 * f32b),
             Kind::Block => Work::Flops(BlockDims::new(quick).flops()),
+            Kind::Onnx(net, batch) => net.work(batch),
         }
     }
 
@@ -227,14 +236,25 @@ impl Workload {
             Kind::Elementwise => Bound::Triad,
             Kind::RowSum | Kind::ColSum | Kind::FullSum => Bound::Read,
             Kind::Softmax | Kind::LayerNorm => Bound::Copy,
-            Kind::Matmul(_) | Kind::Mlp(_) | Kind::Conv | Kind::Train(_) | Kind::Block => {
-                Bound::Fma
-            }
+            Kind::Matmul(_)
+            | Kind::Mlp(_)
+            | Kind::Conv
+            | Kind::Train(_)
+            | Kind::Block
+            | Kind::Onnx(..) => Bound::Fma,
         }
     }
 
-    /// The host inputs (shape, values) of this workload.
-    pub fn inputs(&self, quick: bool) -> Vec<HostInput> {
+    /// The host inputs (shape, values) of this workload (W10's: read from
+    /// the exported files).
+    pub fn inputs(&self, quick: bool) -> Result<Vec<HostInput>, String> {
+        if let Kind::Onnx(net, batch) = self.kind {
+            return Ok(vec![onnx_models::input(self.id, net, batch)?]);
+        }
+        Ok(self.generated_inputs(quick))
+    }
+
+    fn generated_inputs(&self, quick: bool) -> Vec<HostInput> {
         let d = self.dims(quick);
         let sq = vec![d.square, d.square];
         let scaled = |shape: Vec<usize>, seed: u64, scale: f32, offset: f32| {
@@ -247,6 +267,7 @@ impl Workload {
         };
         match self.kind {
             Kind::Block => BlockDims::new(quick).inputs(),
+            Kind::Onnx(..) => Vec::new(),
             Kind::Elementwise => (1..=3).map(|s| scaled(sq.clone(), s, 1.0, 0.0)).collect(),
             Kind::RowSum | Kind::ColSum | Kind::FullSum | Kind::Softmax => {
                 vec![scaled(sq, 1, 1.0, 0.0)]
@@ -296,13 +317,29 @@ impl Workload {
 
     /// A session over the uploaded inputs: for the training workloads,
     /// the labels as integers and the optimizer of the four parameters.
-    pub fn session(&self, tensors: Vec<Tensor>) -> morok::Result<Session> {
+    pub fn session(&self, tensors: Vec<Tensor>) -> Result<Session, String> {
+        if let Kind::Onnx(net, _) = self.kind {
+            let path = onnx_models::models_dir().join(net.file());
+            let model = morok_onnx::Model::load(&path)
+                .map_err(|e| format!("loading {}: {e}", path.display()))?;
+            return Ok(Session {
+                tensors,
+                training: None,
+                onnx: Some(model),
+            });
+        }
         let Kind::Train(update) = self.kind else {
             return Ok(Session {
                 tensors,
                 training: None,
+                onnx: None,
             });
         };
+        self.training_session(tensors, update)
+            .map_err(|e| e.to_string())
+    }
+
+    fn training_session(&self, tensors: Vec<Tensor>, update: Update) -> morok::Result<Session> {
         let labels = tensors[5].cast(DType::I32)?.realize()?;
         let params = &tensors[1..5];
         let opt: Box<dyn Optimizer> = match update {
@@ -318,6 +355,7 @@ impl Workload {
         Ok(Session {
             tensors,
             training: Some((labels, opt)),
+            onnx: None,
         })
     }
 
@@ -325,14 +363,25 @@ impl Workload {
     /// session's tensors and realize it (a training step: realize its loss
     /// together with the parameter update). The first call compiles; later
     /// ones hit the caches.
-    pub fn call(&self, s: &mut Session) -> morok::Result<Tensor> {
-        match &mut s.training {
-            Some((labels, opt)) => {
-                let loss = mlp_logits(&s.tensors)?.cross_entropy(labels)?;
-                opt.minimize(&loss)
-            }
-            None => self.graph(&s.tensors)?.realize(),
+    pub fn call(&self, s: &mut Session) -> Result<Tensor, String> {
+        if let Some(model) = &s.onnx {
+            // The model's one output, realized through its plan cache, as
+            // an `onnx!` struct's `forward` runs it.
+            let outs = model
+                .call(&[("x", &s.tensors[0])])
+                .map_err(|e| e.to_string())?;
+            return outs
+                .into_iter()
+                .next()
+                .ok_or("the model has no output".into());
         }
+        let out = match &mut s.training {
+            Some((labels, opt)) => mlp_logits(&s.tensors)
+                .and_then(|l| l.cross_entropy(labels))
+                .and_then(|loss| opt.minimize(&loss)),
+            None => self.graph(&s.tensors).and_then(|g| g.realize()),
+        };
+        out.map_err(|e| e.to_string())
     }
 
     /// The lazy graph of one call over the uploaded inputs (the training
@@ -355,6 +404,10 @@ impl Workload {
             }
             Kind::LayerNorm => t[0].layernorm(&[-1], Some(&t[1]), Some(&t[2]), LN_EPS),
             Kind::Block => BlockDims::of(t[0].shape()).graph(t),
+            Kind::Onnx(..) => Err(morok::Error::runtime(
+                "W10",
+                "an ONNX workload runs through its model, not a graph",
+            )),
         }
     }
 
@@ -366,6 +419,9 @@ impl Workload {
     pub fn check(&self, inputs: &[HostInput], out: &[f32]) -> Result<(), String> {
         if self.kind == Kind::Block {
             return BlockDims::of(&inputs[0].0).check(inputs, out);
+        }
+        if let Kind::Onnx(..) = self.kind {
+            return onnx_models::check(self.id, out);
         }
         let expected_len = self.output_len(inputs);
         if out.len() != expected_len {
@@ -439,9 +495,10 @@ impl Workload {
                 let p = softmax64(&mlp_logits64(inputs, i / MLP_OUT))[i % MLP_OUT];
                 (p, 100.0 * p)
             }
+            // Checked as a whole (`check`).
+            Kind::Block | Kind::Onnx(..) => (f64::NAN, 0.0),
             // The loss before the first update: the mean over the batch of
             // -log softmax(logits)[label].
-            Kind::Block => (f64::NAN, 0.0),
             Kind::Train(_) => {
                 let rows = inputs[0].0[0];
                 let losses: Vec<f64> = (0..rows)
@@ -525,6 +582,8 @@ pub struct Session {
     /// The uploaded inputs, in [`Workload::inputs`] order.
     pub tensors: Vec<Tensor>,
     training: Option<(Tensor, Box<dyn Optimizer>)>,
+    /// W10's model.
+    onnx: Option<morok_onnx::Model>,
 }
 
 fn softmax64(row: &[f64]) -> Vec<f64> {
@@ -588,7 +647,8 @@ mod tests {
     fn filters_select_ids_and_families_not_prefixes() {
         assert!(selects("W1", "W1"));
         assert!(!selects("W1", "W11"));
-        assert!(!selects("W1", "W10"));
+        assert!(!selects("W1", "W10a"));
+        assert!(selects("W10", "W10b"));
         assert!(selects("W2", "W2a"));
         assert!(selects("W2b", "W2b"));
         assert!(!selects("W2b", "W2a"));
@@ -608,7 +668,7 @@ mod tests {
     #[test]
     fn check_catches_a_wrong_element() {
         let w = ALL[1];
-        let inputs = w.inputs(true);
+        let inputs = w.inputs(true).unwrap();
         let mut out: Vec<f32> = (0..64)
             .map(|i| w.reference_at(&inputs, i).0 as f32)
             .collect();
@@ -625,6 +685,6 @@ mod tests {
             .map(|w| w.id)
             .collect();
         assert_eq!(ids, ["W2a", "W2b", "W2c", "W7"]);
-        assert!(select(&["W10".into()]).is_err());
+        assert!(select(&["W12".into()]).is_err());
     }
 }

@@ -12,12 +12,11 @@ use morok::{DType, Tensor};
 mod proto_build;
 
 use morok_onnx::proto::{
-    attribute_proto::AttributeType, tensor_proto::DataType, AttributeProto, GraphProto, ModelProto,
-    NodeProto, OperatorSetIdProto, TensorProto,
+    attribute_proto::AttributeType, tensor_proto::DataType, AttributeProto, GraphProto, NodeProto,
+    TensorProto,
 };
 use morok_onnx::{Dim, Model};
-use prost::Message;
-use proto_build::value;
+use proto_build::{model_bytes, node, value};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = match std::env::args().nth(1) {
@@ -79,12 +78,10 @@ fn tensor(name: &str, dims: &[i64], values: Vec<f32>) -> TensorProto {
     }
 }
 
-fn node(op: &str, inputs: &[&str], output: &str, ints: &[(&str, &[i64])]) -> NodeProto {
+/// `proto_build::node` named after its one output, with integer-list
+/// attributes.
+fn node_with(op: &str, inputs: &[&str], output: &str, ints: &[(&str, &[i64])]) -> NodeProto {
     NodeProto {
-        op_type: Some(op.into()),
-        name: Some(output.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
         attribute: ints
             .iter()
             .map(|(name, v)| AttributeProto {
@@ -94,7 +91,7 @@ fn node(op: &str, inputs: &[&str], output: &str, ints: &[(&str, &[i64])]) -> Nod
                 ..Default::default()
             })
             .collect(),
-        ..Default::default()
+        ..node(output, op, inputs, &[output])
     }
 }
 
@@ -109,17 +106,17 @@ fn demo_model() -> Vec<u8> {
     let graph = GraphProto {
         name: Some("demo".into()),
         node: vec![
-            node(
+            node_with(
                 "Conv",
                 &["image", "conv_w", "conv_b"],
                 "conv",
                 &[("pads", &[1, 1, 1, 1])],
             ),
-            node("Relu", &["conv"], "relu", &[]),
-            node("GlobalAveragePool", &["relu"], "pooled", &[]),
-            node("Flatten", &["pooled"], "features", &[]),
-            node("Gemm", &["features", "fc_w", "fc_b"], "logits", &[]),
-            node("Softmax", &["logits"], "probabilities", &[]),
+            node_with("Relu", &["conv"], "relu", &[]),
+            node_with("GlobalAveragePool", &["relu"], "pooled", &[]),
+            node_with("Flatten", &["pooled"], "features", &[]),
+            node_with("Gemm", &["features", "fc_w", "fc_b"], "logits", &[]),
+            node_with("Softmax", &["logits"], "probabilities", &[]),
         ],
         initializer: vec![
             tensor("conv_w", &[8, 3, 3, 3], wave(8 * 27, 0.37)),
@@ -131,15 +128,5 @@ fn demo_model() -> Vec<u8> {
         output: vec![value("probabilities", &[Err("batch"), Ok(10)])],
         ..Default::default()
     };
-    ModelProto {
-        ir_version: Some(8),
-        producer_name: Some("morok onnx_run example".into()),
-        opset_import: vec![OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
-        graph: Some(graph),
-        ..Default::default()
-    }
-    .encode_to_vec()
+    model_bytes(graph)
 }

@@ -62,6 +62,18 @@ pub enum Error {
     },
 }
 
+/// A tensor error outside any node: realizing or reading a model's
+/// outputs ([`crate::Model::call`]).
+impl From<morok::Error> for Error {
+    fn from(e: morok::Error) -> Error {
+        Error::Op {
+            node: "outputs".into(),
+            op: "realize".into(),
+            source: Box::new(e),
+        }
+    }
+}
+
 impl Error {
     /// Whether the error is an unsupported op, dtype or attribute value
     /// (as opposed to a malformed model or a wrong result).

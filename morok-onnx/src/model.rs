@@ -8,7 +8,7 @@ use crate::exec::{run_graph, Values};
 use crate::graph::Graph;
 use crate::info::{Dim, ValueInfo};
 use crate::proto::ModelProto;
-use morok::Tensor;
+use morok::{CallCache, Tensor};
 use prost::Message;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -18,7 +18,8 @@ pub const MIN_OPSET: i64 = 7;
 /// The newest default-domain opset the importer knows (ONNX 1.19: opset 24).
 pub const MAX_OPSET: i64 = 24;
 
-/// A loaded ONNX model.
+/// A loaded ONNX model. [`Model::run`] builds its outputs lazily;
+/// [`Model::call`] realizes them through a plan cached per input shape.
 ///
 /// ```no_run
 /// use morok::Tensor;
@@ -32,6 +33,8 @@ pub struct Model {
     graph: Graph,
     opset: i64,
     producer: String,
+    /// Compiled plans of [`Model::call`].
+    plans: CallCache,
 }
 
 impl Model {
@@ -84,6 +87,7 @@ impl Model {
             graph,
             opset,
             producer: proto.producer_name.unwrap_or_default(),
+            plans: CallCache::new(),
         })
     }
 
@@ -151,6 +155,50 @@ impl Model {
             }
         }
         run_graph(&self.graph, values, self.opset)
+    }
+
+    /// How many [`Model::call`]s ran a cached plan (no graph built).
+    pub fn warm_calls(&self) -> usize {
+        self.plans.warm_calls()
+    }
+
+    /// [`Model::run`], realized, through a plan cached per input shape
+    /// and dtype ([`morok::CallCache`], the kernel macros' call-site
+    /// cache): the first call with new shapes builds the graph, schedules
+    /// and compiles it; later calls only launch its kernels on the new
+    /// inputs (no graph is built). A model whose graph depends on its
+    /// inputs' values (an `If` on input data, a shape read from an input)
+    /// is built on every call, with the same results. The cache needs
+    /// exactly the declared inputs, each realized; other calls (initializer
+    /// overrides, lazy inputs) run [`Model::run`] and realize it.
+    #[track_caller]
+    pub fn call(&self, inputs: &[(&str, &Tensor)]) -> Result<Vec<Tensor>> {
+        // The arguments in declared order, so the plan's argument
+        // positions mean the same inputs on every call.
+        let ordered: Option<Vec<&Tensor>> = (inputs.len() == self.graph.inputs.len())
+            .then(|| {
+                self.graph
+                    .inputs
+                    .iter()
+                    .map(|d| inputs.iter().find(|(n, _)| *n == d.name).map(|(_, t)| *t))
+                    .collect()
+            })
+            .flatten();
+        let Some(args) = ordered else {
+            let outputs = self.run(inputs)?;
+            let refs: Vec<&Tensor> = outputs.iter().collect();
+            return Ok(Tensor::realize_all(&refs)?);
+        };
+        self.plans.call(&args, |args| {
+            let named: Vec<(&str, &Tensor)> = self
+                .graph
+                .inputs
+                .iter()
+                .map(|d| d.name.as_str())
+                .zip(args.iter().copied())
+                .collect();
+            self.run(&named)
+        })
     }
 }
 

@@ -8,22 +8,10 @@ mod proto_build;
 
 use morok::{DType, Tensor};
 use morok_onnx::proto::{
-    tensor_proto::DataType, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-    TensorProto, ValueInfoProto,
+    tensor_proto::DataType, AttributeProto, GraphProto, NodeProto, TensorProto, ValueInfoProto,
 };
 use morok_onnx::{Error, Model};
-use prost::Message;
-use proto_build::value;
-
-fn node(name: &str, op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
-    NodeProto {
-        name: Some(name.into()),
-        op_type: Some(op.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: outputs.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    }
-}
+use proto_build::{model_bytes, node, value};
 
 fn int64_init(name: &str, values: &[i64]) -> TensorProto {
     TensorProto {
@@ -41,23 +29,14 @@ fn model(
     outputs: Vec<ValueInfoProto>,
     inits: Vec<TensorProto>,
 ) -> Vec<u8> {
-    ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
-        graph: Some(GraphProto {
-            node: nodes,
-            name: Some("g".into()),
-            input: inputs,
-            output: outputs,
-            initializer: inits,
-            ..Default::default()
-        }),
+    model_bytes(GraphProto {
+        node: nodes,
+        name: Some("g".into()),
+        input: inputs,
+        output: outputs,
+        initializer: inits,
         ..Default::default()
-    }
-    .encode_to_vec()
+    })
 }
 
 /// `y = relu(reshape(x + x, [batch, 2]))` over `x: [batch, 2, 1]`.

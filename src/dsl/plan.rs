@@ -27,11 +27,12 @@ use crate::kernel_cache::get_or_compile_with_vars;
 use crate::realize::compile_options;
 use crate::storage::{self, BufferRef};
 use crate::{Error, KernelRun, Result, Tensor};
+use morok_core::device::CompiledKernel;
 use morok_core::device::DeviceBuffer;
 use morok_core::program::kernel_name;
 use morok_core::uop::{Arg, Op, UOp};
 use morok_core::{new_buffer_id, DType};
-use morok_core::{schedule_cached, BufferKind, Schedule};
+use morok_core::{schedule_cached, BufferKind, Schedule, ScheduleItem};
 use smallvec::SmallVec;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,7 +58,7 @@ type PlanKey = (DimValues, usize, SmallVec<[usize; INLINE_ARGS]>);
 
 /// What a call site does for one key.
 #[derive(Clone)]
-enum Prepared {
+pub(crate) enum Prepared {
     /// Run the cached kernels.
     Plan(Arc<Plan>),
     /// The result needs no kernel of its own (it views an argument):
@@ -118,22 +119,28 @@ enum Source {
     /// A registered buffer the graph read that is no argument (the plan
     /// keeps its handle).
     Fixed(Arc<dyn DeviceBuffer>),
-    /// The call's output.
-    Output,
+    /// The call's output number `k`.
+    Output(usize),
     /// Pooled intermediate number `k`.
     Scratch(usize),
 }
 
+/// One output of a plan: its element type, length and shape.
+struct OutputSpec {
+    dtype: DType,
+    len: usize,
+    shape: Vec<usize>,
+}
+
 /// Everything a warm call needs: the prepared run, where its frame's
-/// buffers come from, the output's type and shape, and intermediate sizes.
+/// buffers come from, the outputs' types and shapes, and intermediate
+/// sizes.
 pub(crate) struct Plan {
     device: Device,
     run: Run,
     /// One per frame entry.
     sources: Vec<Source>,
-    out_dtype: DType,
-    out_len: usize,
-    out_shape: Vec<usize>,
+    outputs: Vec<OutputSpec>,
     scratch: Vec<(DType, usize)>,
     /// The kernels, as the results' [`Tensor::kernels`] list them.
     kernels: Arc<[KernelRun]>,
@@ -145,18 +152,22 @@ pub(crate) struct Plan {
 
 /// The arguments' device buffers, if every argument views a whole
 /// registered buffer on one device.
-struct Bound {
+pub(crate) struct Bound {
     ids: SmallVec<[u64; INLINE_ARGS]>,
-    buffers: SmallVec<[Arc<dyn DeviceBuffer>; INLINE_ARGS]>,
-    device: Device,
-    alias: SmallVec<[usize; INLINE_ARGS]>,
+    pub(crate) buffers: SmallVec<[Arc<dyn DeviceBuffer>; INLINE_ARGS]>,
+    pub(crate) device: Device,
+    /// For each argument, the first argument viewing the same buffer.
+    pub(crate) alias: SmallVec<[usize; INLINE_ARGS]>,
 }
 
-fn device_key(d: &Device) -> usize {
+/// A key for the device `d` (its backend's address).
+pub(crate) fn device_key(d: &Device) -> usize {
     Arc::as_ptr(d.backend_arc()) as *const () as usize
 }
 
-fn bind_buffers(args: &[&Tensor]) -> Option<Bound> {
+/// The arguments' buffers (see [`Bound`]), or `None` when one is lazy,
+/// a partial view, or on another device.
+pub(crate) fn bind_buffers(args: &[&Tensor]) -> Option<Bound> {
     let mut ids = SmallVec::new();
     let mut buffers = SmallVec::new();
     let mut device: Option<Device> = None;
@@ -183,7 +194,15 @@ fn bind_buffers(args: &[&Tensor]) -> Option<Bound> {
     })
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// The one result of a single-output plan.
+fn first(mut results: Vec<Tensor>) -> Result<Tensor> {
+    results
+        .pop()
+        .ok_or_else(|| Error::runtime("realize", "the plan made no output"))
+}
+
+/// Locks `m`, whether or not a panic poisoned it.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section is a single map or vector operation, so a
     // poisoned lock holds consistent data.
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -215,6 +234,7 @@ impl CallSite {
     #[track_caller]
     pub fn call(&self, args: &[&Tensor]) -> Result<Tensor> {
         let dims = self.sig.bind(args)?;
+        crate::call_cache::touch_tensors(args);
         if crate::tensor::wants_gradient(args) {
             // Part of a computation being differentiated: the lazy result,
             // which the gradient can see through.
@@ -242,7 +262,7 @@ impl CallSite {
             }
         };
         match prepared {
-            Prepared::Plan(plan) => plan.run(&bound.buffers, report),
+            Prepared::Plan(plan) => first(plan.run(&bound.buffers, report)?),
             Prepared::TensorPath => self.build(args)?.realize(),
         }
     }
@@ -313,15 +333,13 @@ impl CallSite {
             Ok(s) => s,
             Err(e) => return Err(Error::runtime("realize", e.to_string())),
         };
-        let Some(out) = output_spec(&sched) else {
+        if output_ids(&sched).is_none() {
             return Ok(Prepared::TensorPath);
-        };
+        }
         let generic = self.generic();
         let values: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
         let opts = compile_options();
-        let layout = Layout::of(&sched);
-        let mut steps = Vec::with_capacity(sched.items.len());
-        for (i, item) in sched.items.iter().enumerate() {
+        let compile = |i: usize, item: &ScheduleItem| -> Result<CompiledWithVars> {
             let g = generic
                 .as_ref()
                 .and_then(|g| g.get(i))
@@ -334,18 +352,9 @@ impl CallSite {
                     if let (Some(g), Some(Err(_))) = (g, other) {
                         self.state().broken.insert(g.ast.id());
                     }
-                    match get_or_compile_with_vars(&bound.device, &item.ast, opts) {
-                        Ok(c) => c,
-                        Err(e) => {
-                            let name = kernel_name(&item.ast);
-                            return Err(Error::runtime("realize", format!("kernel `{name}`: {e}")));
-                        }
-                    }
+                    compile_item(bound, item)?
                 }
             };
-            if crate::config::get().debug >= 3 {
-                eprintln!("{}", compiled.kernel.source());
-            }
             let mut vars = Vec::with_capacity(compiled.vars.len());
             let mut var_names = Vec::with_capacity(compiled.vars.len());
             for v in &compiled.vars {
@@ -362,74 +371,128 @@ impl CallSite {
                     }
                 }
             }
-            let (slots, elements) = match layout.slots_of(item) {
-                Ok(s) => s,
-                Err(e) => return Err(Error::runtime("realize", e)),
-            };
-            steps.push(Step {
-                kernel: compiled.kernel,
-                slots,
-                vars,
-                var_names,
-                elements,
-            });
-        }
-        let mut sources = Vec::with_capacity(layout.entries.len());
-        let mut scratch = Vec::new();
-        let mut fixed = Vec::new();
-        let mut out_spec = None;
-        for e in &layout.entries {
-            sources.push(match e.kind {
-                BufferKind::Output if e.id == out => {
-                    out_spec = Some((e.slot.dtype, e.slot.len));
-                    Source::Output
-                }
-                BufferKind::Intermediate => {
-                    scratch.push((e.slot.dtype, e.slot.len));
-                    Source::Scratch(scratch.len() - 1)
-                }
-                _ => source(e.id, &bound.ids, &mut fixed)?,
-            });
-        }
-        let Some((out_dtype, out_len)) = out_spec else {
-            return Ok(Prepared::TensorPath);
+            Ok((compiled.kernel, vars, var_names))
         };
-        let kernels = steps
-            .iter()
-            .map(|s| KernelRun::new(s.kernel.clone(), bound.device.clone()))
-            .collect();
-        let mut run = Run::new(bound.device.clone(), steps, sched.groups.clone(), " (plan)");
-        run.prepare(&layout.frame());
-        Ok(Prepared::Plan(Arc::new(Plan {
-            device: bound.device.clone(),
-            run,
-            sources,
-            out_dtype,
-            out_len,
-            out_shape: result.shape().to_vec(),
-            scratch,
-            kernels,
-            _fixed: fixed,
-            pool: Mutex::new(Vec::new()),
-        })))
+        prepare_plan(&[result], &sched, bound, compile)
     }
 }
 
-/// The id of the schedule's one output buffer, if its root got a kernel
-/// of its own (not a view of an input).
-fn output_spec(sched: &Schedule) -> Option<u64> {
-    let [root] = sched.outputs.as_slice() else {
-        return None;
+/// A compiled kernel with the values and names of its variables.
+pub(crate) type CompiledWithVars = (Arc<dyn CompiledKernel>, Vec<i64>, Vec<&'static str>);
+
+/// Compiles the concrete kernel of `item` for the arguments' device.
+#[track_caller]
+pub(crate) fn compile_item(
+    bound: &Bound,
+    item: &ScheduleItem,
+) -> Result<crate::kernel_cache::Compiled> {
+    get_or_compile_with_vars(&bound.device, &item.ast, compile_options()).map_err(|e| {
+        let name = kernel_name(&item.ast);
+        Error::runtime("realize", format!("kernel `{name}`: {e}"))
+    })
+}
+
+/// The plan that runs `sched` (the schedule of `results`) on the bound
+/// arguments: each item's kernel from `compile` (by position), each frame
+/// buffer found among the arguments, the registered buffers the graph
+/// reads (kept by handle), the outputs or pooled intermediates.
+/// [`Prepared::TensorPath`] when a result got no kernel of its own.
+#[track_caller]
+pub(crate) fn prepare_plan(
+    results: &[Tensor],
+    sched: &Schedule,
+    bound: &Bound,
+    mut compile: impl FnMut(usize, &ScheduleItem) -> Result<CompiledWithVars>,
+) -> Result<Prepared> {
+    let Some(outs) = output_ids(sched).filter(|o| o.len() == results.len()) else {
+        return Ok(Prepared::TensorPath);
     };
-    let id = root.toposort().iter().find_map(|n| match n.arg() {
-        Arg::Buffer { id, .. } if n.op() == Op::Buffer => Some(*id),
-        _ => None,
-    })?;
-    sched
-        .buffers
+    let layout = Layout::of(sched);
+    let mut steps = Vec::with_capacity(sched.items.len());
+    for (i, item) in sched.items.iter().enumerate() {
+        let (kernel, vars, var_names) = compile(i, item)?;
+        if crate::config::get().debug >= 3 {
+            eprintln!("{}", kernel.source());
+        }
+        let (slots, elements) = match layout.slots_of(item) {
+            Ok(s) => s,
+            Err(e) => return Err(Error::runtime("realize", e)),
+        };
+        steps.push(Step {
+            kernel,
+            slots,
+            vars,
+            var_names,
+            elements,
+        });
+    }
+    let mut sources = Vec::with_capacity(layout.entries.len());
+    let mut scratch = Vec::new();
+    let mut fixed = Vec::new();
+    let mut outputs: Vec<Option<(DType, usize)>> = vec![None; outs.len()];
+    for e in &layout.entries {
+        let out = outs.iter().position(|&o| o == e.id);
+        sources.push(match (e.kind, out) {
+            (BufferKind::Output, Some(k)) => {
+                outputs[k] = Some((e.slot.dtype, e.slot.len));
+                Source::Output(k)
+            }
+            (BufferKind::Intermediate, _) => {
+                scratch.push((e.slot.dtype, e.slot.len));
+                Source::Scratch(scratch.len() - 1)
+            }
+            _ => source(e.id, &bound.ids, &mut fixed)?,
+        });
+    }
+    let mut specs = Vec::with_capacity(outputs.len());
+    for (spec, result) in outputs.into_iter().zip(results) {
+        let Some((dtype, len)) = spec else {
+            return Ok(Prepared::TensorPath);
+        };
+        specs.push(OutputSpec {
+            dtype,
+            len,
+            shape: result.shape().to_vec(),
+        });
+    }
+    let kernels = steps
         .iter()
-        .any(|b| b.id == id && b.kind == BufferKind::Output)
-        .then_some(id)
+        .map(|s| KernelRun::new(s.kernel.clone(), bound.device.clone()))
+        .collect();
+    let mut run = Run::new(bound.device.clone(), steps, sched.groups.clone(), " (plan)");
+    run.prepare(&layout.frame());
+    Ok(Prepared::Plan(Arc::new(Plan {
+        device: bound.device.clone(),
+        run,
+        sources,
+        outputs: specs,
+        scratch,
+        kernels,
+        _fixed: fixed,
+        pool: Mutex::new(Vec::new()),
+    })))
+}
+
+/// The ids of the schedule's output buffers, one per root, if every root
+/// got a kernel of its own (not a view of an input) and no two share a
+/// buffer.
+fn output_ids(sched: &Schedule) -> Option<Vec<u64>> {
+    let mut ids: Vec<u64> = Vec::with_capacity(sched.outputs.len());
+    for root in &sched.outputs {
+        let id = root.toposort().iter().find_map(|n| match n.arg() {
+            Arg::Buffer { id, .. } if n.op() == Op::Buffer => Some(*id),
+            _ => None,
+        })?;
+        let output = sched
+            .buffers
+            .iter()
+            .any(|b| b.id == id && b.kind == BufferKind::Output);
+        if !output || ids.contains(&id) {
+            return None;
+        }
+        ids.push(id);
+    }
+    Some(ids)
 }
 
 /// Where a call finds the buffer `id` the graph reads: the argument
@@ -453,13 +516,16 @@ fn source(id: u64, args: &[u64], fixed: &mut Vec<BufferRef>) -> Result<Source> {
 }
 
 impl Plan {
-    /// Runs the kernels on the arguments' buffers; the result views a new
+    /// Runs the kernels on the arguments' buffers; each result views a new
     /// registered buffer. With `report` ≥ 1 (`MOROK_DEBUG`, cold calls)
     /// each launch is printed as the lazy path prints its kernels, at ≥ 2
     /// with its variables' values.
     #[track_caller]
-    fn run(&self, args: &[Arc<dyn DeviceBuffer>], report: u8) -> Result<Tensor> {
-        let out = alloc(&self.device, self.out_dtype, self.out_len)?;
+    pub(crate) fn run(&self, args: &[Arc<dyn DeviceBuffer>], report: u8) -> Result<Vec<Tensor>> {
+        let mut outs = Vec::with_capacity(self.outputs.len());
+        for o in &self.outputs {
+            outs.push(alloc(&self.device, o.dtype, o.len)?);
+        }
         let pooled = lock(&self.pool).pop();
         let scratch = match pooled {
             Some(s) => s,
@@ -477,7 +543,7 @@ impl Plan {
             .map(|s| match s {
                 Source::Arg(j) => args[*j].as_ref(),
                 Source::Fixed(b) => b.as_ref(),
-                Source::Output => out.as_ref(),
+                Source::Output(k) => outs[*k].as_ref(),
                 Source::Scratch(k) => scratch[*k].as_ref(),
             })
             .collect();
@@ -486,13 +552,14 @@ impl Plan {
         }
         drop(frame);
         lock(&self.pool).push(scratch);
-        let handle = storage::register(new_buffer_id(), self.device.clone(), out, self.out_len);
-        Ok(Tensor::from_registered(
-            handle,
-            self.out_dtype.scalar_type(),
-            self.out_len,
-            &self.out_shape,
-        )?
-        .with_kernel_list(self.kernels.clone()))
+        let mut tensors = Vec::with_capacity(outs.len());
+        for (o, buffer) in self.outputs.iter().zip(outs) {
+            let handle = storage::register(new_buffer_id(), self.device.clone(), buffer, o.len);
+            tensors.push(
+                Tensor::from_registered(handle, o.dtype.scalar_type(), o.len, &o.shape)?
+                    .with_kernel_list(self.kernels.clone()),
+            );
+        }
+        Ok(tensors)
     }
 }

@@ -86,6 +86,7 @@ impl Tensor {
                 format!("the tensor holds {dtype} elements, not {}", T::SCALAR),
             ));
         }
+        crate::call_cache::touch(&self.uop());
         let realized = self.realize()?;
         let Some(id) = realized.buffer_view() else {
             return Err(Error::runtime(

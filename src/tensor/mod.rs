@@ -320,7 +320,9 @@ impl Tensor {
     pub fn realize_all(tensors: &[&Tensor]) -> Result<Vec<Tensor>, Error> {
         let mut roots = Vec::with_capacity(tensors.len());
         for t in tensors {
-            roots.push(t.graph()?.uop.clone());
+            let uop = t.graph()?.uop.clone();
+            crate::call_cache::touch(&uop);
+            roots.push(uop);
         }
         let done = crate::realize::realize_graph(&roots)?;
         if done.outputs.len() != tensors.len() {
@@ -366,6 +368,7 @@ impl Tensor {
     #[track_caller]
     pub fn reference(&self) -> Result<ndarray::ArrayD<f64>, Error> {
         let g = self.graph()?;
+        crate::call_cache::touch(&g.uop);
         let lookup =
             |id: u64| storage::read(id).map(|b| storage::codec::decode_f64(b.dtype, &b.bytes));
         let r = match morok_core::reference::evaluate(&g.uop, &lookup) {

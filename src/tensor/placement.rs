@@ -31,6 +31,7 @@ impl Tensor {
         if self.device()? == *device {
             return Ok(self.clone());
         }
+        crate::call_cache::touch(&self.uop());
         let realized = self.realize()?;
         let Some(id) = realized.buffer_view() else {
             return Err(Error::runtime(

@@ -197,7 +197,9 @@ fn expand(args: &Args) -> syn::Result<Tokens> {
         }
     }
     let forward_doc = format!(
-        "Runs the model (lazy outputs). Inputs: {}.",
+        "Runs the model through its plan cache (`Model::call`: realized \
+         outputs; a call with shapes seen before launches the compiled \
+         kernels only). Inputs: {}.",
         doc_inputs.join(", ")
     );
     // One output is returned as it is, several as a tuple.
@@ -231,7 +233,7 @@ fn expand(args: &Args) -> syn::Result<Tokens> {
             #[doc = #forward_doc]
             #[track_caller]
             pub fn forward(&self, #(#params),*) -> ::morok_onnx::Result<#out_type> {
-                let outputs = self.model.run(&[#(#feeds),*])?;
+                let outputs = self.model.call(&[#(#feeds),*])?;
                 let mut outputs = outputs.into_iter();
                 let value = #out_value;
                 Ok(value)

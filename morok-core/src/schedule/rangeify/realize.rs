@@ -17,6 +17,14 @@
 //! of them is realized instead (see `reduced_operand`): the chain then
 //! runs once per element in the reduction's kernel.
 //!
+//! A reduction (or its elementwise chain) under a PAD is realized below
+//! the PAD: fused, the padded shape's border positions run the whole
+//! reduction loop with every load gated off, and the gate on each load
+//! keeps the loop scalar (a convolution's 1×1 layer computed into the
+//! next layer's padded input ran at a tenth of the FMA rate of the same
+//! product without the border). The PAD then copies the realized values
+//! into its own, cheap, elementwise kernel or into its consumer's.
+//!
 //! Such a reduction (or chain) is realized as *removable*: if reduce simplification
 //! later turns it into a closed form (an `arange` counter), buffer removal
 //! inlines it again; if it reduces a short row read at its consumer's
@@ -72,10 +80,11 @@ fn elementwise(n: &UOp) -> bool {
     )
 }
 
-/// The *epilogue* of a reduction that an EXPAND broadcasts: below `s`
-/// (the EXPAND's source) through RESHAPE and PERMUTE, an elementwise
-/// node `m` not yet realized that reaches an unrealized REDUCE_AXIS
-/// through elementwise ops, RESHAPE and PERMUTE only. Realizing `m`
+/// The *epilogue* of a reduction that an EXPAND broadcasts (or a PAD
+/// pads): below `s` (the EXPAND's or PAD's source) through RESHAPE and
+/// PERMUTE, an elementwise node `m` not yet realized that reaches an
+/// unrealized REDUCE_AXIS through elementwise ops, RESHAPE and PERMUTE
+/// only, or that REDUCE_AXIS itself when nothing lies between. Realizing `m`
 /// instead of the reduction puts the chain after the reduction (a
 /// matmul's bias and activation) into the reduction's kernel, computed
 /// once per element of the reduced shape, instead of into the consumer's
@@ -88,7 +97,13 @@ fn reduced_operand(s: &Arc<UOp>, realized: &HashSet<u64>) -> Option<Arc<UOp>> {
     while reshapes(&m) {
         m = m.s(0).clone();
     }
-    if !elementwise(&m) || realized.contains(&m.id()) {
+    if realized.contains(&m.id()) {
+        return None;
+    }
+    if m.op() == Op::ReduceAxis {
+        return Some(m);
+    }
+    if !elementwise(&m) {
         return None;
     }
     let mut stack: Vec<Arc<UOp>> = m.src().to_vec();
@@ -131,6 +146,12 @@ pub fn realization(sink: &Arc<UOp>, roots: &[Arc<UOp>]) -> Result<Realization, S
         }
         if out.realize.contains(&n.id()) {
             (r, e) = (Reach::One(n.id()), false);
+        }
+        if n.op() == Op::Pad && !out.realize.contains(&n.id()) {
+            if let Some(m) = reduced_operand(n.s(0), &out.realize) {
+                out.realize.insert(m.id());
+                out.removable.insert(m.id());
+            }
         }
         if broadcasts(n)? {
             if let Some(m) = reduced_operand(n.s(0), &out.realize) {
