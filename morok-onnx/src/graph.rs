@@ -57,6 +57,19 @@ impl Graph {
                 reason: "sparse initializers".into(),
             });
         }
+        for (index, node) in proto.node.iter().enumerate() {
+            let weight = node
+                .input
+                .get(1)
+                .filter(|_| node.op_type.as_deref() == Some("Conv"));
+            if let Some(w) = weight.and_then(|name| initializers.get_mut(name)) {
+                *w = output_channels_innermost(w).map_err(|e| Error::Node {
+                    node: morok_onnx_schema::node_label(node, index),
+                    op: "Conv".into(),
+                    message: format!("weight layout: {e}"),
+                })?;
+            }
+        }
         let all_inputs: Vec<ValueInfo> = proto.input.iter().map(ValueInfo::from_proto).collect();
         let inputs = all_inputs
             .iter()
@@ -228,4 +241,28 @@ fn check_supported(node: &NodeProto, label: &str, op: &str) -> Result<()> {
             reason,
         }),
     }
+}
+
+/// A 2-D convolution's float32 weight `[O, I, kh, kw]`, the same values
+/// as a view of a buffer laid out `[I, kh, kw, O]` (the output channels
+/// innermost), which the optimizer vectorizes along the output channels
+/// where a feature map's rows are too short for vectors (see
+/// `morok_core::opt::heuristic`). Other weights are returned as they are.
+/// Done once at load, on the host, as ONNX Runtime packs its weights.
+fn output_channels_innermost(w: &Tensor) -> morok::Result<Tensor> {
+    let &[o, i, kh, kw] = w.shape() else {
+        return Ok(w.clone());
+    };
+    if w.dtype() != morok::DType::F32 || o < 2 {
+        return Ok(w.clone());
+    }
+    let values = w.to_vec::<f32>()?;
+    let inner = i * kh * kw;
+    let mut moved = vec![0.0f32; values.len()];
+    for (out, row) in values.chunks_exact(inner.max(1)).enumerate() {
+        for (k, &v) in row.iter().enumerate() {
+            moved[k * o + out] = v;
+        }
+    }
+    Tensor::from_vec(moved, &[i, kh, kw, o])?.permute(&[3, 0, 1, 2])
 }

@@ -98,7 +98,9 @@ pub fn expand_upcasts(ast: &Arc<UOp>, caps: &Caps) -> Arc<UOp> {
 /// The upcast range (position in `upcast`) to cut into vectors for
 /// `store`, and its [`VectorPiece`]s: the first range whose index in the
 /// stored address has coefficient 1 (its lanes are consecutive
-/// elements) and no other occurrence, cut by [`vector_pieces`] for
+/// elements) and no other occurrence, unless its lanes fill no whole
+/// vector and [`reduction_operand_axis`] finds one that does, cut by
+/// [`vector_pieces`] for
 /// vectors of the stored type. `None` without vectors, without such a
 /// range, or when it is narrower than the narrowest vector.
 fn vector_axis(
@@ -115,12 +117,41 @@ fn vector_axis(
     if lanes < 2 || index.op() != Op::Index || !indexes_global(index) {
         return None;
     }
-    let pos = upcast.iter().position(|u| unit_stride(index.s(1), u))?;
+    let stored = upcast.iter().position(|u| unit_stride(index.s(1), u));
+    let whole = |p: &usize| upcast[*p].range_size().is_some_and(|s| s % lanes == 0);
+    let pos = match stored {
+        Some(p) if whole(&p) => p,
+        _ => reduction_operand_axis(store.s(1), upcast, lanes).or(stored)?,
+    };
     if gated_per_lane(store.s(1), &upcast[pos]) {
         return None;
     }
     let pieces = vector_pieces(upcast[pos].range_size()?, lanes, scalar.itemsize())?;
     Some((pos, pieces))
+}
+
+/// Where no upcast range contiguous in the store fills whole vectors: the
+/// first whose
+/// size is a multiple of `lanes` along which a load inside a `REDUCE` of
+/// `value` steps with stride 1 (a convolution's weights with the output
+/// channels innermost, stored into a feature map of 7×7 outputs a
+/// channel). Its lanes become vectors all the same: the reduction's
+/// operand is one vector load per step and its accumulators are vectors
+/// (a register tile, see `crate::opt::heuristic`); the store of each
+/// lane, once per output after the reduction, is a scalar store
+/// ([`super::vectorize`] splits a store whose lanes are not consecutive).
+fn reduction_operand_axis(value: &Arc<UOp>, upcast: &[Arc<UOp>], lanes: i64) -> Option<usize> {
+    let loads: Vec<Arc<UOp>> = value
+        .toposort()
+        .into_iter()
+        .filter(|n| n.op() == Op::Reduce)
+        .flat_map(|red| red.s(0).toposort())
+        .filter(|n| n.op() == Op::Index && indexes_global(n))
+        .collect();
+    upcast.iter().position(|u| {
+        u.range_size().is_some_and(|s| s % lanes == 0)
+            && loads.iter().any(|idx| unit_stride(idx.s(1), u))
+    })
 }
 
 /// Whether some access in `value` has a gate that varies with `r` (a

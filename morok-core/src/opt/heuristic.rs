@@ -286,12 +286,15 @@ fn elementwise_upcast(k: &OptKernel, r: &Arc<UOp>) -> i64 {
 
 /// A register tile for a reduce kernel on a target with vectors (the
 /// matmul micro-kernel): upcast the output axis `j` the stores step
-/// through with stride 1 (and some buffer does not index) by `NR = 2W`
+/// through with stride 1 (and some buffer does not index; where its size
+/// is no multiple of the vector lanes, rather an output axis along which
+/// a reduction's operand is contiguous and whose size is, see
+/// `reduction_contiguous_along`) by `NR = 2W`
 /// (or `W`), `W` the lanes of its vectors (see `vector_width`), or
 /// whole where that packs the vectors fuller (see `tile_row`), then
 /// the output axis `i` that a buffer of the reduction (indexed by a
 /// reduce range) indexing `j` does not index (else any buffer) by `MR`,
-/// the largest of 8, 6, 4, 3, 2 that divides it and keeps `MR` times the
+/// the largest of 8, 7, 6, 4, 3, 2 that divides it and keeps `MR` times the
 /// row's vectors as accumulators plus one row of loaded vectors and one
 /// broadcast within the vector registers (32 with 64-byte vectors, 16
 /// otherwise), then a third axis where one fits (see `third_tile_axis`).
@@ -320,12 +323,25 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
             .iter()
             .any(|idx| !uses_range(idx, r) && with.is_none_or(|u| uses_range(idx, u)))
     };
-    let Some(j) = loops.iter().copied().find(|r| {
+    let store_j = loops.iter().copied().find(|r| {
         stride(store.s(0).s(1), r, &ranges) == Some(1)
             && reused(r, None)
             && range_size(r).is_some_and(|s| s % 4 == 0)
-    }) else {
-        return false;
+    });
+    let whole_vectors = |r: &Arc<UOp>| range_size(r).is_some_and(|s| s % full == 0);
+    let j = match store_j {
+        Some(j) if whole_vectors(j) => j,
+        partial => {
+            let operand = loops.iter().copied().find(|r| {
+                whole_vectors(r)
+                    && reused(r, None)
+                    && reduction_contiguous_along(&k.ast, r, &ranges)
+            });
+            match operand.or(partial) {
+                Some(j) => j,
+                None => return false,
+            }
+        }
     };
     let size_j = range_size(j).unwrap_or(0);
     let itemsize = store.s(1).dtype().scalar_type().itemsize();
@@ -401,9 +417,33 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
     true
 }
 
+/// True if a load inside a reduction's value steps through `r` with
+/// stride 1 (a convolution's weights laid out with the output channels
+/// innermost). Such an `r` is the register tile's `j` where the stores'
+/// contiguous axis fills no whole vector (a 7×7 or 14×14 feature map:
+/// 49 or 196 outputs a row, vectors of 4 at best): the tile's
+/// accumulators are then vectors along `r` (see
+/// `crate::lower::expand`), fed by one vector load of the operand per
+/// reduce step, and each output is stored once per lane after its
+/// reduction (ResNet-50's 7×7 layers: 16 to 55 GFLOP/s with the row's
+/// vectors of 4 or scalars).
+fn reduction_contiguous_along(ast: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> bool {
+    ast.toposort()
+        .iter()
+        .filter(|n| n.op() == Op::Reduce)
+        .any(|red| {
+            red.s(0).toposort().iter().any(|n| {
+                n.op() == Op::Index
+                    && n.s(0).op() == Op::DefineGlobal
+                    && stride(n.s(1), r, ranges) == Some(1)
+            })
+        })
+}
+
 /// Rows a register tile with `rows` vectors per row can take, out of
 /// `registers` vector registers, along an output axis of `size_i`: the
-/// most of 8, 6, 4, 3, 2 whose accumulators plus one row of loaded
+/// most of 8, 7, 6, 4, 3, 2 (7: the rows of a 7×7 or 14×14 feature map)
+/// whose accumulators plus one row of loaded
 /// vectors and a broadcast fit and that divide `size_i`; and, where that
 /// leaves fewer than [`LATENCY_ACCUMULATORS`] accumulators, the most that
 /// fit and whose padding of the axis to a multiple adds at most 1/32 of
@@ -413,7 +453,7 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
 /// latency): `W4a` 13.6 → 10.1 ms with AVX2 code on a Zen 5 host.
 fn tile_rows(size_i: i64, rows: i64, registers: i64) -> (Option<i64>, Option<i64>) {
     let fits = |mr: &i64| mr * rows + rows < registers;
-    let candidates = [8, 6, 4, 3, 2].into_iter().filter(fits);
+    let candidates = [8, 7, 6, 4, 3, 2].into_iter().filter(fits);
     let dividing = candidates.clone().find(|mr| size_i % mr == 0);
     if dividing.is_some_and(|mr| mr * rows >= LATENCY_ACCUMULATORS) {
         return (dividing, None);
@@ -615,5 +655,8 @@ mod tests {
         assert_eq!(tile_rows(56, 4, 32), (Some(4), None));
         // nothing divides a prime: pad to the most that fit
         assert_eq!(tile_rows(1031, 2, 16), (None, Some(6)));
+        // the rows of a 7×7 or 14×14 feature map: 7 rows of 2 vectors
+        assert_eq!(tile_rows(49, 2, 32), (Some(7), None));
+        assert_eq!(tile_rows(14, 2, 32), (Some(7), None));
     }
 }
