@@ -23,6 +23,7 @@ mod onnx_models;
 mod peers;
 mod report;
 mod rounds;
+mod verdict;
 mod workloads;
 
 use morok::Tensor;
@@ -307,6 +308,7 @@ fn run(opts: &Options, selected: &[Workload]) -> Result<bool, String> {
     std::fs::write(&md_path, &md).map_err(|e| format!("writing {}: {e}", md_path.display()))?;
     let svg_path = opts.out.join("bench.svg");
     report.chart(&svg_path)?;
+    verdict::chart(&report, &opts.out.join("bench-verdict.svg"))?;
     println!("{md}");
     eprintln!("wrote {} and {}", md_path.display(), svg_path.display());
     Ok(rows.iter().all(|r| r.error.is_none()))

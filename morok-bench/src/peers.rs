@@ -35,6 +35,9 @@ pub struct PeerResult {
     pub median_ms: f64,
     /// The peer's own correctness check against NumPy, when it has one.
     pub correct: Option<bool>,
+    /// Its first call in a fresh process (compile or session creation
+    /// included), when its script times one.
+    pub first_ms: Option<f64>,
     /// The medians of each round of fresh processes, when the workload ran
     /// in several (`rounds.rs`); `median_ms` is then their median.
     pub rounds: Vec<f64>,
@@ -291,6 +294,7 @@ pub fn parse_jsonl(text: &str) -> Vec<PeerResult> {
                 workload: workload.split('_').next()?.to_string(),
                 median_ms: v.get("median_ms")?.as_f64()?,
                 correct: v.get("correct").and_then(|c| c.as_bool()),
+                first_ms: v.get("first_call_ms").and_then(|f| f.as_f64()),
                 rounds: Vec::new(),
             })
         })
@@ -360,6 +364,7 @@ pub fn parse_result_lines(text: &str) -> Vec<PeerResult> {
                 workload: rust_workload_id(f[2])?.to_string(),
                 median_ms,
                 correct: None,
+                first_ms: None,
                 rounds: Vec::new(),
             })
         })

@@ -1,5 +1,6 @@
 //! The results as a Markdown table (`bench.md`) and a bar chart
-//! (`bench.svg`, plotters' SVG backend: no system libraries).
+//! (`bench.svg`, plotters' SVG backend: no system libraries); the ratio
+//! chart is `verdict.rs`.
 
 use crate::limits::Limits;
 use crate::peers::{PeerResult, PeerRun, ORDER};
@@ -7,6 +8,18 @@ use crate::workloads::{Bound, Work, Workload};
 use plotters::prelude::*;
 use std::fmt::Write;
 use std::path::Path;
+
+/// The label of the chart row whose band holds `y` (rows of height 1,
+/// the first at the top), at the band's centre only.
+pub(crate) fn row_label(labels: &[String], y: f64) -> String {
+    let n = labels.len();
+    let i = y.floor() as usize;
+    let centre = (y - y.floor() - 0.5).abs() < 1e-6;
+    match labels.get(n.wrapping_sub(i + 1)) {
+        Some(l) if centre => l.clone(),
+        _ => String::new(),
+    }
+}
 
 /// Morok's figures for one workload.
 #[derive(Clone, Debug)]
@@ -77,6 +90,25 @@ impl Report<'_> {
             .min_by(|a, b| a.median_ms.total_cmp(&b.median_ms))
     }
 
+    /// The fastest peer's warm median on workload `id` (any variant).
+    pub(crate) fn fastest_peer_ms(&self, id: &str) -> Option<f64> {
+        self.peer_columns()
+            .into_iter()
+            .filter_map(|p| self.best(p, id))
+            .map(|r| r.median_ms)
+            .min_by(f64::total_cmp)
+    }
+
+    /// The fastest first call of any peer variant on workload `id`.
+    pub(crate) fn fastest_peer_first_ms(&self, id: &str) -> Option<f64> {
+        self.peers
+            .results
+            .iter()
+            .filter(|r| r.workload == id)
+            .filter_map(|r| r.first_ms)
+            .min_by(f64::total_cmp)
+    }
+
     /// The Markdown document.
     pub fn markdown(&self) -> String {
         let mut s = String::from("# Morok bench\n\n");
@@ -104,7 +136,10 @@ impl Report<'_> {
             "\nfloat32, median of warm calls. Rate: GB/s of compulsory traffic or GFLOP/s; \
              % of limit: of the read, copy or triad bandwidth, or of the FMA peak. \
              First call: a fresh process with an empty kernel cache. Peer cells: the peer's \
-             fastest variant in ms, and (Morok ms ÷ peer ms): below 1 means Morok is faster.\n\n",
+             fastest variant in ms, and (Morok ms ÷ peer ms): below 1 means Morok is faster. \
+             The last column divides Morok's first call by the fastest first call any peer \
+             variant timed (its compile, trace or session creation plus one run; \
+             `bench-verdict.svg` charts both ratios).\n\n",
         );
         let peers = self.peer_columns();
         let mut head = String::from("| workload | Morok ms | rate | % of limit | first call ms |");
@@ -113,8 +148,8 @@ impl Report<'_> {
             let _ = write!(head, " {p} ms |");
             rule.push_str("---:|");
         }
-        head.push_str(" Morok ÷ fastest peer |");
-        rule.push_str("---:|");
+        head.push_str(" Morok ÷ fastest peer | first call ÷ fastest peer's |");
+        rule.push_str("---:|---:|");
         let _ = writeln!(s, "{head}\n{rule}");
         for row in self.rows {
             let id = row.workload.id;
@@ -147,6 +182,12 @@ impl Report<'_> {
             }
             match (row.morok_ms, fastest) {
                 (Some(m), Some(f)) => {
+                    let _ = write!(s, " {} |", fmt_ratio(m / f));
+                }
+                _ => s.push_str(" – |"),
+            }
+            match (row.first_ms, self.fastest_peer_first_ms(id)) {
+                (Some(m), Some(f)) => {
                     let _ = writeln!(s, " {} |", fmt_ratio(m / f));
                 }
                 _ => s.push_str(" – |\n"),
@@ -175,18 +216,22 @@ impl Report<'_> {
                 "\nEvery peer variant (median ms, over the rounds where there were several; \
                  ✗ marks a failed correctness check):\n\n",
             );
-            s.push_str("| peer | variant | workload | ms | per round |\n|---|---|---|---:|---|\n");
+            s.push_str(
+                "| peer | variant | workload | ms | first call ms | per round |\n\
+                 |---|---|---|---:|---:|---|\n",
+            );
             let mut all: Vec<&PeerResult> = self.peers.results.iter().collect();
             all.sort_by(|a, b| (&a.workload, &a.peer).cmp(&(&b.workload, &b.peer)));
             for r in all {
                 let bad = if r.correct == Some(false) { " ✗" } else { "" };
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {} | {}{bad} | {} |",
+                    "| {} | {} | {} | {}{bad} | {} | {} |",
                     r.peer,
                     r.variant.replace('|', "\\|"),
                     r.workload,
                     fmt_ms(r.median_ms),
+                    r.first_ms.map(fmt_ms).unwrap_or_else(|| "–".into()),
                     fmt_rounds(&r.rounds)
                 );
             }
@@ -273,14 +318,7 @@ impl Report<'_> {
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(n * 2 + 1)
-            .y_label_formatter(&|y| {
-                let i = y.floor() as usize;
-                let centre = (y - y.floor() - 0.5).abs() < 1e-6;
-                match labels.get(n.wrapping_sub(i + 1)) {
-                    Some(l) if centre => l.clone(),
-                    _ => String::new(),
-                }
-            })
+            .y_label_formatter(&|y| row_label(&labels, *y))
             .x_label_formatter(&|v| {
                 if *v >= 1.0 {
                     format!("{v:.0}")
@@ -388,6 +426,7 @@ mod tests {
                     workload: "W4a".into(),
                     median_ms: 10.0,
                     correct: Some(true),
+                    first_ms: None,
                     rounds: vec![],
                 },
                 PeerResult {
@@ -396,6 +435,7 @@ mod tests {
                     workload: "W4a".into(),
                     median_ms: 40.0,
                     correct: Some(true),
+                    first_ms: Some(50.0),
                     rounds: vec![],
                 },
             ],
@@ -421,8 +461,23 @@ mod tests {
         let line = md.lines().find(|l| l.starts_with("| W4a")).unwrap();
         assert!(line.contains("| 20.0 | 107.4 GFLOP/s |"), "{line}");
         assert!(
-            line.contains("| 10.0 (2.00×) | 40.0 (0.50×) | 2.00× |"),
+            line.contains("| 10.0 (2.00×) | 40.0 (0.50×) | 2.00× | 2.00× |"),
             "{line}"
+        );
+        // JAX's first call (50 ms) in the variants' table
+        assert!(md.contains("| jax | jit | W4a | 40.0 | 50.0 |"), "{md}");
+    }
+
+    #[test]
+    fn verdict_chart_is_written() {
+        let (rows, peers) = sample();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("verdict.svg");
+        crate::verdict::chart(&report(&rows, &peers), &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("first call"),
+            "{svg}"
         );
     }
 

@@ -132,6 +132,7 @@ mod tests {
             workload: workload.into(),
             median_ms: ms,
             correct: Some(true),
+            first_ms: None,
             rounds: vec![],
         }
     }

@@ -329,8 +329,12 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
             && range_size(r).is_some_and(|s| s % 4 == 0)
     });
     let whole_vectors = |r: &Arc<UOp>| range_size(r).is_some_and(|s| s % full == 0);
+    // The stores' axis, unless its rows fill no whole vector or the
+    // reduction reads along it with a stride (a strided convolution's
+    // input): then an axis the reduction's operand is contiguous along.
+    let read_in_step = |r: &Arc<UOp>| !reduction_strided_along(&k.ast, r, &ranges);
     let j = match store_j {
-        Some(j) if whole_vectors(j) => j,
+        Some(j) if whole_vectors(j) && read_in_step(j) => j,
         partial => {
             let operand = loops.iter().copied().find(|r| {
                 whole_vectors(r)
@@ -421,23 +425,38 @@ pub fn vector_register_tile(k: &mut OptKernel) -> bool {
 /// stride 1 (a convolution's weights laid out with the output channels
 /// innermost). Such an `r` is the register tile's `j` where the stores'
 /// contiguous axis fills no whole vector (a 7×7 or 14×14 feature map:
-/// 49 or 196 outputs a row, vectors of 4 at best): the tile's
+/// 49 or 196 outputs a row, vectors of 4 at best), or where the
+/// reduction reads along that axis with a stride (a convolution of
+/// stride 2: each vector of the input would be gathered): the tile's
 /// accumulators are then vectors along `r` (see
 /// `crate::lower::expand`), fed by one vector load of the operand per
 /// reduce step, and each output is stored once per lane after its
 /// reduction (ResNet-50's 7×7 layers: 16 to 55 GFLOP/s with the row's
 /// vectors of 4 or scalars).
 fn reduction_contiguous_along(ast: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> bool {
+    reduction_load_strides(ast, r, ranges).contains(&Some(1))
+}
+
+/// True if a load inside a reduction's value steps through `r` with a
+/// stride other than 1 (or none that is constant): its lanes along `r`
+/// would be gathered (a strided convolution's input, or a downsampling
+/// shortcut fused into the kernel of the layer it is added to).
+fn reduction_strided_along(ast: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> bool {
+    reduction_load_strides(ast, r, ranges)
+        .iter()
+        .any(|s| *s != Some(1))
+}
+
+/// The stride along `r` of each load inside a reduction's value whose
+/// index uses `r` (`None` where it is not constant).
+fn reduction_load_strides(ast: &Arc<UOp>, r: &Arc<UOp>, ranges: &[Arc<UOp>]) -> Vec<Option<i64>> {
     ast.toposort()
         .iter()
         .filter(|n| n.op() == Op::Reduce)
-        .any(|red| {
-            red.s(0).toposort().iter().any(|n| {
-                n.op() == Op::Index
-                    && n.s(0).op() == Op::DefineGlobal
-                    && stride(n.s(1), r, ranges) == Some(1)
-            })
-        })
+        .flat_map(|red| red.s(0).toposort())
+        .filter(|n| n.op() == Op::Index && n.s(0).op() == Op::DefineGlobal && uses_range(n.s(1), r))
+        .map(|n| stride(n.s(1), r, ranges))
+        .collect()
 }
 
 /// Rows a register tile with `rows` vectors per row can take, out of

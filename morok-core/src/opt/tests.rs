@@ -621,21 +621,36 @@ fn heuristics_give_row_normalizations_partials_and_no_row_tile() {
 /// a 3×3 convolution over an already padded input of `(h + 2)·(wd + 2)`
 /// pixels per channel.
 fn conv3x3(outs: i64, chans: i64, h: i64, wd: i64) -> Arc<UOp> {
+    conv3x3_strided(outs, chans, h, wd, 1, false)
+}
+
+/// A 3×3 convolution of stride `s` with output `h × wd`; its weights laid
+/// out `[outs, chans, 3, 3]`, or with the output channels innermost
+/// (`w[((c·3 + ky)·3 + kx)·outs + o]`, as `morok-onnx` keeps a Conv's
+/// weights) when `channels_inner`.
+fn conv3x3_strided(
+    outs: i64,
+    chans: i64,
+    h: i64,
+    wd: i64,
+    s: i64,
+    channels_inner: bool,
+) -> Arc<UOp> {
     let o = range(outs, 0, AxisType::Loop);
     let y = range(h, 1, AxisType::Loop);
     let x = range(wd, 2, AxisType::Loop);
     let c = range(chans, 3, AxisType::Reduce);
     let ky = range(3, 4, AxisType::Reduce);
     let kx = range(3, 5, AxisType::Reduce);
-    let (ph, pw) = (UOp::index(h + 2), UOp::index(wd + 2));
-    let pixel = c.mul(&ph).add(&y.add(&ky)).mul(&pw).add(&x.add(&kx));
-    let weight = o
-        .mul(&UOp::index(chans))
-        .add(&c)
-        .mul(&UOp::index(3))
-        .add(&ky)
-        .mul(&UOp::index(3))
-        .add(&kx);
+    let (ih, iw) = (UOp::index(s * h + 2), UOp::index(s * wd + 2));
+    let (sy, sx) = (y.mul(&UOp::index(s)), x.mul(&UOp::index(s)));
+    let pixel = c.mul(&ih).add(&sy.add(&ky)).mul(&iw).add(&sx.add(&kx));
+    let tap = c.mul(&UOp::index(3)).add(&ky).mul(&UOp::index(3)).add(&kx);
+    let weight = if channels_inner {
+        tap.mul(&UOp::index(outs)).add(&o)
+    } else {
+        o.mul(&UOp::index(chans * 9)).add(&tap)
+    };
     let v = load(1, &pixel)
         .mul(&load(2, &weight))
         .reduce(ReduceOp::Add, &[c.clone(), ky.clone(), kx.clone()]);
@@ -767,4 +782,44 @@ fn register_tile_rows_reuse_the_reductions_operand_not_a_bias() {
         n as usize,
     ];
     assert_eq!(run(&ast, &sizes), run(&k.ast, &sizes));
+}
+
+#[test]
+fn heuristics_tile_short_or_strided_feature_maps_along_contiguous_weights() {
+    // (outs, chans, h, wd, stride) -> the applied upcasts (axis, amount)
+    let tile = |(outs, chans, h, wd, s): (i64, i64, i64, i64, i64)| {
+        let conv = conv3x3_strided(outs, chans, h, wd, s, true);
+        let sizes = [
+            (outs * h * wd) as usize,
+            (chans * (s * h + 2) * (s * wd + 2)) as usize,
+            (outs * chans * 9) as usize,
+        ];
+        let mut k = OptKernel::new(&conv, cpu().with_vector_bytes(64));
+        heuristic::hand_coded_optimizations(&mut k);
+        assert_eq!(run(&conv, &sizes), run(&k.ast, &sizes), "{:?}", k.applied);
+        let ups: Vec<(Option<usize>, i64)> = k
+            .applied
+            .iter()
+            .filter(|o| o.op == Upcast)
+            .map(|o| match o.arg {
+                OptArg::Int(n) => (o.axis, n),
+                _ => (o.axis, 0),
+            })
+            .collect();
+        ups
+    };
+    // 7×7: the rows fill no 16-lane vector; two vectors of output
+    // channels (axis 0) by 7 rows (14 accumulators)
+    let amounts = |t: Vec<(Option<usize>, i64)>| t.iter().map(|u| u.1).collect::<Vec<_>>();
+    let short = tile((64, 4, 7, 7, 1));
+    assert_eq!(short[0], (Some(0), 32));
+    assert_eq!(amounts(short)[..2], [32, 7]);
+    // 14 wide: the same, 7 of the 14 rows
+    let wider = tile((32, 2, 14, 14, 1));
+    assert_eq!(wider[0], (Some(0), 32));
+    assert_eq!(amounts(wider)[..2], [32, 7]);
+    // 16 wide but read with stride 2: the output channels
+    assert_eq!(tile((32, 2, 8, 16, 2))[0], (Some(0), 32));
+    // 32 wide, read contiguously: the row stays the vector axis
+    assert_eq!(tile((32, 2, 4, 32, 1))[0], (Some(2), 32));
 }
