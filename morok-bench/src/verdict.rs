@@ -1,7 +1,8 @@
 //! The verdict chart (`bench-verdict.svg`): per workload, Morok's time
-//! divided by the fastest peer's, warm (the median of warm calls) and
-//! first call (a fresh process: for Morok, an empty kernel cache), on a
-//! log scale around 1. A bar left of 1 means Morok is faster.
+//! divided by the fastest peer's warm (the median of warm calls), and
+//! Morok's first call (a fresh process, an empty kernel cache) divided by
+//! JAX's (else the fastest peer's, see `Report::reference_first_ms`), on
+//! a log scale around 1. A bar left of 1 means Morok is faster.
 
 use crate::report::Report;
 use plotters::prelude::*;
@@ -21,7 +22,7 @@ fn ratios(report: &Report) -> Vec<(String, Option<f64>, Option<f64>)> {
                 .map(|(m, p)| m / p);
             let first = row
                 .first_ms
-                .zip(report.fastest_peer_first_ms(id))
+                .zip(report.reference_first_ms(id))
                 .map(|(m, p)| m / p);
             (row.label.clone(), warm, first)
         })
@@ -68,7 +69,7 @@ pub fn chart(report: &Report, path: &Path) -> Result<(), String> {
         .map_err(|e| err(&e))?;
     let series = [
         ("warm", 0usize, RGBColor(31, 119, 180)),
-        ("first call", 1, RGBColor(255, 127, 14)),
+        ("first call (÷ JAX's)", 1, RGBColor(255, 127, 14)),
     ];
     for (name, k, colour) in series {
         let bars: Vec<Rectangle<(f64, f64)>> = rows
