@@ -9,6 +9,73 @@ use plotters::prelude::*;
 use std::fmt::Write;
 use std::path::Path;
 
+/// The horizontal axis of a chart with one row per workload: its
+/// caption, its (log-scale) range, name and tick labels.
+pub(crate) struct RowAxis<'a> {
+    /// The chart's title.
+    pub caption: &'a str,
+    /// The axis's lowest and highest value.
+    pub range: (f64, f64),
+    /// The axis's name.
+    pub x_desc: &'a str,
+    /// A tick's label.
+    pub x_label: &'a dyn Fn(&f64) -> String,
+}
+
+/// A chart on `root` with one row per label (the first at the top) and
+/// the log-scale `axis`, its mesh drawn: the frame both bar charts share.
+pub(crate) fn row_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    labels: &[String],
+    axis: &RowAxis<'_>,
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<LogCoord<f64>, plotters::coord::types::RangedCoordf64>,
+    >,
+    String,
+> {
+    let n = labels.len().max(1);
+    let (lo, hi) = axis.range;
+    let mut chart = ChartBuilder::on(root)
+        .caption(axis.caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(250)
+        .build_cartesian_2d((lo..hi).log_scale(), 0f64..n as f64)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n * 2 + 1)
+        .y_label_formatter(&|y| row_label(labels, *y))
+        .x_label_formatter(axis.x_label)
+        .x_desc(axis.x_desc)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
+/// Draws the legend of a [`row_chart`] (lower right) and writes the file.
+pub(crate) fn finish_row_chart<'a, 'b: 'a>(
+    chart: &mut ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<LogCoord<f64>, plotters::coord::types::RangedCoordf64>,
+    >,
+    root: &DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
 /// The label of the chart row whose band holds `y` (rows of height 1,
 /// the first at the top), at the band's centre only.
 pub(crate) fn row_label(labels: &[String], y: f64) -> String {
@@ -311,31 +378,20 @@ impl Report<'_> {
         let root = SVGBackend::new(path, (960, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let labels: Vec<String> = self.rows.iter().map(|r| r.label.clone()).collect();
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
+        let axis = RowAxis {
+            caption:
                 "Morok and peers: median warm time per call, ms (log scale; shorter is faster)",
-                ("sans-serif", 18),
-            )
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(250)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..n as f64)
-            .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(n * 2 + 1)
-            .y_label_formatter(&|y| row_label(&labels, *y))
-            .x_label_formatter(&|v| {
+            range: (lo, hi),
+            x_desc: "ms",
+            x_label: &|v| {
                 if *v >= 1.0 {
                     format!("{v:.0}")
                 } else {
                     format!("{v}")
                 }
-            })
-            .x_desc("ms")
-            .draw()
-            .map_err(|e| err(&e))?;
+            },
+        };
+        let mut chart = row_chart(&root, &labels, &axis).map_err(|e| err(&e))?;
         let band = 0.8 / series.len() as f64;
         for (k, s) in series.iter().enumerate() {
             let colour = Palette99::pick(k).to_rgba();
@@ -361,15 +417,7 @@ impl Report<'_> {
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| err(&e))?;
-        root.present().map_err(|e| err(&e))?;
-        Ok(())
+        finish_row_chart(&mut chart, &root).map_err(|e| err(&e))
     }
 }
 

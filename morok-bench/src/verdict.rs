@@ -4,7 +4,7 @@
 //! JAX's (else the fastest peer's, see `Report::reference_first_ms`), on
 //! a log scale around 1. A bar left of 1 means Morok is faster.
 
-use crate::report::Report;
+use crate::report::{finish_row_chart, row_chart, Report, RowAxis};
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -48,25 +48,13 @@ pub fn chart(report: &Report, path: &Path) -> Result<(), String> {
     let lo = all.iter().cloned().fold(0.5, f64::min) / 1.5;
     let hi = all.iter().cloned().fold(2.0, f64::max) * 1.5;
     let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Morok ÷ fastest peer, per workload (log scale; left of 1: Morok is faster)",
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(250)
-        .build_cartesian_2d((lo..hi).log_scale(), 0f64..n as f64)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(n * 2 + 1)
-        .y_label_formatter(&|y| crate::report::row_label(&labels, *y))
-        .x_label_formatter(&|v| format!("{v}×"))
-        .x_desc("Morok ms ÷ fastest peer ms")
-        .draw()
-        .map_err(|e| err(&e))?;
+    let axis = RowAxis {
+        caption: "Morok ÷ fastest peer, per workload (log scale; left of 1: Morok is faster)",
+        range: (lo, hi),
+        x_desc: "Morok ms ÷ fastest peer ms",
+        x_label: &|v| format!("{v}×"),
+    };
+    let mut chart = row_chart(&root, &labels, &axis).map_err(|e| err(&e))?;
     let series = [
         ("warm", 0usize, RGBColor(31, 119, 180)),
         ("first call (÷ JAX's)", 1, RGBColor(255, 127, 14)),
@@ -97,13 +85,5 @@ pub fn chart(report: &Report, path: &Path) -> Result<(), String> {
             BLACK.stroke_width(2),
         )))
         .map_err(|e| err(&e))?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+    finish_row_chart(&mut chart, &root).map_err(|e| err(&e))
 }
