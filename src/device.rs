@@ -73,7 +73,7 @@ fn registry() -> MutexGuard<'static, Registry> {
             }
             #[cfg(feature = "cuda")]
             {
-                let cuda: DeviceFactory = Box::new(|| morok_backends::cuda::open_device(0));
+                let cuda: DeviceFactory = Box::new(|| cuda_device(0));
                 factories.insert("CUDA".to_string(), Arc::new(cuda));
             }
             Mutex::new(Registry {
@@ -87,6 +87,27 @@ fn registry() -> MutexGuard<'static, Registry> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
+/// The GPU number of a device name `CUDA:N` (`CUDA` itself is GPU 0);
+/// `None` for other names, and without the feature `cuda`.
+fn cuda_ordinal(key: &str) -> Option<usize> {
+    let n = key.strip_prefix("CUDA:")?.parse().ok()?;
+    cfg!(feature = "cuda").then_some(n)
+}
+
+/// Opens CUDA GPU `ordinal` (feature `cuda`).
+fn cuda_device(ordinal: usize) -> Result<Arc<dyn Backend>, String> {
+    #[cfg(feature = "cuda")]
+    {
+        morok_backends::cuda::open_device(ordinal)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(format!(
+            "CUDA:{ordinal}: Morok was built without the feature `cuda`"
+        ))
+    }
+}
+
 /// The default device set in code, if any (overrides `MOROK_DEVICE`).
 fn default_override() -> &'static RwLock<Option<Device>> {
     static DEFAULT: RwLock<Option<Device>> = RwLock::new(None);
@@ -94,12 +115,16 @@ fn default_override() -> &'static RwLock<Option<Device>> {
 }
 
 impl Device {
-    /// The device called `name` (case-insensitive: `cpu` is `CPU`).
+    /// The device called `name` (case-insensitive: `cpu` is `CPU`;
+    /// with the feature `cuda`, `CUDA` is GPU 0 and `CUDA:N` GPU `N`).
     /// An unknown name, or a device that cannot start on this machine, is
     /// an error naming the devices that exist.
     #[track_caller]
     pub fn get(name: &str) -> Result<Device, Error> {
-        let key = name.trim().to_ascii_uppercase();
+        let mut key = name.trim().to_ascii_uppercase();
+        if key == "CUDA:0" {
+            key = "CUDA".to_string();
+        }
         let factory = {
             let reg = registry();
             if let Some(d) = reg.instances.get(&key) {
@@ -107,6 +132,11 @@ impl Device {
             }
             match reg.factories.get(&key) {
                 Some(f) => f.clone(),
+                None if cuda_ordinal(&key).is_some() => {
+                    let ordinal = cuda_ordinal(&key).unwrap_or(0);
+                    let open: DeviceFactory = Box::new(move || cuda_device(ordinal));
+                    Arc::new(open)
+                }
                 None => {
                     let names: Vec<&str> = reg.factories.keys().map(String::as_str).collect();
                     return Err(Error::runtime(

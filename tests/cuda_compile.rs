@@ -379,3 +379,40 @@ fn ptx_is_cached_on_disk_and_a_corrupt_entry_is_rebuilt() {
     assert_eq!(rebuilt, first);
     assert_eq!(std::fs::read_to_string(&ptx_path).unwrap(), first);
 }
+
+/// The runtime's form: NVRTC compiles straight to a cubin (an ELF image
+/// for the architecture, loaded without the driver's PTX compiler),
+/// cached like the PTX; another architecture is another cubin, and a
+/// corrupt entry is compiled again.
+#[test]
+fn cubins_are_compiled_by_nvrtc_and_cached_on_disk() {
+    if !nvrtc_or_skip("cubins_are_compiled_by_nvrtc_and_cached_on_disk") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = "extern \"C\" __global__ void twice(float *out) { out[0] *= 2.0f; }\n";
+    let cubin = |arch: &str| {
+        nvrtc::compile_cached(source, "twice", arch, nvrtc::Output::Cubin, dir.path()).unwrap()
+    };
+    let first = cubin("sm_80");
+    assert_eq!(&first[..4], b"\x7fELF", "a cubin is an ELF image");
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "cubin"))
+        .expect("a .cubin in the cache");
+    assert_eq!(std::fs::read(&file).unwrap(), first);
+    assert_ne!(cubin("sm_90"), first);
+    std::fs::write(&file, b"garbage").unwrap();
+    assert_eq!(cubin("sm_80"), first);
+    assert_eq!(std::fs::read(&file).unwrap(), first);
+    let broken = nvrtc::compile(
+        "__global__ void f() { undefined_name; }",
+        "f",
+        "sm_80",
+        nvrtc::Output::Cubin,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(broken.contains("undefined_name"), "{broken}");
+}

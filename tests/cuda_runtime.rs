@@ -71,3 +71,59 @@ fn buffers_round_trip_through_the_device() {
     let ints = Tensor::zeros(&[3, 5], DType::I64).to_device(&dev).unwrap();
     assert_eq!(ints.to_vec::<i64>().unwrap(), vec![0; 15]);
 }
+
+/// A tensor moved between two GPUs goes device to device
+/// (`DeviceBuffer::copy_from`) and computes the same on both; skips
+/// where the machine has fewer than two GPUs.
+#[test]
+fn tensors_move_between_two_gpus_without_the_host() {
+    let Some(first) = gpu("tensors_move_between_two_gpus_without_the_host") else {
+        return;
+    };
+    let second = match Device::get("CUDA:1") {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("skipped tensors_move_between_two_gpus_without_the_host: {e}");
+            return;
+        }
+    };
+    assert_ne!(first, second);
+    let data: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
+    let a = on(&first, data.clone(), &[10, 100]);
+    let b = a.to_device(&second).expect("moves");
+    assert_eq!(b.device().unwrap().name(), "CUDA:1");
+    assert_eq!(b.to_vec::<f32>().unwrap(), data);
+    let sums: Vec<f64> = b
+        .sum(Some(&[1]), false)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap()
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let want: Vec<f64> = data
+        .chunks(100)
+        .map(|c| c.iter().map(|&v| f64::from(v)).sum())
+        .collect();
+    common::close(&sums, &want);
+}
+
+/// With `MOROK_CUDA_UNIFIED=1` (in a child process: the setting is read
+/// when the device opens) buffers are unified memory and the runtime
+/// tests pass the same.
+#[test]
+fn unified_memory_runs_the_same_kernels() {
+    if std::env::var("MOROK_CUDA_UNIFIED").is_ok()
+        || gpu("unified_memory_runs_the_same_kernels").is_none()
+    {
+        return;
+    }
+    let mut cmd = common::child_test("elementwise_reduce_and_matmul_match_the_reference");
+    cmd.env("MOROK_CUDA_UNIFIED", "1");
+    let out = cmd.output().expect("runs the child");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -162,6 +162,11 @@ fn cuda_without_a_driver_is_an_error_listing_the_devices() {
             assert!(e.contains("device `CUDA` is not available: CUDA:"), "{e}");
             assert!(e.contains("the devices are CPU"), "{e}");
             assert!(e.contains("tests/devices.rs"), "located at the caller: {e}");
+            // Another GPU by number: the same error, naming it.
+            let e = Device::get("cuda:3").unwrap_err().to_string();
+            assert!(e.contains("device `CUDA:3` is not available: CUDA:"), "{e}");
         }
     }
+    let e = Device::get("CUDA:x").unwrap_err().to_string();
+    assert!(e.contains("unknown device `CUDA:x`"), "{e}");
 }

@@ -111,6 +111,16 @@ pub trait DeviceBuffer: Send + Sync {
     /// Copies the whole buffer into `bytes` (exactly `nbytes()` long).
     fn copy_out(&self, bytes: &mut [u8]) -> DeviceResult<()>;
 
+    /// Overwrites the whole buffer with `source`'s contents without going
+    /// through the host, where this buffer's device can read `source`
+    /// directly (two GPUs of one backend); `Ok(false)` where it cannot,
+    /// and the caller copies through the host. `source` has this buffer's
+    /// type and length.
+    fn copy_from(&mut self, source: &dyn DeviceBuffer) -> DeviceResult<bool> {
+        let _ = source;
+        Ok(false)
+    }
+
     /// The concrete buffer, for the device that made it.
     fn as_any(&self) -> &dyn Any;
 }

@@ -7,8 +7,10 @@
 //! [`run_launch_exact`] runs a GPU-lowered kernel AST (its output ranges
 //! replaced by `SPECIAL` block and thread indices, `crate::lower::gpu_dims`)
 //! as a GPU launches it: every thread of every block, and fails where two
-//! threads store into the same element (a wrong index map) or a thread
-//! accesses memory outside a buffer (a missing mask).
+//! threads store into the same element (a wrong index map), a thread
+//! accesses memory outside a buffer (a missing mask) or reads an element
+//! of shared memory no thread of its block wrote before the barrier (a
+//! wrong reduction through shared memory, `crate::lower::group_reduce`).
 //!
 //! Semantics, op by op:
 //!
@@ -75,6 +77,15 @@ pub enum InterpError {
         first: u64,
         /// The second writer.
         second: u64,
+    },
+    /// A read of an element of shared memory that no thread of the block
+    /// stored before the barrier.
+    #[error("read of element {index} of shared buffer {local}, which no thread stored before the barrier")]
+    Unwritten {
+        /// The `DEFINE_LOCAL` number.
+        local: i64,
+        /// The element offset.
+        index: i128,
     },
     /// A buffer of the schedule was not provided or has the wrong size.
     #[error("buffer {id}: {reason}")]
@@ -194,6 +205,7 @@ pub fn run_kernel_exact(
 ) -> Result<(), InterpError> {
     Machine {
         buffers,
+        locals: HashMap::new(),
         env: HashMap::new(),
         order: HashMap::new(),
         writers: None,
@@ -206,8 +218,16 @@ pub fn run_kernel_exact(
 /// of `launch`'s block in every block of its grid, each `SPECIAL` index
 /// (`gidx0..2`: block, `lidx0..2`: thread in the block, `x, y, z`) at the
 /// thread's coordinates. A store into an element another thread stored
-/// is an [`InterpError::Race`]. (Kernels have no barriers yet, so threads
-/// run one after the other.)
+/// is an [`InterpError::Race`].
+///
+/// Barriers are phase boundaries: in each block, every thread first runs
+/// the shared-memory store under the first `BARRIER`, then under the
+/// next (in dependency order), and last the kernel itself, in which a
+/// barrier is passed and its store not run again. This is the launch's
+/// semantics where each barrier is reached once by every thread, which
+/// is how lowering places them (`crate::lower::group_reduce`). Shared
+/// memory starts unwritten in every block; reading an unwritten element
+/// is an [`InterpError::Unwritten`].
 pub fn run_launch_exact(
     ast: &Arc<UOp>,
     buffers: &mut [Vec<ConstValue>],
@@ -234,8 +254,14 @@ pub fn run_launch_exact(
             }
         })
         .collect::<Result<_, _>>()?;
+    let barriers: Vec<Arc<UOp>> = ast
+        .toposort()
+        .into_iter()
+        .filter(|n| n.op() == Op::Barrier)
+        .collect();
     let mut m = Machine {
         buffers,
+        locals: HashMap::new(),
         env: HashMap::new(),
         order: HashMap::new(),
         writers: Some((HashMap::new(), 0)),
@@ -244,25 +270,40 @@ pub fn run_launch_exact(
         (0..dims[2])
             .flat_map(move |z| (0..dims[1]).flat_map(move |y| (0..dims[0]).map(move |x| [x, y, z])))
     };
-    let mut thread = 0u64;
+    let mut first_thread = 0u64;
     for block in points(launch.grid) {
-        for local in points(launch.block) {
-            for &(id, dim, is_block) in &specials {
-                let at = if is_block { block[dim] } else { local[dim] };
-                m.env.insert(id, at as i128);
+        m.locals.clear();
+        let phases = barriers.iter().map(|b| b.s(0)).chain(std::iter::once(ast));
+        for phase in phases {
+            for (thread, local) in (first_thread..).zip(points(launch.block)) {
+                for &(id, dim, is_block) in &specials {
+                    let at = if is_block { block[dim] } else { local[dim] };
+                    m.env.insert(id, at as i128);
+                }
+                if let Some((_, t)) = &mut m.writers {
+                    *t = thread;
+                }
+                m.exec(phase)?;
             }
-            if let Some((_, t)) = &mut m.writers {
-                *t = thread;
-            }
-            m.exec(ast)?;
-            thread += 1;
         }
+        first_thread += launch.block.iter().product::<usize>() as u64;
     }
     Ok(())
 }
 
+/// Where an `INDEX` points: a buffer slot, or a shared-memory buffer of
+/// the block (its number and element count).
+#[derive(Clone, Copy)]
+enum Memory {
+    Global(usize),
+    Shared(i64, usize),
+}
+
 struct Machine<'a> {
     buffers: &'a mut [Vec<ConstValue>],
+    /// The block's shared memory, by `DEFINE_LOCAL` number (`None`: not
+    /// written yet).
+    locals: HashMap<i64, Vec<Option<ConstValue>>>,
     /// Current value of each open RANGE (by node id) and of each `SPECIAL`
     /// index of the thread running.
     env: HashMap<u64, i128>,
@@ -283,7 +324,7 @@ impl Machine<'_> {
             Op::Sink => n.src().iter().try_for_each(|s| self.exec(s)),
             Op::End => self.loops(&n.src()[1..], &mut |m| m.exec(n.s(0))),
             Op::Store => {
-                let (slot, index, open) = self.address(n.s(0))?;
+                let (memory, index, open) = self.address(n.s(0))?;
                 if !open {
                     // In a launch, the value is computed as the generated
                     // code computes it (before the store's gate): a padded
@@ -295,6 +336,20 @@ impl Machine<'_> {
                 }
                 let pointee = n.s(0).dtype().pointee();
                 let v = convert(self.eval(n.s(1))?, pointee).to_const(pointee.scalar_type());
+                let slot = match memory {
+                    Memory::Global(slot) => slot,
+                    Memory::Shared(local, len) => {
+                        let cells = self.locals.entry(local).or_insert_with(|| vec![None; len]);
+                        let cell = usize::try_from(index).ok().and_then(|i| cells.get_mut(i));
+                        *cell.ok_or(InterpError::OutOfBounds {
+                            access: "shared store",
+                            slot: local as usize,
+                            index,
+                            len,
+                        })? = Some(v);
+                        return Ok(());
+                    }
+                };
                 let buf = self
                     .buffers
                     .get_mut(slot)
@@ -347,9 +402,9 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// Slot, element offset and gate of `INDEX(DEFINE_GLOBAL(slot), idx [, gate])`.
-    fn address(&mut self, n: &Arc<UOp>) -> Result<(usize, i128, bool), InterpError> {
-        let slot = slot_of(n)?;
+    /// Memory, element offset and gate of `INDEX(buffer, idx [, gate])`.
+    fn address(&mut self, n: &Arc<UOp>) -> Result<(Memory, i128, bool), InterpError> {
+        let slot = memory_of(n)?;
         let index = self.eval(n.s(1))?.i();
         let open = match n.src().get(2) {
             Some(g) => self.eval(g)?.i() != 0,
@@ -362,11 +417,15 @@ impl Machine<'_> {
     /// the nodes are evaluated operands first (each once), so deep
     /// expressions do not recurse; a REDUCE is evaluated by running its
     /// loops over its body (nesting as deep as the reduces, not the graph).
+    /// What a `BARRIER` waits for ran in an earlier phase of the launch
+    /// ([`run_launch_exact`]), so evaluation stops there.
     fn eval(&mut self, root: &Arc<UOp>) -> Result<V, InterpError> {
         let order = match self.order.get(&root.id()) {
             Some(o) => o.clone(),
             None => {
-                let o: Arc<[Arc<UOp>]> = root.toposort_until(|n| n.op() == Op::Reduce).into();
+                let o: Arc<[Arc<UOp>]> = root
+                    .toposort_until(|n| matches!(n.op(), Op::Reduce | Op::Barrier))
+                    .into();
                 self.order.insert(root.id(), o.clone());
                 o
             }
@@ -380,14 +439,16 @@ impl Machine<'_> {
     }
 
     /// One node, its operands' values in `vals` (a REDUCE runs its loops).
-    /// Buffer addresses (`DEFINE_GLOBAL`, pointer `INDEX`) are not values:
-    /// they get a placeholder and are read by the LOAD above them.
+    /// Buffer addresses (`DEFINE_GLOBAL`, `DEFINE_LOCAL`, `AFTER` of one,
+    /// pointer `INDEX`) and `BARRIER`s are not values: they get a
+    /// placeholder, and the LOAD above an address reads it.
     fn eval_node(&mut self, n: &Arc<UOp>, vals: &HashMap<u64, V>) -> Result<V, InterpError> {
         let dt = n.dtype();
         let operand = |i: usize| vals[&n.s(i).id()];
         Ok(match n.op() {
-            Op::DefineGlobal => V::I(0),
-            Op::Index if n.src().first().is_some_and(|d| d.op() == Op::DefineGlobal) => V::I(0),
+            Op::DefineGlobal | Op::DefineLocal | Op::Barrier => V::I(0),
+            Op::After if n.dtype().addr_space().is_some() => V::I(0),
+            Op::Index if n.dtype().addr_space().is_some() => V::I(0),
             Op::Const => V::of_const(
                 n.const_value()
                     .ok_or_else(|| unsupported(n, "CONST without a value"))?,
@@ -401,7 +462,7 @@ impl Machine<'_> {
             Op::Load => {
                 // The address's operands are among the evaluated nodes.
                 let addr = n.s(0);
-                let slot = slot_of(addr)?;
+                let memory = memory_of(addr)?;
                 let index = vals[&addr.s(1).id()].i();
                 let open = match addr.src().get(2) {
                     Some(g) => vals[&g.id()].i() != 0,
@@ -410,6 +471,24 @@ impl Machine<'_> {
                 if !open {
                     return Ok(convert(V::I(0), dt));
                 }
+                let slot = match memory {
+                    Memory::Global(slot) => slot,
+                    Memory::Shared(local, len) => {
+                        let cells = self.locals.get(&local);
+                        let cell = usize::try_from(index).ok().filter(|&i| i < len).ok_or(
+                            InterpError::OutOfBounds {
+                                access: "shared load",
+                                slot: local as usize,
+                                index,
+                                len,
+                            },
+                        )?;
+                        let v = cells
+                            .and_then(|c| c.get(cell).copied().flatten())
+                            .ok_or(InterpError::Unwritten { local, index })?;
+                        return Ok(convert(V::of_const(v), dt));
+                    }
+                };
                 let buf = self
                     .buffers
                     .get(slot)
@@ -467,17 +546,31 @@ impl Machine<'_> {
     }
 }
 
-/// The slot of `INDEX(DEFINE_GLOBAL(slot), idx [, gate])`.
-fn slot_of(n: &Arc<UOp>) -> Result<usize, InterpError> {
-    let dg = n
+/// The memory of `INDEX(DEFINE_GLOBAL(slot), idx [, gate])` or of
+/// `INDEX(DEFINE_LOCAL(size) [behind AFTER], idx [, gate])`.
+fn memory_of(n: &Arc<UOp>) -> Result<Memory, InterpError> {
+    let mut base = n
         .src()
         .first()
         .ok_or_else(|| unsupported(n, "no operands"))?;
-    match (n.op(), dg.op(), dg.arg(), n.src().len()) {
-        (Op::Index, Op::DefineGlobal, Arg::Int(s), 2 | 3) => Ok(*s as usize),
+    while base.op() == Op::After {
+        base = base.s(0);
+    }
+    match (n.op(), base.op(), base.arg(), n.src().len()) {
+        (Op::Index, Op::DefineGlobal, Arg::Int(s), 2 | 3) => Ok(Memory::Global(*s as usize)),
+        (Op::Index, Op::DefineLocal, Arg::Int(k), 2 | 3) => {
+            let len = base
+                .src()
+                .first()
+                .and_then(|s| s.const_value())
+                .and_then(|c| c.as_i64())
+                .and_then(|l| usize::try_from(l).ok())
+                .ok_or_else(|| unsupported(base, "DEFINE_LOCAL without a constant size"))?;
+            Ok(Memory::Shared(*k, len))
+        }
         _ => Err(unsupported(
             n,
-            "expected INDEX(DEFINE_GLOBAL, idx [, gate])",
+            "expected INDEX(DEFINE_GLOBAL or DEFINE_LOCAL, idx [, gate])",
         )),
     }
 }

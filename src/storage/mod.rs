@@ -128,6 +128,33 @@ pub fn upload_to(
     ))
 }
 
+/// A copy of registered buffer `id` on `device`, registered under a fresh
+/// id, with its element type and the elements it represents: straight
+/// from device to device where the backend can
+/// ([`DeviceBuffer::copy_from`]: two GPUs), else through the host.
+#[track_caller]
+pub fn copy_to(device: &Device, id: u64) -> Result<(BufferRef, ScalarType, usize), Error> {
+    let Some((source, len)) = registry().get(&id).map(|e| (e.buffer.clone(), e.len)) else {
+        return Err(Error::runtime(
+            "to_device",
+            format!("buffer {id} is not in storage"),
+        ));
+    };
+    let fail = |e: morok_core::device::DeviceError| Error::runtime("to_device", e.to_string());
+    let mut buffer = device
+        .backend()
+        .allocate(source.dtype(), source.len())
+        .map_err(fail)?;
+    if !buffer.copy_from(&*source).map_err(fail)? {
+        let mut bytes = vec![0u8; source.nbytes()];
+        source.copy_out(&mut bytes).map_err(fail)?;
+        buffer.copy_in(&bytes).map_err(fail)?;
+    }
+    let dtype = source.dtype().scalar_type();
+    let handle = register(new_buffer_id(), device.clone(), Arc::from(buffer), len);
+    Ok((handle, dtype, len))
+}
+
 /// Registers a buffer of `device` under an id the compiler chose (a
 /// schedule's output BUFFER); it represents its first `len` elements.
 pub(crate) fn register(

@@ -25,7 +25,8 @@ impl Tensor {
 
     /// This tensor's values on `device`: the tensor itself when it is
     /// already there, otherwise it is realized on its own device and its
-    /// elements are copied.
+    /// elements are copied (from GPU to GPU without the host where the
+    /// backend can).
     #[track_caller]
     pub fn to_device(&self, device: &Device) -> Result<Tensor> {
         if self.device()? == *device {
@@ -39,13 +40,7 @@ impl Tensor {
                 "the realized tensor is not a buffer view",
             ));
         };
-        let Some(host) = storage::read(id) else {
-            return Err(Error::runtime(
-                "to_device",
-                format!("buffer {id} is not in storage"),
-            ));
-        };
-        let handle = storage::upload_to(device, host.dtype, host.len, host.bytes.to_vec())?;
-        Tensor::view_buffer(handle, host.dtype, host.len, self.shape())
+        let (handle, dtype, len) = storage::copy_to(device, id)?;
+        Tensor::view_buffer(handle, dtype, len, self.shape())
     }
 }

@@ -1,32 +1,32 @@
-// r: grid [1, 1, 1], block Some([64, 1, 1])
-extern "C" __global__ void __launch_bounds__(64) r(float *__restrict__ data0, const float *__restrict__ data1, int64_t size0, int64_t size1) {
+// r_32: grid [32, 1, 1], block Some([48, 2, 1])
+extern "C" __global__ void __launch_bounds__(96) r_32(float *__restrict__ data0, const float *__restrict__ data1, int64_t size0, int64_t size1) {
   (void)size0;
   (void)size1;
   float acc0;
-  const int32_t v0 = (int32_t)threadIdx.x;
-  const int32_t v1 = (v0 * 48);
+  __shared__ float shared0[96];
+  const int32_t v0 = (int32_t)blockIdx.x;
+  const int32_t v1 = (v0 * 2);
+  const int32_t v2 = (int32_t)threadIdx.y;
+  const int32_t v3 = (v1 + v2);
+  const int32_t v4 = (int32_t)threadIdx.x;
+  const bool v5 = (v4 < 1);
+  const int32_t v6 = (v2 * 48);
+  const int32_t v7 = (v4 + v6);
+  const int32_t v8 = (v3 * 48);
+  const int32_t v9 = (v8 + v4);
+  const float v10 = data1[v9];
   acc0 = 0e0f;
-  for (int32_t ridx2 = 0; ridx2 < 12; ridx2++) {
-    const float v3 = acc0;
-    const int32_t v4 = (ridx2 * 4);
-    const int32_t v5 = (v4 + 0);
-    const int32_t v6 = (v1 + v5);
-    const float v7 = data1[v6];
-    const float v8 = (v3 + v7);
-    const int32_t v9 = (v4 + 1);
-    const int32_t v10 = (v1 + v9);
-    const float v11 = data1[v10];
-    const float v12 = (v8 + v11);
-    const int32_t v13 = (v4 + 2);
-    const int32_t v14 = (v1 + v13);
-    const float v15 = data1[v14];
-    const float v16 = (v12 + v15);
-    const int32_t v17 = (v4 + 3);
-    const int32_t v18 = (v1 + v17);
-    const float v19 = data1[v18];
-    const float v20 = (v16 + v19);
-    acc0 = v20;
+  shared0[v7] = v10;
+  __syncthreads();
+  for (int32_t ridx11 = 0; ridx11 < 48; ridx11++) {
+    const float v12 = acc0;
+    const int32_t v13 = (ridx11 + v6);
+    const float v14 = shared0[v13];
+    const float v15 = (v12 + v14);
+    acc0 = v15;
   }
-  const float v21 = acc0;
-  data0[v0] = v21;
+  const float v16 = acc0;
+  if (v5) {
+    data0[v3] = v16;
+  }
 }

@@ -2,7 +2,8 @@
 //! program, compiled by NVRTC for a chosen `sm_XX` and assembled by
 //! `ptxas` when one is present (the compile-only path CI runs without a
 //! GPU), and the device `CUDA` ([`runtime`]: buffers with an LRU cache of
-//! freed memory, PTX cached on disk, launches on a stream).
+//! freed memory, device or unified memory, cubins cached on disk, launches
+//! on a stream, copies between GPUs).
 //!
 //! The libraries come from `cudarc` with dynamic loading: nothing of CUDA
 //! is needed to build, and each entry point checks that the library it

@@ -1,7 +1,8 @@
 //! Compiling CUDA C++: NVRTC (through `cudarc`, loaded at run time) turns
-//! a source into PTX for one `sm_XX`; `ptxas` (when one is found) then
-//! assembles the PTX into a cubin, the check that the PTX is valid for
-//! that architecture which CI runs without a GPU.
+//! a source into PTX or a cubin (the GPU's machine code, which loads
+//! without the driver's JIT) for one `sm_XX`; `ptxas` (when one is found)
+//! assembles the PTX into a cubin as well, the check that the PTX is
+//! valid for that architecture which CI runs without a GPU.
 //!
 //! The architecture is the device's own at run time; for compiling
 //! without a GPU it is `MOROK_CUDA_ARCH` (`sm_80` when unset). `ptxas`
@@ -39,50 +40,134 @@ fn options(arch: &str) -> Vec<String> {
     ]
 }
 
+/// What NVRTC hands back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// PTX text (the driver compiles it when the module loads).
+    Ptx,
+    /// A cubin for the architecture (loads as it is).
+    Cubin,
+}
+
+impl Output {
+    /// The cache file extension.
+    fn extension(self) -> &'static str {
+        match self {
+            Output::Ptx => "ptx",
+            Output::Cubin => "cubin",
+        }
+    }
+}
+
 /// Compiles `source` (kernel `name`) to PTX for `arch` with NVRTC; a
 /// rejected source is a [`DeviceError::Compile`] holding NVRTC's log, a
 /// missing NVRTC a [`DeviceError::NoCompiler`] naming it.
 pub fn compile_ptx(source: &str, name: &str, arch: &str) -> Result<String, DeviceError> {
-    nvrtc_present().map_err(DeviceError::NoCompiler)?;
-    if source.contains('\0') {
-        return Err(DeviceError::BadArgs {
-            what: format!("CUDA kernel `{name}`"),
-            reason: "the source holds a NUL byte".to_string(),
-        });
-    }
-    let opts = cudarc::nvrtc::CompileOptions {
-        options: options(arch),
-        name: Some(format!("{name}.cu")),
-        ..Default::default()
-    };
-    match cudarc::nvrtc::compile_ptx_with_opts(source, opts) {
-        Ok(ptx) => Ok(ptx.to_src()),
-        Err(cudarc::nvrtc::CompileError::CompileError { log, options, .. }) => {
-            Err(DeviceError::Compile {
-                kernel: name.to_string(),
-                compiler: format!("NVRTC {}", options.join(" ")),
-                stderr: log.to_string_lossy().into_owned(),
-            })
-        }
-        Err(e) => Err(DeviceError::Compile {
-            kernel: name.to_string(),
-            compiler: "NVRTC".to_string(),
-            stderr: e.to_string(),
-        }),
-    }
+    let bytes = compile(source, name, arch, Output::Ptx)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// [`compile_ptx`] through the on-disk cache in `dir` (`<cache
-/// dir>/cuda/`): an entry `<key>.ptx` (blake3 of the source, NVRTC's
-/// options and version) with its checksum is read instead of compiling;
-/// a missing or corrupt one is compiled and stored. A cache that cannot
-/// be written only costs the compile (the PTX is still returned).
+/// Compiles `source` (kernel `name`) for `arch` with NVRTC into `output`
+/// (PTX without its terminating NUL, or the cubin); errors as
+/// [`compile_ptx`]'s.
+pub fn compile(
+    source: &str,
+    name: &str,
+    arch: &str,
+    output: Output,
+) -> Result<Vec<u8>, DeviceError> {
+    use cudarc::nvrtc::{result, sys};
+    nvrtc_present().map_err(DeviceError::NoCompiler)?;
+    let bad = |reason: &str| DeviceError::BadArgs {
+        what: format!("CUDA kernel `{name}`"),
+        reason: reason.to_string(),
+    };
+    let src = std::ffi::CString::new(source).map_err(|_| bad("the source holds a NUL byte"))?;
+    let file = std::ffi::CString::new(format!("{name}.cu"))
+        .map_err(|_| bad("the kernel name holds a NUL byte"))?;
+    let failed = |stage: &str, e: &dyn std::fmt::Display| DeviceError::Compile {
+        kernel: name.to_string(),
+        compiler: "NVRTC".to_string(),
+        stderr: format!("{stage}: {e}"),
+    };
+    let opts = options(arch);
+    let prog = result::create_program(&src, Some(&file)).map_err(|e| failed("creating", &e))?;
+    // SAFETY: `prog` was created above and is destroyed once, below; the
+    // buffers handed to NVRTC are as long as the sizes it reported.
+    let out = unsafe {
+        let compiled = result::compile_program(prog, &opts);
+        let out = match compiled {
+            Err(_) => {
+                let log = result::get_program_log(prog).unwrap_or_default();
+                let log: Vec<u8> = log
+                    .iter()
+                    .map(|&c| c as u8)
+                    .take_while(|&c| c != 0)
+                    .collect();
+                Err(DeviceError::Compile {
+                    kernel: name.to_string(),
+                    compiler: format!("NVRTC {}", opts.join(" ")),
+                    stderr: String::from_utf8_lossy(&log).into_owned(),
+                })
+            }
+            Ok(()) => match output {
+                Output::Ptx => result::get_ptx(prog)
+                    .map(|ptx| {
+                        ptx.iter()
+                            .map(|&c| c as u8)
+                            .take_while(|&c| c != 0)
+                            .collect()
+                    })
+                    .map_err(|e| failed("reading the PTX", &e)),
+                Output::Cubin => {
+                    let mut size = 0usize;
+                    sys::nvrtcGetCUBINSize(prog, &mut size)
+                        .result()
+                        .map_err(|e| failed("sizing the cubin", &e))
+                        .and_then(|()| {
+                            let mut cubin = vec![0u8; size];
+                            sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+                                .result()
+                                .map(|()| cubin)
+                                .map_err(|e| failed("reading the cubin", &e))
+                        })
+                }
+            },
+        };
+        let _ = result::destroy_program(prog);
+        out
+    };
+    out
+}
+
+/// [`compile_ptx`] through the on-disk cache in `dir` (see
+/// [`compile_cached`]).
 pub fn compile_ptx_cached(
     source: &str,
     name: &str,
     arch: &str,
     dir: &std::path::Path,
 ) -> Result<String, DeviceError> {
+    let bytes = compile_cached(source, name, arch, Output::Ptx, dir)?;
+    String::from_utf8(bytes).map_err(|_| DeviceError::Compile {
+        kernel: name.to_string(),
+        compiler: "NVRTC".to_string(),
+        stderr: "the PTX is not UTF-8".to_string(),
+    })
+}
+
+/// [`compile`] through the on-disk cache in `dir` (`<cache dir>/cuda/`):
+/// an entry `<key>.ptx` or `<key>.cubin` (blake3 of the source, NVRTC's
+/// options and version) with its checksum is read instead of compiling;
+/// a missing or corrupt one is compiled and stored. A cache that cannot
+/// be written only costs the compile (the output is still returned).
+pub fn compile_cached(
+    source: &str,
+    name: &str,
+    arch: &str,
+    output: Output,
+    dir: &std::path::Path,
+) -> Result<Vec<u8>, DeviceError> {
     let version = nvrtc_version().map_err(DeviceError::NoCompiler)?;
     let mut key = blake3::Hasher::new();
     key.update(source.as_bytes());
@@ -91,18 +176,17 @@ pub fn compile_ptx_cached(
     }
     key.update(format!("\0nvrtc {}.{}", version.0, version.1).as_bytes());
     let key = key.finalize().to_hex();
-    let ptx_path = dir.join(format!("{key}.ptx"));
-    let sum_path = dir.join(format!("{key}.ptx.blake3"));
-    if let Some(bytes) = crate::disk_cache::read_checked(&ptx_path, &sum_path) {
-        if let Ok(ptx) = String::from_utf8(bytes) {
-            return Ok(ptx);
-        }
+    let ext = output.extension();
+    let path = dir.join(format!("{key}.{ext}"));
+    let sum_path = dir.join(format!("{key}.{ext}.blake3"));
+    if let Some(bytes) = crate::disk_cache::read_checked(&path, &sum_path) {
+        return Ok(bytes);
     }
-    let ptx = compile_ptx(source, name, arch)?;
-    if let Err(e) = crate::disk_cache::store(dir, &ptx_path, &sum_path, ptx.as_bytes()) {
+    let bytes = compile(source, name, arch, output)?;
+    if let Err(e) = crate::disk_cache::store(dir, &path, &sum_path, &bytes) {
         crate::cpu::c::compiler::warn_cache_unusable(dir, &e);
     }
-    Ok(ptx)
+    Ok(bytes)
 }
 
 /// NVRTC's version (`(12, 9)`), or why it is not available.

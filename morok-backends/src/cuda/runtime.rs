@@ -1,7 +1,8 @@
 //! The CUDA device: one GPU's context and stream, its buffers
-//! ([`super::buffer`]), and kernels compiled by NVRTC for its `sm_XX`
-//! (PTX cached on disk), loaded as modules and launched with the grid
-//! and block lowering chose.
+//! ([`super::buffer`]), and kernels compiled by NVRTC into cubins for its
+//! `sm_XX` (cached on disk; a cubin loads without the driver's PTX JIT),
+//! loaded as modules and launched with the grid and block lowering
+//! chose.
 //!
 //! Launches are queued on the device's stream and return at once; a
 //! copy out waits for the stream, so a realize synchronizes once, when
@@ -14,8 +15,8 @@
 //! builds it with the feature `cuda`, compiles every kernel with NVRTC
 //! and `ptxas`, and checks the launch semantics on the CPU (`GPUSIM`).
 
-use super::buffer::{driver, BufferCache, CudaBuffer};
-use super::nvrtc::{compile_ptx_cached, nvrtc_version};
+use super::buffer::{driver, unified_from_env, BufferCache, CudaBuffer, Memory};
+use super::nvrtc::{compile_cached, nvrtc_version, Output};
 use super::render::CudaRenderer;
 use super::target::cuda_target;
 use crate::launch_check::LaunchChecks;
@@ -30,6 +31,8 @@ use std::sync::Arc;
 
 /// One CUDA GPU as a Morok device.
 pub struct CudaDevice {
+    /// `CUDA` for GPU 0, `CUDA:N` for GPU `N`.
+    name: String,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     /// The architecture kernels are compiled for (`sm_90`).
@@ -42,7 +45,9 @@ pub struct CudaDevice {
     l2_bytes: usize,
     /// Freed device memory kept for reuse.
     cache: Arc<BufferCache>,
-    /// The on-disk cache directory (PTX under `cuda/`).
+    /// Buffers in unified memory (`MOROK_CUDA_UNIFIED=1`).
+    unified: bool,
+    /// The on-disk cache directory (cubins under `cuda/`).
     cache_dir: PathBuf,
 }
 
@@ -71,6 +76,10 @@ impl CudaDevice {
         let stream = ctx.new_stream().map_err(|e| fail("creating a stream", e))?;
         let nvrtc = nvrtc_version()?;
         Ok(CudaDevice {
+            name: match ordinal {
+                0 => "CUDA".to_string(),
+                n => format!("CUDA:{n}"),
+            },
             ctx,
             stream,
             arch: format!("sm_{major}{minor}"),
@@ -78,6 +87,7 @@ impl CudaDevice {
             nvrtc,
             l2_bytes,
             cache: Arc::new(BufferCache::new(BufferCache::limit_from_env())),
+            unified: unified_from_env(),
             cache_dir: crate::cpu::CpuConfig::from_env().cache_dir,
         })
     }
@@ -90,7 +100,7 @@ impl CudaDevice {
 
 impl Device for CudaDevice {
     fn name(&self) -> &str {
-        "CUDA"
+        &self.name
     }
 
     fn identity(&self) -> String {
@@ -123,6 +133,7 @@ impl Device for CudaDevice {
         Ok(Box::new(CudaBuffer::allocate(
             &self.stream,
             &self.cache,
+            self.unified,
             dtype,
             count,
         )?))
@@ -149,25 +160,26 @@ impl Device for CudaDevice {
             block_dim: dims(block, "block")?,
             shared_mem_bytes: 0,
         };
-        let ptx = compile_ptx_cached(
+        let cubin = compile_cached(
             &program.source,
             &program.name,
             &self.arch,
+            Output::Cubin,
             &self.cache_dir.join("cuda"),
         )?;
         let module = self
             .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
             .map_err(|e| DeviceError::Load {
                 kernel: program.name.clone(),
-                path: "PTX".to_string(),
+                path: "cubin".to_string(),
                 reason: e.to_string(),
             })?;
         let func = module
             .load_function(&program.entry)
             .map_err(|e| DeviceError::Load {
                 kernel: program.name.clone(),
-                path: "PTX".to_string(),
+                path: "cubin".to_string(),
                 reason: format!("no entry `{}`: {e}", program.entry),
             })?;
         Ok(Arc::new(CudaKernel {
@@ -209,7 +221,7 @@ impl CompiledKernel for CudaKernel {
         let cuda: Vec<&CudaBuffer> = self.checks.check(buffers, access.as_deref(), "CUDA")?;
         if let Some(i) = cuda
             .iter()
-            .position(|b| !Arc::ptr_eq(b.slice().context(), &self.ctx))
+            .position(|b| !Arc::ptr_eq(b.context(), &self.ctx))
         {
             return Err(self
                 .checks
@@ -218,7 +230,10 @@ impl CompiledKernel for CudaKernel {
         let sizes: Vec<i64> = cuda.iter().map(|b| b.len() as i64).collect();
         let mut launch = self.stream.launch_builder(&self.func);
         for b in &cuda {
-            launch.arg(b.slice());
+            match b.memory() {
+                Memory::Device(s) => launch.arg(s),
+                Memory::Unified(s) => launch.arg(s),
+            };
         }
         for s in &sizes {
             launch.arg(s);

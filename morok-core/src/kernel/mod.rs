@@ -19,8 +19,10 @@ pub mod reduce_order;
 pub mod vectors;
 pub mod work;
 
-pub use access::indexes_global;
-pub use ranges::{axis_id, next_axis_id, range_size, replace_range, uses_range};
+pub use access::{indexes_global, indexes_shared};
+pub use ranges::{
+    axis_id, next_axis_id, outer_ranges_of_reduce, range_size, replace_range, uses_range,
+};
 pub use reduce_order::{combine_pairwise, reorderable};
 pub use vectors::{vector_pieces, VectorPiece};
 pub use work::{loop_nest_iterations, threads_for_work, MIN_WORK_PER_THREAD};

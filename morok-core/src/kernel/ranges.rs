@@ -98,3 +98,19 @@ pub fn uses_range(root: &Arc<UOp>, range: &Arc<UOp>) -> bool {
     }
     false
 }
+
+/// The ranges the value of `REDUCE` node `reduce` varies with besides its
+/// own: the `RANGE`s under its value that neither it nor a `REDUCE` inside
+/// its value loops over (the loops it runs inside of), by id.
+pub fn outer_ranges_of_reduce(reduce: &Arc<UOp>) -> Vec<Arc<UOp>> {
+    let nodes = reduce.toposort();
+    let closed: HashSet<u64> = nodes
+        .iter()
+        .filter(|n| n.op() == Op::Reduce)
+        .flat_map(|n| n.src()[1..].iter().map(|r| r.id()))
+        .collect();
+    nodes
+        .into_iter()
+        .filter(|n| n.op() == Op::Range && !closed.contains(&n.id()))
+        .collect()
+}

@@ -3,7 +3,9 @@
 //! the kernel's parallel output ranges stop being loops and become
 //! hardware indices (`SPECIAL`): `LOOP`/`GLOBAL` ranges the block index
 //! (`gidx0..2` = `blockIdx.x/y/z`), `LOCAL` ranges (from the optimizer's
-//! `LOCAL`) the thread index within a block (`lidx0..2` = `threadIdx`).
+//! `LOCAL`) the thread index within a block (`lidx0..2` = `threadIdx`),
+//! below them the group ranges of reduces through shared memory
+//! (`GROUP`, [`super::group_reduce`]).
 //! Reduce, upcast and unroll ranges stay what they are: loops (or lanes)
 //! inside each thread.
 //!
@@ -198,19 +200,20 @@ pub fn map_gpu_dims(
     if reads_what_others_write(ast) {
         return Ok((ast.clone(), launch));
     }
-    let mut g = ast.clone();
+    let mut grid = parallel_ranges(ast, &[AxisType::Loop, AxisType::Global, AxisType::Thread]);
+    let mut locals = parallel_ranges(ast, &[AxisType::Local]);
+    grid.reverse();
+    locals.reverse();
+    let mapped: Vec<Arc<UOp>> = grid.iter().chain(&locals).cloned().collect();
+    let shared = super::group_reduce::share_group_reduces(ast, &locals, &mapped)?;
+    let mut g = shared.ast;
+    if let Some(mut first) = shared.first {
+        g = graph_rewrite(&gate_stores(), &g, &mut first)?;
+    }
     let mut gates = Vec::new();
-    let kinds: [(&[AxisType], [i64; 3], &str); 2] = [
-        (
-            &[AxisType::Loop, AxisType::Global, AxisType::Thread],
-            limits.grid,
-            "gidx",
-        ),
-        (&[AxisType::Local], limits.block, "lidx"),
-    ];
-    for (k, (types, lims, prefix)) in kinds.into_iter().enumerate() {
-        let mut ranges = parallel_ranges(&g, types);
-        ranges.reverse();
+    let block: Vec<Arc<UOp>> = shared.groups.into_iter().chain(locals).collect();
+    let kinds = [(grid, limits.grid, "gidx"), (block, limits.block, "lidx")];
+    for (k, (ranges, lims, prefix)) in kinds.into_iter().enumerate() {
         if ranges.is_empty() {
             continue;
         }

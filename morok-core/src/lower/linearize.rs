@@ -44,6 +44,7 @@ fn priority(n: &UOp) -> i32 {
     match n.op() {
         Op::DefineGlobal => -20,
         Op::DefineVar => -19,
+        Op::DefineLocal => -18,
         Op::DefineReg => -17,
         Op::Const => -10,
         Op::Load => -1,

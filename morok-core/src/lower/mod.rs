@@ -8,6 +8,8 @@
 //! 2. [`gpu_dims`] (GPU targets only, [`Caps::launch`](crate::caps::Caps)):
 //!    the parallel output ranges become block and thread indices
 //!    (`SPECIAL`) within the launch limits, padded threads masked;
+//!    grouped reduces (`GROUP`) go through shared memory with a barrier
+//!    ([`group_reduce`]);
 //! 3. [`expand`]: `UPCAST` ranges (from the optimizer) become one store
 //!    per lane, or per vector of lanes on targets with vectors;
 //! 4. `crate::symbolic::symbolic()` simplifies the whole graph (index
@@ -38,6 +40,7 @@ pub mod decompose;
 mod double_word;
 pub mod expand;
 pub mod gpu_dims;
+mod group_reduce;
 pub mod index_dtype;
 pub mod linearize;
 pub mod live;

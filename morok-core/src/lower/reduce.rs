@@ -185,7 +185,8 @@ fn register_context(
     (kept, true)
 }
 
-fn after(x: &Arc<UOp>, deps: &[Arc<UOp>]) -> Arc<UOp> {
+/// `AFTER(x, deps...)`: `x` once `deps` are done (`x` itself for none).
+pub(super) fn after(x: &Arc<UOp>, deps: &[Arc<UOp>]) -> Arc<UOp> {
     if deps.is_empty() {
         return x.clone();
     }

@@ -99,6 +99,9 @@ pub fn buffer_slots(ast: &Arc<UOp>, declared: &Arc<UOp>) -> Result<Vec<BufferSlo
             continue;
         }
         let index = n.s(0);
+        if crate::kernel::indexes_shared(index) {
+            continue; // shared memory of a grouped reduce (`group_reduce`)
+        }
         let Arg::Int(slot) = *index.s(0).arg() else {
             return Err(LowerError::malformed("INDEX of a non-buffer", index));
         };

@@ -10,20 +10,37 @@
 use super::kernel::OptKernel;
 use super::opts::{amount, check, pick, reduces_over_nest, Opt, OptArg, OptOps};
 use super::partials::apply_partials;
-use crate::kernel::{range_size, replace_range, uses_range};
-use crate::uop::{AxisType, Op, UOp};
+use crate::kernel::{outer_ranges_of_reduce, range_size, reorderable, replace_range, uses_range};
+use crate::uop::{Arg, AxisType, Op, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// True if `rng` is a reduce range of a `REDUCE` nested in another one.
-fn nested_reduce_axis(k: &OptKernel, rng: &Arc<UOp>) -> bool {
-    k.ast.toposort().iter().any(|n| {
-        n.op() == Op::Reduce
-            && n.s(0)
-                .toposort()
-                .iter()
-                .any(|m| m.op() == Op::Reduce && m.src()[1..].iter().any(|r| Arc::ptr_eq(r, rng)))
-    })
+/// Why the reduces over `rng` cannot become reductions through shared
+/// memory (`crate::lower::group_reduce`), if they cannot: a reduce whose
+/// order must stay (halves), or one that runs inside another reduce's
+/// loop (its barrier would be in a loop).
+fn grouped_reduce_blocked(k: &OptKernel, rng: &Arc<UOp>) -> Option<&'static str> {
+    for n in k.ast.toposort() {
+        if n.op() != Op::Reduce || !n.src()[1..].iter().any(|r| Arc::ptr_eq(r, rng)) {
+            continue;
+        }
+        let Arg::Reduce(op) = *n.arg() else {
+            continue;
+        };
+        if !reorderable(op, n.dtype()) {
+            return Some("GROUP of a reduce whose order must not change");
+        }
+        let inside_a_loop = outer_ranges_of_reduce(&n).iter().any(|r| {
+            !matches!(
+                r.axis_type(),
+                Some(AxisType::Loop | AxisType::Global | AxisType::Local | AxisType::GroupReduce)
+            )
+        });
+        if inside_a_loop {
+            return Some("GROUP of a reduce inside another reduce's loop");
+        }
+    }
+    None
 }
 
 /// Applies one opt to `k` (checking its validity rules first), or says
@@ -55,6 +72,10 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             )?;
             let amt = amount(opt, &rng)?;
             check(amt <= target.max_upcast, "UPCAST amount too large")?;
+            check(
+                k.ranges_of(&[AxisType::GroupReduce]).is_empty(),
+                "UPCAST with a grouped reduce",
+            )?;
             k.shift_to(&rng, amt, AxisType::Upcast, false)?;
         }
         OptOps::Unroll => {
@@ -80,7 +101,7 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             )?;
             let amt = amount(opt, &rng)?;
             let block: i64 = k
-                .ranges_of(&[AxisType::Local])
+                .ranges_of(&[AxisType::Local, AxisType::GroupReduce])
                 .iter()
                 .filter_map(|r| range_size(r))
                 .product();
@@ -92,21 +113,41 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             k.shift_to(&rng, amt, AxisType::Local, false)?;
         }
         OptOps::Group | OptOps::GroupTop => {
-            check(target.has_local(), "the target has no local memory")?;
+            let Some(gpu) = target.gpu else {
+                return Err("the target has no local memory".into());
+            };
             check(
                 !k.applied.iter().any(|o| o.op == OptOps::Tc),
                 "GROUP after TC",
             )?;
             let rng = pick(&k.ranges_of(&[AxisType::Reduce]), opt.axis, "reduce")?;
-            check(!nested_reduce_axis(k, &rng), "GROUP of a nested reduce")?;
+            if let Some(why) = grouped_reduce_blocked(k, &rng) {
+                return Err(why.into());
+            }
+            check(
+                k.ranges_of(&[AxisType::Upcast]).is_empty(),
+                "GROUP with upcast lanes",
+            )?;
             let amt = amount(opt, &rng)?;
-            let grouped: i64 = k
-                .ranges_of(&[AxisType::Upcast, AxisType::Local, AxisType::GroupReduce])
+            let block: i64 = k
+                .ranges_of(&[AxisType::Local, AxisType::GroupReduce])
                 .iter()
                 .filter_map(|r| range_size(r))
                 .product();
             check(
-                amt * grouped * 4 <= target.gpu.map_or(0, |g| g.shared_bytes) as i64,
+                amt.saturating_mul(block) <= gpu.threads_per_block as i64,
+                "GROUP exceeds the threads of a block",
+            )?;
+            let reduces = k
+                .ast
+                .toposort()
+                .iter()
+                .filter(|n| {
+                    n.op() == Op::Reduce && n.src()[1..].iter().any(|r| Arc::ptr_eq(r, &rng))
+                })
+                .count() as i64;
+            check(
+                amt.saturating_mul(block).saturating_mul(8 * reduces) <= gpu.shared_bytes as i64,
                 "GROUP exceeds the shared memory",
             )?;
             k.shift_to(&rng, amt, AxisType::GroupReduce, opt.op == OptOps::GroupTop)?;

@@ -1,6 +1,15 @@
 //! The heuristics for GPU targets (`Target::gpu`), in place of the CPU's
 //! register tiles, vector partials and `THREAD` axis:
 //!
+//! 0. a reduce kernel with few outputs (at most [`GROUP_OUTPUTS`]) would
+//!    leave most of the GPU idle with a thread per output: its first
+//!    reduce axis is split over the threads of a block (`GROUPTOP`: the
+//!    largest of 256 … 16 threads that divides it and leaves each thread
+//!    at least 4 elements, else, with at most [`FEW_OUTPUTS`] outputs,
+//!    the axis's largest divisor up to 256, the whole axis included),
+//!    which reduce through
+//!    shared memory (`crate::lower::group_reduce`); such a kernel is not
+//!    upcast;
 //! 1. a reduce kernel upcasts output axes some buffer does not index by 4
 //!    (the CPU's step 3 without vectors: a matmul thread computes a 4×4
 //!    tile of outputs, each operand load reused four times);
@@ -13,8 +22,7 @@
 //!    lowering maps what stays of those axes to the grid
 //!    (`crate::lower::gpu_dims`).
 //!
-//! `GROUP`/`GROUPTOP` (reductions through shared memory) and `TC` are not
-//! chosen: their lowering does not exist yet.
+//! `TC` is not chosen: its lowering does not exist yet.
 
 use super::actions::try_opt;
 use super::kernel::OptKernel;
@@ -26,10 +34,34 @@ use crate::uop::AxisType;
 /// latency, few enough that small kernels still fill many blocks.
 pub const BLOCK_THREADS: i64 = 256;
 
+/// Kernels with at most this many outputs reduce through shared memory.
+pub const GROUP_OUTPUTS: i64 = 2048;
+
+/// Kernels with at most this many outputs group a short or odd reduce
+/// axis too (a thread per output would leave most of the GPU idle).
+pub const FEW_OUTPUTS: i64 = 256;
+
 /// Applies the GPU heuristics above to `k`.
 pub fn gpu_optimizations(k: &mut OptKernel) {
+    let first = k
+        .ranges_of(&[AxisType::Reduce])
+        .first()
+        .and_then(|r| range_size(r));
+    let grouped = first.is_some_and(|size| {
+        let wide = [256, 128, 64, 32, 16]
+            .into_iter()
+            .filter(|amt| size % amt == 0 && size / amt >= 4);
+        let outputs = super::heuristic::output_size(k);
+        let divisors = (2..=size.min(256))
+            .rev()
+            .filter(|amt| outputs <= FEW_OUTPUTS && size % amt == 0);
+        outputs <= GROUP_OUTPUTS
+            && wide
+                .chain(divisors)
+                .any(|amt| try_opt(k, Opt::new(OptOps::GroupTop, 0, amt)))
+    });
     let reduces = k.ranges_of(&[AxisType::Reduce]);
-    if !reduces.is_empty() {
+    if !reduces.is_empty() && !grouped {
         super::heuristic::upcast_reused_axes(k);
     }
     let upcast: i64 = k
@@ -46,9 +78,13 @@ pub fn gpu_optimizations(k: &mut OptKernel) {
 }
 
 /// Step 3: `LOCAL` on the output axes, innermost first, while the block
-/// has fewer than [`BLOCK_THREADS`] threads.
+/// (its group threads included) has fewer than [`BLOCK_THREADS`] threads.
 fn block_threads(k: &mut OptKernel) {
-    let mut threads = 1;
+    let mut threads: i64 = k
+        .ranges_of(&[AxisType::GroupReduce])
+        .iter()
+        .filter_map(|r| range_size(r))
+        .product();
     let mut axes: Vec<usize> = k
         .ranges_of(&[AxisType::Loop, AxisType::Global])
         .iter()

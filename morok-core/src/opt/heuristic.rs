@@ -44,7 +44,7 @@ use crate::uop::{AxisType, Op, UOp};
 use std::sync::Arc;
 
 /// Number of output elements (product of the constant output ranges).
-fn output_size(k: &OptKernel) -> i64 {
+pub(super) fn output_size(k: &OptKernel) -> i64 {
     // Saturating: a kernel of several stores (the border stores of a
     // padded gradient) lists the ranges of all of them, whose product can
     // exceed i64 (15 ranges of 8 and 64: it wrapped to a small output in

@@ -1,5 +1,6 @@
 //! Buffers, registers, loads and stores of the C renderer: `DEFINE_GLOBAL`
-//! pointers, `DEFINE_REG` accumulators, `INDEX` places (with the run-time
+//! pointers, `DEFINE_REG` accumulators, CUDA's `DEFINE_LOCAL` shared
+//! arrays and `BARRIER`s, `INDEX` places (with the run-time
 //! bounds guards of [`crate::cpu::guard`]), and loads and stores in the
 //! buffers' storage forms (halves as their bits, `bool` as bytes, vectors
 //! through the unaligned or streaming helpers of [`super::prelude`]).
@@ -36,6 +37,37 @@ impl Ctx<'_> {
             ));
         }
         self.names.insert(n.id(), name);
+        Ok(())
+    }
+
+    /// `DEFINE_LOCAL(n)` (CUDA): a `__shared__` array of `n` elements of
+    /// the value type (like registers, shared memory holds values, not
+    /// the storage form).
+    pub(super) fn define_local(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
+        let (Arg::Int(k), Some(size)) = (n.arg(), n.src().first().and_then(|s| s.const_value()))
+        else {
+            return Err(err(n, "DEFINE_LOCAL without a number and a constant size"));
+        };
+        if self.dialect != Dialect::Cuda {
+            return Err(err(n, "shared memory exists only on GPU targets"));
+        }
+        let ty = c_type(n, n.dtype().pointee())?;
+        let name = format!("shared{k}");
+        self.line(&format!(
+            "__shared__ {ty} {name}[{}];",
+            size.as_i64().unwrap_or(0)
+        ));
+        self.names.insert(n.id(), name);
+        Ok(())
+    }
+
+    /// `BARRIER` (CUDA): every thread of the block waits until all reach
+    /// it, and their shared-memory stores before it are visible.
+    pub(super) fn barrier(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
+        if self.dialect != Dialect::Cuda {
+            return Err(err(n, "barriers exist only on GPU targets"));
+        }
+        self.line("__syncthreads();");
         Ok(())
     }
 

@@ -248,6 +248,8 @@ impl Ctx<'_> {
         match n.op() {
             Op::DefineGlobal => self.define_global(n),
             Op::DefineReg => self.define_reg(n),
+            Op::DefineLocal => self.define_local(n),
+            Op::Barrier => self.barrier(n),
             Op::DefineVar => self.define_var(n),
             Op::Const => Ok(()),
             Op::Range => self.open_loop(n),
