@@ -199,6 +199,13 @@ impl Run {
     /// its variables' values. The first error (in group order) is
     /// returned.
     pub(crate) fn launch(&self, buffers: &[&dyn DeviceBuffer], report: u8) -> Result<(), String> {
+        morok_core::profile::timed(morok_core::profile::Stage::Run, || {
+            self.launch_untimed(buffers, report)
+        })
+    }
+
+    /// [`Run::launch`] without the stage timer.
+    fn launch_untimed(&self, buffers: &[&dyn DeviceBuffer], report: u8) -> Result<(), String> {
         if let Some(prepared) = &self.prepared {
             if report == 0 {
                 prepared.run(buffers, None).map_err(|e| e.to_string())?;

@@ -219,6 +219,9 @@ pub mod stats {
 }
 
 pub use kernel_cache::{kernel_cache_limit, set_kernel_cache_limit, DEFAULT_KERNEL_CACHE_LIMIT};
+/// Stage timings of the compile path (`morok::profile::set_enabled`, then
+/// `snapshot`): where a first call's time goes.
+pub use morok_core::profile;
 pub use morok_core::{BeamConfig, OptMode};
 
 /// Chooses how kernels compiled from now on in this process are

@@ -24,7 +24,9 @@ pub fn compile_program(
     let target = device.target();
     match options.mode {
         OptMode::Beam(config) => {
-            let opts = crate::beam::beam_opts(ast, &config, device);
+            let opts = morok_core::profile::timed(morok_core::profile::Stage::Optimize, || {
+                crate::beam::beam_opts(ast, &config, device)
+            });
             compile_with_opts(ast, &opts, device.renderer(), &target, options)
         }
         OptMode::None | OptMode::Heuristics | OptMode::Random(_) => {

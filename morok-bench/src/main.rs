@@ -18,6 +18,7 @@
 
 mod block;
 mod codegens;
+mod first_call_profile;
 mod limits;
 mod onnx_models;
 mod peers;
@@ -51,6 +52,10 @@ WORKLOADS   comma- or space-separated id prefixes (W1, W2, W2b, W4a, ...); all w
 --note TEXT a line added to the report (e.g. \"busy machine\")
 --codegens  compare the C and LLVM CPU codegens (first call and warm time; W1 and W4a
             unless workloads are named) into codegens.md; needs the `llvm` feature
+--first-call-profile
+            the first call of each workload (W1 unless workloads are named) broken down by
+            stage (schedule, optimize, lower, render, compile, load, run), with the C device
+            and, built with `llvm`, the LLVM device, into first-call-profile.md
 --rounds N  rounds of fresh processes for the memory-bound workloads when peers run, and
             alternating rounds of --codegens (default 3; the tables give medians)
 --peers-dir DIR   the shared bench folder (default ../shared/bench beside the repository;
@@ -73,6 +78,8 @@ struct Options {
     codegens: bool,
     /// Rounds of `--codegens`.
     rounds: usize,
+    /// `--first-call-profile`: the per-stage first-call table instead.
+    first_call_profile: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -93,6 +100,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         },
         codegens: false,
         rounds: 3,
+        first_call_profile: false,
     };
     let mut python = env_path("MOROK_BENCH_PYTHON");
     let mut it = args.iter();
@@ -120,6 +128,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("--rounds needs a positive number, got `{v}`"))?;
             }
             "--codegens" => o.codegens = true,
+            "--first-call-profile" => o.first_call_profile = true,
             "--quick" => o.quick = true,
             "--no-peers" => o.peers = false,
             "--no-limits" => o.limits = false,
@@ -165,6 +174,8 @@ fn main() -> ExitCode {
     };
     let filters = if opts.codegens && opts.filters.is_empty() {
         codegens::default_workloads()
+    } else if opts.first_call_profile && opts.filters.is_empty() {
+        vec!["W1".to_string()]
     } else {
         opts.filters.clone()
     };
@@ -175,7 +186,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = if opts.codegens {
+    let result = if opts.first_call_profile {
+        first_call_profile::run(&opts, &selected)
+    } else if opts.codegens {
         if cfg!(feature = "llvm") {
             codegens::run(&opts, &selected, opts.rounds)
         } else {
@@ -568,17 +581,40 @@ fn median(v: &mut [f64]) -> f64 {
 /// Runs this binary again with the hidden child flag and a new, empty
 /// kernel cache directory; returns the child's first-call time.
 fn first_call(w: &Workload, quick: bool) -> Result<f64, String> {
+    first_call_child_output(w, quick, &[], None).and_then(|out| first_call_ms(&out))
+}
+
+/// The `FIRST_CALL_MS` figure of a first-call child's output.
+pub(crate) fn first_call_ms(stdout: &str) -> Result<f64, String> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("FIRST_CALL_MS ")?.trim().parse().ok())
+        .ok_or_else(|| format!("no FIRST_CALL_MS line in {stdout:?}"))
+}
+
+/// Runs the first-call child for `w` (with `extra` arguments, and
+/// `MOROK_DEVICE=device` when given) in a new, empty kernel cache
+/// directory; returns its standard output.
+pub(crate) fn first_call_child_output(
+    w: &Workload,
+    quick: bool,
+    extra: &[&str],
+    device: Option<&str>,
+) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
     let cache = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.arg(CHILD_FLAG)
         .arg(w.id)
+        .args(extra)
         .env("MOROK_CACHE_DIR", cache.path());
+    if let Some(d) = device {
+        cmd.env("MOROK_DEVICE", d);
+    }
     if quick {
         cmd.arg("--quick");
     }
     let out = cmd.output().map_err(|e| format!("spawning: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         return Err(format!(
             "child exited with {}: {}",
@@ -586,10 +622,7 @@ fn first_call(w: &Workload, quick: bool) -> Result<f64, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("FIRST_CALL_MS ")?.trim().parse().ok())
-        .ok_or_else(|| format!("no FIRST_CALL_MS line in {stdout:?}"))
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The child: uploads the inputs, then times one graph build + realize
@@ -607,6 +640,8 @@ fn first_call_child(args: &[String]) -> ExitCode {
     // (its session's `Model::load`), as ONNX Runtime's includes creating
     // its session.
     let loads_model = matches!(w.kind, workloads::Kind::Onnx(..));
+    let profile = args.iter().any(|a| a == first_call_profile::PROFILE_FLAG);
+    morok::profile::set_enabled(profile);
     let t0 = Instant::now();
     let result = upload(w, quick).and_then(|(_, mut t)| {
         let t1 = Instant::now();
@@ -617,6 +652,9 @@ fn first_call_child(args: &[String]) -> ExitCode {
     match result {
         Ok(ms) => {
             println!("FIRST_CALL_MS {ms}");
+            if profile {
+                first_call_profile::print_stages();
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -635,7 +673,7 @@ fn load_average() -> String {
 }
 
 /// The current UTC time as `YYYY-MM-DD HH:MM UTC`.
-fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -36,6 +36,7 @@ pub mod dtype;
 pub mod gradient;
 #[cfg(any(test, feature = "testing"))]
 pub mod interp;
+pub mod profile;
 pub mod program;
 pub mod reference;
 pub mod render;

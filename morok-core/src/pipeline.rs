@@ -17,6 +17,7 @@
 use crate::kernel::loop_nest_iterations;
 use crate::lower::{lower, LowerError, LowerOptions, LoweredKernel};
 use crate::opt::{apply_opts, optimize, random_opts, Opt, OptError, OptMode};
+use crate::profile::{timed, Stage};
 use crate::program::{kernel_name, parallel_var, variables, Launch, Program};
 use crate::render::{RenderError, Renderer};
 use crate::target::Target;
@@ -57,11 +58,11 @@ pub fn compile_program(
     target: &Target,
     opts: &CompileOptions,
 ) -> Result<Program, PipelineError> {
-    let chosen = match opts.mode {
+    let chosen = timed(Stage::Optimize, || match opts.mode {
         OptMode::None => Vec::new(),
         OptMode::Heuristics | OptMode::Beam(_) => optimize(ast, target),
         OptMode::Random(seed) => random_opts(ast, target, seed),
-    };
+    });
     compile_with_opts(ast, &chosen, renderer, target, opts)
 }
 
@@ -75,7 +76,7 @@ pub fn compile_with_opts(
     target: &Target,
     options: &CompileOptions,
 ) -> Result<Program, PipelineError> {
-    let optimized = apply_opts(ast, opts, target)?;
+    let optimized = timed(Stage::Optimize, || apply_opts(ast, opts, target))?;
     lower_optimized(ast, &optimized, renderer, options)
 }
 
@@ -93,7 +94,7 @@ pub fn lower_optimized(
     let mut lower_opts = LowerOptions::new(renderer.caps()).with_name(name);
     lower_opts.noopt = opts.mode == OptMode::None;
     lower_opts.fma = !Arc::ptr_eq(optimized, original);
-    let lowered = lower(optimized, &lower_opts)?;
+    let lowered = timed(Stage::Lower, || lower(optimized, &lower_opts))?;
     Ok(render_program(optimized, lowered, renderer)?)
 }
 
@@ -105,7 +106,7 @@ pub fn render_program(
     lowered: LoweredKernel,
     renderer: &dyn Renderer,
 ) -> Result<Program, RenderError> {
-    let rendered = renderer.render(&lowered)?;
+    let rendered = timed(Stage::Render, || renderer.render(&lowered))?;
     let vars = variables(&lowered);
     let launch = Launch {
         parallel: lowered.parallel.as_ref().map(|p| p.size),

@@ -160,21 +160,23 @@ impl Device for CudaDevice {
             block_dim: dims(block, "block")?,
             shared_mem_bytes: 0,
         };
-        let cubin = compile_cached(
-            &program.source,
-            &program.name,
-            &self.arch,
-            Output::Cubin,
-            &self.cache_dir.join("cuda"),
-        )?;
-        let module = self
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
-            .map_err(|e| DeviceError::Load {
-                kernel: program.name.clone(),
-                path: "cubin".to_string(),
-                reason: e.to_string(),
-            })?;
+        let cubin = morok_core::profile::timed(morok_core::profile::Stage::Compile, || {
+            compile_cached(
+                &program.source,
+                &program.name,
+                &self.arch,
+                Output::Cubin,
+                &self.cache_dir.join("cuda"),
+            )
+        })?;
+        let module = morok_core::profile::timed(morok_core::profile::Stage::Load, || {
+            self.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+        })
+        .map_err(|e| DeviceError::Load {
+            kernel: program.name.clone(),
+            path: "cubin".to_string(),
+            reason: e.to_string(),
+        })?;
         let func = module
             .load_function(&program.entry)
             .map_err(|e| DeviceError::Load {

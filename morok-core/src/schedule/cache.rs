@@ -114,6 +114,12 @@ fn key(roots: &[Arc<UOp>]) -> (Vec<KeyNode>, Vec<u64>) {
 
 /// [`schedule()`] with a cache keyed by graph structure (see the module docs).
 pub fn schedule_cached(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
+    crate::profile::timed(crate::profile::Stage::Schedule, || {
+        schedule_cached_untimed(roots)
+    })
+}
+
+fn schedule_cached_untimed(roots: &[Arc<UOp>]) -> Result<Schedule, ScheduleError> {
     let (key, inputs) = key(roots);
     if let Some(entry) = cache().lock().map_err(poisoned)?.get(&key) {
         tracing::debug!(target: "morok::schedule", kernels = entry.schedule.items.len(), "schedule cache hit");

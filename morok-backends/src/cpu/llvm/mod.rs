@@ -46,6 +46,7 @@ use super::codegen::{Codegen, KernelFn, LoadedKernel};
 use crate::disk_cache::{read_checked, store};
 use inkwell::context::Context;
 use morok_core::device::{DeviceError, DeviceResult};
+use morok_core::profile::{timed, Stage};
 use morok_core::program::Program;
 use morok_core::render::{Caps, OpSet, RenderError, RenderedKernel, Renderer};
 use morok_core::uop::Op;
@@ -319,14 +320,17 @@ impl Codegen for LlvmCodegen {
             None => {
                 let key = key.unwrap_or_else(|| object_key(&program.source, spec));
                 let symbol = object_symbol(&program.entry, &key);
-                let object = self.object(program, spec, &key, &symbol, false)?;
+                let object = timed(Stage::Compile, || {
+                    self.object(program, spec, &key, &symbol, false)
+                })?;
                 // Adding and recording under the map's lock: two threads
                 // building the same kernel add it once.
                 let mut map = lock();
                 match map.get(&program.source).and_then(Weak::upgrade) {
                     Some(l) => l,
                     None => {
-                        let linked = jit.add_and_lookup(&object, &symbol).or_else(|_| {
+                        let added = timed(Stage::Load, || jit.add_and_lookup(&object, &symbol));
+                        let linked = added.or_else(|_| {
                             // A cached object that does not link is rebuilt.
                             let object = self.object(program, spec, &key, &symbol, true)?;
                             jit.add_and_lookup(&object, &symbol).map_err(|reason| {
