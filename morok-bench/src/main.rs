@@ -451,6 +451,7 @@ fn bench_morok(w: &Workload, opts: &Options) -> Row {
         runs: 0,
         rounds: Vec::new(),
         first_ms: None,
+        llvm_first_ms: None,
         error: None,
     };
     let result = (|| -> Result<(), String> {
@@ -474,7 +475,21 @@ fn bench_morok(w: &Workload, opts: &Options) -> Row {
         Ok(ms) => row.first_ms = Some(ms),
         Err(e) => row.error = Some(format!("first call: {e}")),
     }
+    if cfg!(feature = "llvm") && default_device_is_c() {
+        match first_call_child_output(w, opts.quick, &[], Some("LLVM"))
+            .and_then(|out| first_call_ms(&out))
+        {
+            Ok(ms) => row.llvm_first_ms = Some(ms),
+            Err(e) => row.error = Some(format!("LLVM first call: {e}")),
+        }
+    }
     row
+}
+
+/// Whether the default device is the C one (`MOROK_DEVICE` unset or
+/// `CPU`): then the LLVM first call is a second column.
+fn default_device_is_c() -> bool {
+    std::env::var("MOROK_DEVICE").map_or(true, |d| d.trim().eq_ignore_ascii_case("CPU"))
 }
 
 /// Untimed calls after the checked first call, as the peers' scripts

@@ -109,6 +109,9 @@ pub struct Row {
     pub rounds: Vec<f64>,
     /// First call in a fresh process with an empty kernel cache.
     pub first_ms: Option<f64>,
+    /// The same on the LLVM device (a build with the `llvm` feature whose
+    /// default device is the C one); `None` otherwise.
+    pub llvm_first_ms: Option<f64>,
     /// Why the workload or its check failed.
     pub error: Option<String>,
 }
@@ -213,9 +216,12 @@ impl Report<'_> {
              The last column divides Morok's first call by JAX's (its trace and compile \
              plus one run), or where JAX has none by the fastest first call a peer variant \
              timed (W10: ONNX Runtime's session creation plus one run); \
-             `bench-verdict.svg` charts both ratios.\n\n",
+             `bench-verdict.svg` charts both ratios. Where the LLVM device was built in, \
+             its first call (same process setup, `MOROK_DEVICE=LLVM`) and its ratio to \
+             JAX's are the last two columns.\n\n",
         );
         let peers = self.peer_columns();
+        let llvm = self.rows.iter().any(|r| r.llvm_first_ms.is_some());
         let mut head = String::from("| workload | Morok ms | rate | % of limit | first call ms |");
         let mut rule = String::from("|---|---:|---:|---:|---:|");
         for p in &peers {
@@ -224,6 +230,10 @@ impl Report<'_> {
         }
         head.push_str(" Morok ÷ fastest peer | first call ÷ JAX's |");
         rule.push_str("---:|---:|");
+        if llvm {
+            head.push_str(" LLVM first call ms | LLVM first call ÷ JAX's |");
+            rule.push_str("---:|---:|");
+        }
         let _ = writeln!(s, "{head}\n{rule}");
         for row in self.rows {
             let id = row.workload.id;
@@ -260,12 +270,17 @@ impl Report<'_> {
                 }
                 _ => s.push_str(" – |"),
             }
-            match (row.first_ms, self.reference_first_ms(id)) {
-                (Some(m), Some(f)) => {
-                    let _ = writeln!(s, " {} |", fmt_ratio(m / f));
-                }
-                _ => s.push_str(" – |\n"),
+            let reference = self.reference_first_ms(id);
+            let ratio = |first: Option<f64>| match (first, reference) {
+                (Some(m), Some(f)) => fmt_ratio(m / f),
+                _ => "–".into(),
+            };
+            let _ = write!(s, " {} |", ratio(row.first_ms));
+            if llvm {
+                let ms = row.llvm_first_ms.map(fmt_ms).unwrap_or_else(|| "–".into());
+                let _ = write!(s, " {ms} | {} |", ratio(row.llvm_first_ms));
             }
+            s.push('\n');
         }
         self.rounds_table(&mut s);
         let errors: Vec<String> = self
@@ -471,6 +486,7 @@ mod tests {
             runs: 3,
             rounds: vec![],
             first_ms: Some(100.0),
+            llvm_first_ms: Some(40.0),
             error: None,
         }];
         let peers = PeerRun {
@@ -516,8 +532,12 @@ mod tests {
         let line = md.lines().find(|l| l.starts_with("| W4a")).unwrap();
         assert!(line.contains("| 20.0 | 107.4 GFLOP/s |"), "{line}");
         assert!(
-            line.contains("| 10.0 (2.00×) | 40.0 (0.50×) | 2.00× | 2.00× |"),
+            line.contains("| 10.0 (2.00×) | 40.0 (0.50×) | 2.00× | 2.00× | 40.0 | 0.80× |"),
             "{line}"
+        );
+        assert!(
+            md.contains("| LLVM first call ms | LLVM first call ÷ JAX's |"),
+            "{md}"
         );
         // JAX's first call (50 ms) in the variants' table
         assert!(md.contains("| jax | jit | W4a | 40.0 | 50.0 |"), "{md}");
