@@ -420,7 +420,7 @@ fn core_does_no_io() {
 
 /// The modules `lib.rs` makes public: the interfaces (IR, types, shapes,
 /// the rewrite engine, what backends implement and receive, the test
-/// oracles). Stages stay private and are reached through `lib.rs`'s
+/// oracles, the stage timers tools read). Stages stay private and are reached through `lib.rs`'s
 /// re-exports, so a new `pub mod` here is a decision to review.
 const PUBLIC_MODULES: &[&str] = &[
     "caps",
@@ -428,6 +428,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "dtype",
     "gradient",
     "interp",
+    "profile",
     "program",
     "reference",
     "render",
