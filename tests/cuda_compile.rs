@@ -343,6 +343,18 @@ fn a_broken_kernel_fails_with_nvrtcs_log() {
     }
 }
 
+/// The kernel of the cache tests.
+const TWICE: &str = "extern \"C\" __global__ void twice(float *out) { out[0] *= 2.0f; }\n";
+
+/// The file in the cache directory `dir` whose name ends with `ext`.
+fn cache_entry(dir: &std::path::Path, ext: &str) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(ext))
+        .unwrap_or_else(|| panic!("no *{ext} in the cache"))
+}
+
 /// PTX is cached on disk: a second compile of the same source reads the
 /// entry (a planted entry with a matching checksum is what comes back),
 /// and an entry whose checksum does not match is compiled again.
@@ -352,17 +364,13 @@ fn ptx_is_cached_on_disk_and_a_corrupt_entry_is_rebuilt() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let source = "extern \"C\" __global__ void twice(float *out) { out[0] *= 2.0f; }\n";
+    let source = TWICE;
     let first = nvrtc::compile_ptx_cached(source, "twice", "sm_80", dir.path()).unwrap();
     assert!(first.contains(".entry twice"), "{first}");
-    let entry = |ext: &str| {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().ends_with(ext))
-            .unwrap_or_else(|| panic!("no *{ext} in the cache"))
-    };
-    let (ptx_path, sum_path) = (entry(".ptx"), entry(".ptx.blake3"));
+    let (ptx_path, sum_path) = (
+        cache_entry(dir.path(), ".ptx"),
+        cache_entry(dir.path(), ".ptx.blake3"),
+    );
     // A planted entry with its checksum is read back as it is.
     let planted = format!("{first}// planted\n");
     std::fs::write(&ptx_path, &planted).unwrap();
@@ -390,17 +398,12 @@ fn cubins_are_compiled_by_nvrtc_and_cached_on_disk() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let source = "extern \"C\" __global__ void twice(float *out) { out[0] *= 2.0f; }\n";
     let cubin = |arch: &str| {
-        nvrtc::compile_cached(source, "twice", arch, nvrtc::Output::Cubin, dir.path()).unwrap()
+        nvrtc::compile_cached(TWICE, "twice", arch, nvrtc::Output::Cubin, dir.path()).unwrap()
     };
     let first = cubin("sm_80");
     assert_eq!(&first[..4], b"\x7fELF", "a cubin is an ELF image");
-    let file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "cubin"))
-        .expect("a .cubin in the cache");
+    let file = cache_entry(dir.path(), ".cubin");
     assert_eq!(std::fs::read(&file).unwrap(), first);
     assert_ne!(cubin("sm_90"), first);
     std::fs::write(&file, b"garbage").unwrap();
