@@ -46,7 +46,7 @@ fn programs(t: &Tensor) -> Result<Vec<Program>, String> {
     let t = t.clone();
     let root = t.uop();
     let sched = schedule(&[root]).map_err(|e| e.to_string())?;
-    let target = cuda::cuda_target(0);
+    let target = cuda::cuda_target(0, 80);
     sched
         .items
         .iter()
@@ -173,13 +173,19 @@ fn cases() -> morok::Result<Vec<(String, Tensor)>> {
         input(&[16, 128], DType::F32).layernorm(&[-1], None, None, 1e-5),
     );
     for (m, k, n) in [(64, 64, 64), (33, 17, 9), (256, 512, 128), (1, 1000, 1)] {
-        for dt in [DType::F32, DType::F16] {
+        for dt in [DType::F32, DType::F16, DType::BF16] {
             add(
                 &format!("matmul {m}x{k}x{n} {dt:?}"),
                 input(&[m, k], dt).matmul(&input(&[k, n], dt)),
             );
         }
     }
+    add(
+        "matmul f16 to f32",
+        input(&[64, 32], DType::F16)
+            .matmul(&input(&[32, 48], DType::F16))
+            .and_then(|t| t.cast(DType::F32)),
+    );
     add(
         "batched matmul",
         input(&[4, 32, 16], DType::F32).matmul(&input(&[4, 16, 24], DType::F32)),
@@ -272,6 +278,10 @@ fn snapshot_cases() -> morok::Result<Vec<(&'static str, Tensor)>> {
         ("row_sum", a.sum(Some(&[1]), false)?),
         ("matmul", a.matmul(&b)?),
         ("half_add", a.cast(DType::F16)?.add(&a.cast(DType::F16)?)?),
+        (
+            "matmul_tensor_cores",
+            a.cast(DType::F16)?.matmul(&b.cast(DType::F16)?)?,
+        ),
     ])
 }
 

@@ -333,6 +333,22 @@ impl Suite {
             let b = self.input(DType::F32, sb, Layout::Permuted, Domain::Any);
             self.add(format!("matmul {sa:?} @ {sb:?} {layout:?}"), a.matmul(&b));
         }
+        // Half matmuls of the shapes tensor cores take (`GPUSIM` runs them
+        // as `WMMA`s): positive inputs, so the f32 sums of exact products
+        // stay within the half tolerance of the reference's rounded ones.
+        let halves: [(DType, &[usize], &[usize], Layout); 3] = [
+            (DType::F16, &[32, 32], &[32, 16], Layout::Contiguous),
+            (DType::BF16, &[2, 16, 48], &[48, 24], Layout::Permuted),
+            (DType::F16, &[16, 16], &[16, 32], Layout::Flipped),
+        ];
+        for (dtype, sa, sb, layout) in halves {
+            let a = self.input(dtype, sa, Layout::Contiguous, Domain::Positive);
+            let b = self.input(dtype, sb, layout, Domain::Positive);
+            self.add(
+                format!("matmul {dtype} {sa:?} @ {sb:?} {layout:?}"),
+                a.matmul(&b),
+            );
+        }
         let ai = self.input(DType::I32, &[3, 4], Layout::Contiguous, Domain::Any);
         let bi = self.input(DType::I8, &[4, 2], Layout::Flipped, Domain::Any);
         self.add("matmul i32 @ i8".into(), ai.matmul(&bi));

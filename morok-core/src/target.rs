@@ -58,6 +58,26 @@ pub struct TensorCoreShape {
     pub accumulator: ScalarType,
 }
 
+/// The tensor-core shapes the optimizer's `TC` lowers (the warp
+/// instruction `mma.m16n8k16` of NVIDIA GPUs from `sm_80`): `f16` or
+/// `bf16` operands, `f32` sums.
+pub const MMA_M16N8K16: &[TensorCoreShape] = &[
+    TensorCoreShape {
+        m: 16,
+        n: 8,
+        k: 16,
+        input: ScalarType::F16,
+        accumulator: ScalarType::F32,
+    },
+    TensorCoreShape {
+        m: 16,
+        n: 8,
+        k: 16,
+        input: ScalarType::BF16,
+        accumulator: ScalarType::F32,
+    },
+];
+
 impl Target {
     /// A CPU with `vector_bytes`-byte vector registers (0: none), an L2
     /// cache of `l2_bytes` (0: unknown) and `threads` cores. Upcasts may

@@ -20,7 +20,7 @@ use morok::core::dtype::DType;
 use morok::core::interp::{run_kernel_exact, run_launch_exact};
 use morok::core::program::{Program, VarSlot};
 use morok::core::render::{RenderError, RenderedKernel, Renderer};
-use morok::core::target::{GpuTarget, Target};
+use morok::core::target::{GpuTarget, Target, MMA_M16N8K16};
 use morok::core::{bits_of, value_of_bits};
 use morok::core::{map_gpu_dims, GpuLaunch, LoweredKernel};
 use morok::core::{ConstValue, ScalarType, UOp};
@@ -234,7 +234,8 @@ impl Backend for InterpDevice {
 
     /// A one-threaded CPU with the listing's vectors (none) and an L2 of
     /// unknown size.
-    /// On `GPUSIM` a GPU of [`GPU_SIM_THREADS`] threads per block.
+    /// On `GPUSIM` a GPU of [`GPU_SIM_THREADS`] threads per block with
+    /// the tensor cores of [`MMA_M16N8K16`].
     fn target(&self) -> Target {
         let cpu = Target::cpu(self.renderer.caps().vector_bytes, 0, 1);
         match self.renderer.launch {
@@ -243,7 +244,7 @@ impl Backend for InterpDevice {
                     threads_per_block: GPU_SIM_THREADS,
                     shared_bytes: 48 * 1024,
                     warp_size: 32,
-                    tensor_cores: &[],
+                    tensor_cores: MMA_M16N8K16,
                 }),
                 ..cpu
             },

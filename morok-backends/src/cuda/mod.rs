@@ -18,7 +18,7 @@ pub mod target;
 
 pub use render::CudaRenderer;
 pub use runtime::CudaDevice;
-pub use target::cuda_target;
+pub use target::{compute_capability, cuda_target};
 
 /// Opens the CUDA device `ordinal` for the device registry (`CUDA`): an
 /// error naming what is missing where the driver or NVRTC is not found,

@@ -5,7 +5,9 @@
 //! CUDA dialect: the same expression for every op, so the same
 //! semantics: IEEE floats without contraction, wrapping integers,
 //! saturating float-to-int casts, halves as `uint16_t` bits computed in
-//! `float` and rounded after every op); this file adds the frame:
+//! `float` and rounded after every op; vectors as structs of lanes,
+//! computed lane by lane; tensor cores as inline PTX); this file adds the
+//! frame:
 //!
 //! ```c
 //! extern "C" __global__ void __launch_bounds__(THREADS)
@@ -35,6 +37,10 @@ pub const CUDA_LAUNCH_LIMITS: LaunchLimits = LaunchLimits {
     block: [1024, 1024, 64],
 };
 
+/// The widest vector a CUDA kernel uses: 16 bytes, the widest load or
+/// store one thread issues (`ld.global.v4.f32`).
+pub const VECTOR_BYTES: u16 = 16;
+
 /// What a CUDA source starts with: NVRTC has no C library headers, so the
 /// fixed-width integer types and the float specials the C renderer names
 /// are defined here (`memcpy` and the math functions are built in).
@@ -59,10 +65,13 @@ impl Renderer for CudaRenderer {
     }
 
     /// CUDA's math library has every transcendental and `fma`/`fmaf`
-    /// (one instruction); no vector types yet (each lane a scalar);
+    /// (one instruction); vectors of up to 16 bytes (`float4`-sized:
+    /// structs of lanes, loaded and stored whole, computed lane by lane);
     /// kernels launch as grids of blocks within [`CUDA_LAUNCH_LIMITS`].
     fn caps(&self) -> Caps {
-        let mut caps = Caps::all_native().with_launch(CUDA_LAUNCH_LIMITS);
+        let mut caps = Caps::all_native()
+            .with_launch(CUDA_LAUNCH_LIMITS)
+            .with_vector_bytes(VECTOR_BYTES);
         caps.native = caps.native.with(Op::MulAcc);
         caps
     }
@@ -90,6 +99,7 @@ impl Renderer for CudaRenderer {
         let threads: usize = launch.block.iter().product();
         let mut src = String::from(CUDA_PRELUDE);
         src.push_str(crate::cpu::c::prelude::scalar_helpers());
+        src.push_str(&crate::cpu::c::prelude::cuda_vector_prelude(kernel));
         let _ = writeln!(
             src,
             "\nextern \"C\" __global__ void __launch_bounds__({threads}) {}({}) {{",

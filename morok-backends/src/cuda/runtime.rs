@@ -18,7 +18,7 @@
 use super::buffer::{driver, unified_from_env, BufferCache, CudaBuffer, Memory};
 use super::nvrtc::{compile_cached, nvrtc_version, Output};
 use super::render::CudaRenderer;
-use super::target::cuda_target;
+use super::target::{compute_capability, cuda_target};
 use crate::launch_check::LaunchChecks;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use morok_core::device::{CompiledKernel, Device, DeviceBuffer, DeviceError, DeviceResult};
@@ -126,7 +126,7 @@ impl Device for CudaDevice {
     }
 
     fn target(&self) -> Target {
-        cuda_target(self.l2_bytes)
+        cuda_target(self.l2_bytes, compute_capability(&self.arch))
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {

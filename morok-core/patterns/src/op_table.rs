@@ -196,7 +196,10 @@ op_table! {
     Unroll = Vector,
     /// Collapses unrolled values to a vector. Arg: `Pairs` (axis, size).
     Contract = Vector,
-    /// Tensor-core matrix multiply-accumulate. Arg: `Str` (descriptor).
+    /// One element of a warp's tensor-core product `A·B`: operands are the
+    /// thread's fragment of `A` and of `B` (as the instruction lays them
+    /// out) and the element of its `D` fragment it yields. Arg: `Str`
+    /// (the instruction's shape, `m16n8k16`).
     Wmma = Vector,
     // ---- definitions ----
     /// A constant. Arg: `Const`.

@@ -19,7 +19,7 @@ pub mod reduce_order;
 pub mod vectors;
 pub mod work;
 
-pub use access::{indexes_global, indexes_shared};
+pub use access::{indexes_global, indexes_shared, reads_what_others_write};
 pub use ranges::{
     axis_id, next_axis_id, outer_ranges_of_reduce, range_size, replace_range, uses_range,
 };

@@ -5,7 +5,10 @@
 //! (`gidx0..2` = `blockIdx.x/y/z`), `LOCAL` ranges (from the optimizer's
 //! `LOCAL`) the thread index within a block (`lidx0..2` = `threadIdx`),
 //! below them the group ranges of reduces through shared memory
-//! (`GROUP`, [`super::group_reduce`]).
+//! (`GROUP`, [`super::group_reduce`]), and below those the `WARP` ranges
+//! of a tensor-core kernel (`crate::opt` `TC`: its 4 threads of a group
+//! in `x`, its 8 groups in `y`, so a thread's lane in its warp is
+//! `4·gid + tig`, as the `WMMA` fragments assume).
 //! Reduce, upcast and unroll ranges stay what they are: loops (or lanes)
 //! inside each thread.
 //!
@@ -27,10 +30,9 @@
 use super::lowered::{GpuLaunch, LowerError};
 use crate::caps::LaunchLimits;
 use crate::dtype::DType;
-use crate::kernel::replace_range;
+use crate::kernel::{reads_what_others_write, replace_range};
 use crate::rewrite::{graph_rewrite, PatternMatcher};
 use crate::uop::{Arg, AxisType, Op, UOp};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// How the ranges of one kind map onto three hardware dimensions.
@@ -166,26 +168,6 @@ fn parallel_ranges(ast: &Arc<UOp>, kinds: &[AxisType]) -> Vec<Arc<UOp>> {
         .collect()
 }
 
-/// True when some buffer is loaded at another index than the one it is
-/// stored at.
-fn reads_what_others_write(ast: &Arc<UOp>) -> bool {
-    let nodes = ast.toposort();
-    let slot = |index: &Arc<UOp>| match index.s(0).arg() {
-        Arg::Int(s) if index.s(0).op() == Op::DefineGlobal => Some(*s),
-        _ => None,
-    };
-    let stored: Vec<(i64, u64)> = nodes
-        .iter()
-        .filter(|n| n.op() == Op::Store)
-        .filter_map(|n| Some((slot(n.s(0))?, n.s(0).s(1).id())))
-        .collect();
-    let written: HashSet<i64> = stored.iter().map(|(s, _)| *s).collect();
-    nodes.iter().filter(|n| n.op() == Op::Load).any(|n| {
-        slot(n.s(0))
-            .is_some_and(|s| written.contains(&s) && !stored.contains(&(s, n.s(0).s(1).id())))
-    })
-}
-
 /// Replaces the parallel ranges of `ast` by hardware indices within
 /// `limits` (see the module docs) and returns the kernel with its launch.
 /// A kernel without parallel ranges runs as one thread.
@@ -197,21 +179,46 @@ pub fn map_gpu_dims(
         grid: [1; 3],
         block: [1; 3],
     };
+    let nodes = ast.toposort();
+    let warp_ranges = nodes
+        .iter()
+        .filter(|n| n.op() == Op::Range && n.axis_type() == Some(AxisType::Warp))
+        .count();
     if reads_what_others_write(ast) {
+        if warp_ranges > 0 {
+            return Err(LowerError::malformed(
+                "a tensor-core kernel whose threads read what others write",
+                ast,
+            ));
+        }
         return Ok((ast.clone(), launch));
     }
     let mut grid = parallel_ranges(ast, &[AxisType::Loop, AxisType::Global, AxisType::Thread]);
     let mut locals = parallel_ranges(ast, &[AxisType::Local]);
+    let mut warps = parallel_ranges(ast, &[AxisType::Warp]);
+    if warps.len() != warp_ranges {
+        return Err(LowerError::malformed(
+            "a WARP range that not every store runs over",
+            ast,
+        ));
+    }
     grid.reverse();
     locals.reverse();
-    let mapped: Vec<Arc<UOp>> = grid.iter().chain(&locals).cloned().collect();
+    // The lane of a tensor core's thread is 4·gid + tig: the 4 threads of
+    // a group innermost (x), the 8 groups next (y).
+    warps.sort_by_key(|r| r.range_size());
+    let mapped: Vec<Arc<UOp>> = grid.iter().chain(&warps).chain(&locals).cloned().collect();
     let shared = super::group_reduce::share_group_reduces(ast, &locals, &mapped)?;
     let mut g = shared.ast;
     if let Some(mut first) = shared.first {
         g = graph_rewrite(&gate_stores(), &g, &mut first)?;
     }
     let mut gates = Vec::new();
-    let block: Vec<Arc<UOp>> = shared.groups.into_iter().chain(locals).collect();
+    let block: Vec<Arc<UOp>> = warps
+        .into_iter()
+        .chain(shared.groups)
+        .chain(locals)
+        .collect();
     let kinds = [(grid, limits.grid, "gidx"), (block, limits.block, "lidx")];
     for (k, (ranges, lims, prefix)) in kinds.into_iter().enumerate() {
         if ranges.is_empty() {

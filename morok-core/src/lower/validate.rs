@@ -148,6 +148,18 @@ fn check_node(n: &Arc<UOp>, slots: &mut HashMap<i64, DType>) -> Result<(), Lower
                 return bad("BITCAST between types of different sizes");
             }
         }
+        Op::Wmma => {
+            let halves = [DType::F16, DType::BF16];
+            let ok = matches!(n.arg(), Arg::Str(s) if s == "m16n8k16")
+                && src.len() == 13
+                && halves.contains(&src[0].dtype())
+                && src[..12].iter().all(|s| s.dtype() == src[0].dtype())
+                && src[12].dtype() == DType::INDEX
+                && n.dtype() == DType::F32;
+            if !ok {
+                return bad("WMMA m16n8k16 takes 8 + 4 halves of one type and an index, gives f32");
+            }
+        }
         op => match op.group() {
             OpGroup::Unary | OpGroup::Binary | OpGroup::Ternary => check_alu(n)?,
             _ => return bad("op not allowed in a kernel AST"),

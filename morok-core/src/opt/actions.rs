@@ -48,19 +48,7 @@ fn grouped_reduce_blocked(k: &OptKernel, rng: &Arc<UOp>) -> Option<&'static str>
 pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
     let target = k.target;
     match opt.op {
-        OptOps::Tc => {
-            check(
-                target.gpu.is_some_and(|g| !g.tensor_cores.is_empty()),
-                "the target has no tensor cores",
-            )?;
-            check(k.applied.is_empty(), "TC must be the first opt")?;
-            let OptArg::Tc(_, tc_opt, use_tc) = opt.arg else {
-                return Err("TC needs (select, opt, use_tc)".into());
-            };
-            check((0..=2).contains(&tc_opt), "tc_opt must be 0..=2")?;
-            check((1..=2).contains(&use_tc), "use_tc must be 1..=2")?;
-            return Err("no tensor-core lowering exists for this target yet".into());
-        }
+        OptOps::Tc => super::tensor_core::apply_tc(k, opt)?,
         OptOps::Upcast => {
             let rng = pick(&k.ranges(), opt.axis, "")?;
             check(
@@ -101,7 +89,7 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             )?;
             let amt = amount(opt, &rng)?;
             let block: i64 = k
-                .ranges_of(&[AxisType::Local, AxisType::GroupReduce])
+                .ranges_of(&[AxisType::Local, AxisType::GroupReduce, AxisType::Warp])
                 .iter()
                 .filter_map(|r| range_size(r))
                 .product();
@@ -130,7 +118,7 @@ pub fn apply_opt(k: &mut OptKernel, opt: &Opt) -> Result<(), String> {
             )?;
             let amt = amount(opt, &rng)?;
             let block: i64 = k
-                .ranges_of(&[AxisType::Local, AxisType::GroupReduce])
+                .ranges_of(&[AxisType::Local, AxisType::GroupReduce, AxisType::Warp])
                 .iter()
                 .filter_map(|r| range_size(r))
                 .product();

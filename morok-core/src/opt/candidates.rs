@@ -4,7 +4,7 @@
 //! device) is a driver outside core (`morok_backends::beam`).
 
 use super::kernel::OptKernel;
-use super::{apply_opt, Opt, OptOps};
+use super::{apply_opt, Opt, OptArg, OptOps};
 use crate::kernel::range_size;
 use crate::uop::AxisType;
 
@@ -27,7 +27,15 @@ const GROUP_AMOUNTS: [i64; 4] = [0, 4, 8, 16];
 /// Every action the search tries, in a fixed order (the target's validity
 /// rules reject the ones that do not apply to a given kernel).
 pub fn search_actions() -> Vec<Opt> {
-    let mut v = Vec::new();
+    // Tensor cores first (only a kernel's first opt may be one), each
+    // pair of output axes they could take.
+    let mut v: Vec<Opt> = (0..4)
+        .map(|axis| Opt {
+            op: OptOps::Tc,
+            axis: Some(axis),
+            arg: OptArg::Tc(-1, 1, 1),
+        })
+        .collect();
     for axis in 0..8 {
         v.extend(UPCAST_AMOUNTS.map(|a| Opt::new(OptOps::Upcast, axis, a)));
     }

@@ -5,7 +5,8 @@
 //!
 //! - [`opts`]: the [`Opt`] model and the checks opts share;
 //! - [`actions`]: each opt's validity rules and what it does
-//!   ([`apply_opt`]), with [`partials`] (the `PARTIALS` opt);
+//!   ([`apply_opt`]), with [`partials`] (the `PARTIALS` opt) and
+//!   `tensor_core` (`TC`: matmul reduces as tensor-core instructions);
 //! - [`kernel`]: the kernel's ranges as opts address them, and the range
 //!   split (`shift_to`) every opt is built from;
 //! - [`heuristic`]: the opts chosen by hand-written rules, with
@@ -33,6 +34,7 @@ pub mod mode;
 pub mod opts;
 pub mod partials;
 pub mod reduce_strategy;
+mod tensor_core;
 pub mod threads;
 
 pub use actions::apply_opt;

@@ -3,7 +3,7 @@
 //! expression, scalar or on whole GCC/Clang vectors, or built lane by
 //! lane from the scalar form.
 
-use super::render::{err, Ctx};
+use super::render::{err, Ctx, Dialect};
 use super::types::{
     int_range_exclusive, libm, literal, same_width_ints, storage_type, value_type, vec_of,
     wrap_type,
@@ -104,7 +104,11 @@ impl Ctx<'_> {
     pub(super) fn value(&self, n: &Arc<UOp>) -> Result<String, RenderError> {
         match n.op() {
             Op::Cast => {
-                if let Some(e) = self.vector_cast(n)? {
+                let whole = match self.dialect {
+                    Dialect::C => self.vector_cast(n)?,
+                    Dialect::Cuda => None,
+                };
+                if let Some(e) = whole {
                     Ok(e)
                 } else if n.dtype().is_vector() {
                     let ty = value_type(n.dtype().scalar_type())
@@ -119,7 +123,7 @@ impl Ctx<'_> {
                 if n.dtype().is_bool() {
                     lanes = lanes.iter().map(|l| format!("-(int32_t){l}")).collect();
                 }
-                Ok(format!("(({}){{{}}})", self.vtype(n)?, lanes.join(", ")))
+                Ok(self.vector_literal(&self.vtype(n)?, &lanes.join(", ")))
             }
             Op::Gep => {
                 let (Arg::Axes(lanes), true) = (n.arg(), n.src().len() == 1) else {
@@ -132,11 +136,15 @@ impl Ctx<'_> {
                 let picked: Vec<String> = lanes.iter().map(|i| format!("{v}[{i}]")).collect();
                 Ok(match picked.as_slice() {
                     [one] => one.clone(),
-                    _ => format!("(({}){{{}}})", self.vtype(n)?, picked.join(", ")),
+                    _ => self.vector_literal(&self.vtype(n)?, &picked.join(", ")),
                 })
             }
             Op::Bitcast if n.dtype().is_vector() => {
-                Ok(format!("(({})({}))", self.vtype(n)?, self.name(n.s(0))?))
+                let (ty, x) = (self.vtype(n)?, self.name(n.s(0))?);
+                Ok(match self.dialect {
+                    Dialect::C => format!("(({ty})({x}))"),
+                    Dialect::Cuda => format!("morok_bits<{ty}>({x})"),
+                })
             }
             _ => self.alu(n),
         }
@@ -204,10 +212,15 @@ impl Ctx<'_> {
         if !d.is_vector() {
             return self.scalar_alu(n, self.operands(n, None)?, &self.vtype(n)?);
         }
-        if let Some(e) = self.vector_alu(n)? {
-            return Ok(e);
+        // CUDA's vectors are structs of lanes: every op lane by lane.
+        let c = self.dialect == Dialect::C;
+        if c {
+            if let Some(e) = self.vector_alu(n)? {
+                return Ok(e);
+            }
         }
-        let native = matches!(d.scalar_type(), ScalarType::F32 | ScalarType::F64)
+        let native = c
+            && matches!(d.scalar_type(), ScalarType::F32 | ScalarType::F64)
             && n.src().iter().all(|x| x.dtype() == d);
         let s = self.operands(n, None)?;
         match n.op() {

@@ -126,7 +126,7 @@ impl Ctx<'_> {
             _ => place,
         };
         let zero = if vector {
-            format!("(({}){{0}})", self.vtype(n)?)
+            self.vector_literal(&self.vtype(n)?, "0")
         } else {
             literal(ConstValue::zero(st), st)
         };
@@ -149,7 +149,8 @@ impl Ctx<'_> {
         let global = indexes_global(index);
         if n.s(1).dtype().is_vector() {
             let line = if global {
-                let how = if self.streams(n) { "stream" } else { "store" };
+                let stream = self.dialect == Dialect::C && self.streams(n);
+                let how = if stream { "stream" } else { "store" };
                 format!("{}_{how}(&{place}, {v});", self.vtype(n.s(1))?)
             } else {
                 format!("{place} = {v};")

@@ -10,6 +10,7 @@ mod memory;
 pub(crate) mod prelude;
 mod registers;
 pub mod render;
+mod tensor_core;
 pub(crate) mod types;
 
 pub use compiler::{Compiler, ObjectCache};

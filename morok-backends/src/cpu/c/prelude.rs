@@ -23,24 +23,7 @@ pub(super) fn kernel_prelude(
 ) -> String {
     let mut src = String::from(C_HEADERS);
     src.push_str(SCALAR_HELPERS);
-    let vectors: BTreeSet<(ScalarType, u16)> = kernel
-        .ops
-        .iter()
-        .flat_map(|n| std::iter::once(n.dtype()).chain(n.src().iter().map(|x| x.dtype())))
-        .map(DType::pointee)
-        .filter(|d| vector_type(*d).is_some())
-        .map(|d| (d.scalar_type(), d.count()))
-        .collect();
-    let mut all = BTreeSet::new();
-    for &(t, count) in &vectors {
-        let (i, u) = same_width_ints(t);
-        all.extend([
-            (t, count),
-            (i, count),
-            (u, count),
-            (ScalarType::Bool, count),
-        ]);
-    }
+    let all = vector_types(kernel);
     for &(t, count) in &all {
         src.push_str(&vector_prelude(DType::scalar(t).vec(count)));
     }
@@ -70,6 +53,66 @@ pub(super) fn kernel_prelude(
     }
     for name in streamed {
         src.push_str(&stream_prelude(name));
+    }
+    src
+}
+
+/// The vector types of `kernel`'s values and pointees, each with the
+/// integer and mask types of its width (as element type and lanes).
+fn vector_types(kernel: &LoweredKernel) -> BTreeSet<(ScalarType, u16)> {
+    let vectors: BTreeSet<(ScalarType, u16)> = kernel
+        .ops
+        .iter()
+        .flat_map(|n| std::iter::once(n.dtype()).chain(n.src().iter().map(|x| x.dtype())))
+        .map(DType::pointee)
+        .filter(|d| vector_type(*d).is_some())
+        .map(|d| (d.scalar_type(), d.count()))
+        .collect();
+    let mut all = BTreeSet::new();
+    for &(t, count) in &vectors {
+        let (i, u) = same_width_ints(t);
+        all.extend([
+            (t, count),
+            (i, count),
+            (u, count),
+            (ScalarType::Bool, count),
+        ]);
+    }
+    all
+}
+
+/// The vector types of a CUDA kernel (NVRTC has no GCC vector types):
+/// for each, a struct of its lanes with `v[i]` access (the C renderer's
+/// lane syntax) and the same unaligned load and store helpers as in C; and
+/// `morok_bits<T>(x)`, a bit copy between equally wide types (the vector
+/// `BITCAST`). The renderer builds every vector value lane by lane in the
+/// CUDA dialect, so no operators are needed.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn cuda_vector_prelude(kernel: &LoweredKernel) -> String {
+    let all = vector_types(kernel);
+    if all.is_empty() {
+        return String::new();
+    }
+    let mut src = String::from(
+        "template <class T, class F> static inline T morok_bits(F f) { T t; memcpy(&t, &f, sizeof t); return t; }\n",
+    );
+    for &(t, count) in &all {
+        let d = DType::scalar(t).vec(count);
+        let name = vector_type(d).unwrap_or_default();
+        let elem = if t == ScalarType::Bool {
+            "int32_t"
+        } else {
+            value_type(t).unwrap_or("void")
+        };
+        src.push_str(&format!(
+            "struct {name} {{\n\
+             \x20 {elem} v[{count}];\n\
+             \x20 {elem} &operator[](int i) {{ return v[i]; }}\n\
+             \x20 const {elem} &operator[](int i) const {{ return v[i]; }}\n\
+             }};\n\
+             static inline {name} {name}_load(const void *p) {{ {name} v; memcpy(&v, p, sizeof v); return v; }}\n\
+             static inline void {name}_store(void *p, {name} v) {{ memcpy(p, &v, sizeof v); }}\n"
+        ));
     }
     src
 }

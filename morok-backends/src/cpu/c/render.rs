@@ -99,7 +99,11 @@ pub(crate) fn render_body(kernel: &LoweredKernel, dialect: Dialect) -> Result<Bo
         out: String::new(),
         depth: 1,
         streamed: Default::default(),
-        in_register: super::registers::shared_fma_loads(kernel),
+        in_register: match dialect {
+            Dialect::C => super::registers::shared_fma_loads(kernel),
+            Dialect::Cuda => HashSet::new(),
+        },
+        wmma_issued: HashMap::new(),
     };
     for n in &kernel.ops {
         ctx.op(n)?;
@@ -132,6 +136,9 @@ pub(super) struct Ctx<'a> {
     pub(super) streamed: BTreeSet<String>,
     /// The vector loads kept in a register (see [`super::registers`]).
     in_register: HashSet<u64>,
+    /// The tensor-core instructions issued so far: their result array by
+    /// their fragment operands (see [`super::tensor_core`]).
+    pub(super) wmma_issued: HashMap<Vec<u64>, String>,
 }
 
 pub(super) fn err(n: &UOp, what: impl Into<String>) -> RenderError {
@@ -165,7 +172,7 @@ impl Ctx<'_> {
                     lit = if c.truthy() { "-1" } else { "0" }.to_string();
                 }
                 let lanes = vec![lit; n.dtype().count() as usize];
-                return Ok(format!("(({ty}){{{}}})", lanes.join(", ")));
+                return Ok(self.vector_literal(&ty, &lanes.join(", ")));
             }
             return Ok(lit);
         }
@@ -220,7 +227,17 @@ impl Ctx<'_> {
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(format!("(({}){{{}}})", self.vtype(n)?, lanes.join(", ")))
+        Ok(self.vector_literal(&self.vtype(n)?, &lanes.join(", ")))
+    }
+
+    /// A vector of type `ty` built from its lanes (`lanes`, comma
+    /// separated): a compound literal in C, list initialization of the
+    /// lanes' struct in CUDA.
+    pub(super) fn vector_literal(&self, ty: &str, lanes: &str) -> String {
+        match self.dialect {
+            Dialect::C => format!("(({ty}){{{lanes}}})"),
+            Dialect::Cuda => format!("{ty}{{{lanes}}}"),
+        }
     }
 
     /// A fresh variable name with `prefix`.
@@ -268,6 +285,7 @@ impl Ctx<'_> {
             Op::Load => self.load(n),
             Op::Store => self.store(n),
             Op::Bitcast if !n.dtype().is_vector() => self.bitcast(n),
+            Op::Wmma => self.wmma(n),
             _ => {
                 let e = self.value(n)?;
                 self.define(n, e)

@@ -29,7 +29,11 @@
 //!   buffer is an error;
 //! - both arms of a `WHERE` are evaluated, so an unguarded out-of-bounds
 //!   load is reported even when its value is not selected;
-//! - `Threefry(x, key)` is `random::threefry2x32`.
+//! - `Threefry(x, key)` is `random::threefry2x32`;
+//! - `WMMA` (in a launch only) is the warp's tensor-core product: the
+//!   interpreter gathers the fragments of all 32 lanes of the thread's
+//!   warp by the instruction's own layout ([`wmma`]), multiplies exactly
+//!   and rounds to `f32` once.
 //!
 //! Values live in `f64` buffers, so 64-bit integers beyond 2^53 lose
 //! precision in memory (not while computing).
@@ -42,6 +46,8 @@ use crate::uop::{Arg, ConstValue, Op, OpGroup, ReduceOp, UOp};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+mod wmma;
 
 /// Why a kernel could not be executed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -209,6 +215,7 @@ pub fn run_kernel_exact(
         env: HashMap::new(),
         order: HashMap::new(),
         writers: None,
+        lanes: None,
     }
     .exec(ast)
 }
@@ -265,6 +272,15 @@ pub fn run_launch_exact(
         env: HashMap::new(),
         order: HashMap::new(),
         writers: Some((HashMap::new(), 0)),
+        lanes: Some(wmma::Lanes {
+            block: launch.block,
+            thread: 0,
+            lidx: specials
+                .iter()
+                .filter(|(_, _, is_block)| !is_block)
+                .map(|&(id, dim, _)| (id, dim))
+                .collect(),
+        }),
     };
     let points = |dims: [usize; 3]| {
         (0..dims[2])
@@ -282,6 +298,10 @@ pub fn run_launch_exact(
                 }
                 if let Some((_, t)) = &mut m.writers {
                     *t = thread;
+                }
+                if let Some(lanes) = &mut m.lanes {
+                    lanes.thread =
+                        local[0] + launch.block[0] * (local[1] + launch.block[1] * local[2]);
                 }
                 m.exec(phase)?;
             }
@@ -312,6 +332,9 @@ struct Machine<'a> {
     /// In a launch: the thread that stored each element so far, and the
     /// thread running.
     writers: Option<(Writers, u64)>,
+    /// In a launch: the block's shape and thread indices, for the warp
+    /// instructions ([`wmma`]).
+    lanes: Option<wmma::Lanes>,
 }
 
 /// The thread (linear number in the launch) that stored each element, by
@@ -517,6 +540,13 @@ impl Machine<'_> {
                 })?;
                 acc
             }
+            Op::Wmma => {
+                let element = usize::try_from(operand(12).i())
+                    .ok()
+                    .filter(|e| *e < 4)
+                    .ok_or_else(|| unsupported(n, "WMMA element beyond 4"))?;
+                convert(V::F(self.wmma(n, element)?), dt)
+            }
             Op::Cast => convert(operand(0), dt),
             Op::Bitcast => {
                 let from = n.s(0).dtype();
@@ -543,6 +573,47 @@ impl Machine<'_> {
             }
             _ => return Err(unsupported(n, "not a value")),
         })
+    }
+}
+
+impl Machine<'_> {
+    /// Element `element` of the running thread's `D` fragment of `WMMA`
+    /// node `n`: every lane's operands evaluated at its own thread index
+    /// (the loops and the block the same), multiplied as the warp's
+    /// instruction does ([`wmma::product`]).
+    fn wmma(&mut self, n: &Arc<UOp>, element: usize) -> Result<f64, InterpError> {
+        let lanes = self
+            .lanes
+            .clone()
+            .ok_or_else(|| unsupported(n, "WMMA outside a GPU launch"))?;
+        let warp = lanes
+            .warp()
+            .ok_or_else(|| unsupported(n, "WMMA in a block that is not whole warps"))?;
+        let saved: Vec<(u64, Option<i128>)> = lanes
+            .lidx
+            .iter()
+            .map(|&(id, _)| (id, self.env.get(&id).copied()))
+            .collect();
+        let mut fragments = vec![[0f64; 12]; wmma::WARP];
+        for (at, f) in warp.iter().zip(fragments.iter_mut()) {
+            for &(id, dim) in &lanes.lidx {
+                self.env.insert(id, at[dim] as i128);
+            }
+            for (i, v) in f.iter_mut().enumerate() {
+                *v = self.eval(n.s(i))?.f();
+            }
+        }
+        for (id, v) in saved {
+            match v {
+                Some(v) => self.env.insert(id, v),
+                None => self.env.remove(&id),
+            };
+        }
+        Ok(wmma::product(
+            &fragments,
+            lanes.thread % wmma::WARP,
+            element,
+        ))
     }
 }
 
