@@ -5,7 +5,8 @@
 //! CUDA dialect: the same expression for every op, so the same
 //! semantics: IEEE floats without contraction, wrapping integers,
 //! saturating float-to-int casts, halves as `uint16_t` bits computed in
-//! `float` and rounded after every op; vectors as structs of lanes,
+//! `float` and rounded after every op (converted by the GPU's `cvt`
+//! instructions); vectors as structs of lanes,
 //! computed lane by lane; tensor cores as inline PTX); this file adds the
 //! frame:
 //!
@@ -98,7 +99,7 @@ impl Renderer for CudaRenderer {
         params.extend((0..body.vars).map(|k| format!("int64_t var{k}")));
         let threads: usize = launch.block.iter().product();
         let mut src = String::from(CUDA_PRELUDE);
-        src.push_str(crate::cpu::c::prelude::scalar_helpers());
+        src.push_str(&crate::cpu::c::prelude::cuda_scalar_helpers());
         src.push_str(&crate::cpu::c::prelude::cuda_vector_prelude(kernel));
         let _ = writeln!(
             src,

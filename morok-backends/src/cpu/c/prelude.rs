@@ -22,7 +22,7 @@ pub(super) fn kernel_prelude(
     streamed: &BTreeSet<String>,
 ) -> String {
     let mut src = String::from(C_HEADERS);
-    src.push_str(SCALAR_HELPERS);
+    src.push_str(&scalar_helpers());
     let all = vector_types(kernel);
     for &(t, count) in &all {
         src.push_str(&vector_prelude(DType::scalar(t).vec(count)));
@@ -121,18 +121,33 @@ pub(crate) fn cuda_vector_prelude(kernel: &LoweredKernel) -> String {
 const C_HEADERS: &str =
     "#include <stdint.h>\n#include <stdbool.h>\n#include <string.h>\n#include <math.h>\n\n";
 
-/// The scalar helpers of every kernel (also CUDA's, `crate::cuda`).
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-pub(crate) fn scalar_helpers() -> &'static str {
-    SCALAR_HELPERS
+/// The scalar helpers of every C kernel: [`F16_BITS`], [`BF16_BITS`] and
+/// [`ROUNDING_HELPERS`].
+fn scalar_helpers() -> String {
+    [F16_BITS, BF16_BITS, F32_TO_BF16_BITS, ROUNDING_HELPERS].concat()
 }
 
-/// Helpers every kernel may use: f16/bf16 conversions by bit
-/// manipulation (round to nearest even, NaN stays NaN), and a
-/// round-to-odd f64 → f32 step that makes f64 → f16/bf16 a single correct
-/// rounding (rounding to odd first, with at least two extra bits, cannot
-/// create a tie that the final rounding would resolve wrongly).
-const SCALAR_HELPERS: &str = r#"static inline float morok_f16_to_f32(uint16_t h) {
+/// The scalar helpers of a CUDA kernel (`crate::cuda`): the C kernels'
+/// with the half conversions the GPU has as instructions (`cvt`: the same
+/// round-to-nearest-even; a NaN becomes the canonical NaN), bf16 rounding
+/// in software below `sm_80`.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn cuda_scalar_helpers() -> String {
+    [
+        CUDA_F16_CVT,
+        BF16_BITS,
+        "#if __CUDA_ARCH__ >= 800\n",
+        CUDA_F32_TO_BF16_CVT,
+        "#else\n",
+        F32_TO_BF16_BITS,
+        "#endif\n",
+        ROUNDING_HELPERS,
+    ]
+    .concat()
+}
+
+/// f16 ↔ f32 by bit manipulation (round to nearest even, NaN stays NaN).
+const F16_BITS: &str = r#"static inline float morok_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
   float f;
   if (e == 0x1fu) bits = sign | 0x7f800000u | (m << 13);
@@ -157,20 +172,41 @@ static inline uint16_t morok_f32_to_f16(float f) {
   ax += 0xfffu + ((ax >> 13) & 1u);
   return (uint16_t)(sign | (ax >> 13));
 }
-static inline float morok_bf16_to_f32(uint16_t h) {
+"#;
+
+/// bf16 → f32 (exact: the high half of the f32's bits).
+const BF16_BITS: &str = r#"static inline float morok_bf16_to_f32(uint16_t h) {
   uint32_t bits = (uint32_t)h << 16;
   float f;
   memcpy(&f, &bits, 4);
   return f;
 }
-static inline uint16_t morok_f32_to_bf16(float f) {
+"#;
+
+/// f32 → bf16 by bit manipulation (round to nearest even, NaN stays NaN).
+const F32_TO_BF16_BITS: &str = r#"static inline uint16_t morok_f32_to_bf16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
   x += 0x7fffu + ((x >> 16) & 1u);
   return (uint16_t)(x >> 16);
 }
-static inline float morok_f64_to_f32_odd(double d) {
+"#;
+
+/// f16 ↔ f32 as the GPU's conversion instructions.
+const CUDA_F16_CVT: &str = r#"static inline float morok_f16_to_f32(uint16_t h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+static inline uint16_t morok_f32_to_f16(float f) { uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+"#;
+
+/// f32 → bf16 as the conversion instruction of `sm_80` and later.
+const CUDA_F32_TO_BF16_CVT: &str = r#"static inline uint16_t morok_f32_to_bf16(float f) { uint16_t h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+"#;
+
+/// A round-to-odd f64 → f32 step that makes f64 → f16/bf16 a single
+/// correct rounding (rounding to odd first, with at least two extra bits,
+/// cannot create a tie that the final rounding would resolve wrongly),
+/// and the roundings of a `float` to the halves.
+const ROUNDING_HELPERS: &str = r#"static inline float morok_f64_to_f32_odd(double d) {
   float f = (float)d;
   if ((double)f != d && d == d) {
     uint32_t b;
