@@ -196,6 +196,10 @@ op_table! {
     Unroll = Vector,
     /// Collapses unrolled values to a vector. Arg: `Pairs` (axis, size).
     Contract = Vector,
+    /// The value of operand 0 in the thread of the warp whose lane is this
+    /// thread's lane XOR operand 1 (a constant): the lanes of a warp
+    /// exchanging registers (`__shfl_xor_sync`).
+    ShuffleXor = Vector,
     /// One element of a warp's tensor-core product `A·B`: operands are the
     /// thread's fragment of `A` and of `B` (as the instruction lays them
     /// out) and the element of its `D` fragment it yields. Arg: `Str`

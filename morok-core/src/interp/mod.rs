@@ -30,6 +30,8 @@
 //! - both arms of a `WHERE` are evaluated, so an unguarded out-of-bounds
 //!   load is reported even when its value is not selected;
 //! - `Threefry(x, key)` is `random::threefry2x32`;
+//! - `SHUFFLE_XOR(x, o)` (in a launch only) is `x` as the thread of lane
+//!   `lane ^ o` of the same warp computes it;
 //! - `WMMA` (in a launch only) is the warp's tensor-core product: the
 //!   interpreter gathers the fragments of all 32 lanes of the thread's
 //!   warp by the instruction's own layout ([`wmma`]), multiplies exactly
@@ -540,6 +542,7 @@ impl Machine<'_> {
                 })?;
                 acc
             }
+            Op::ShuffleXor => self.shuffle_xor(n, operand(1).i())?,
             Op::Wmma => {
                 let element = usize::try_from(operand(12).i())
                     .ok()
@@ -577,38 +580,93 @@ impl Machine<'_> {
 }
 
 impl Machine<'_> {
-    /// Element `element` of the running thread's `D` fragment of `WMMA`
-    /// node `n`: every lane's operands evaluated at its own thread index
-    /// (the loops and the block the same), multiplied as the warp's
-    /// instruction does ([`wmma::product`]).
-    fn wmma(&mut self, n: &Arc<UOp>, element: usize) -> Result<f64, InterpError> {
+    /// `SHUFFLE_XOR(x, offset)`: `x` evaluated as the thread of the warp
+    /// whose lane is this one's XOR `offset` (at its thread index, the
+    /// loops and the block the same) evaluates it.
+    fn shuffle_xor(&mut self, n: &Arc<UOp>, offset: i128) -> Result<V, InterpError> {
+        let (lanes, warp) = self.warp_of(n)?;
+        let lane = usize::try_from(offset)
+            .ok()
+            .filter(|o| *o < wmma::WARP)
+            .map(|o| (lanes.thread % wmma::WARP) ^ o)
+            .ok_or_else(|| unsupported(n, "SHUFFLE_XOR offset beyond the warp"))?;
+        let saved = self.lanes_state(&lanes);
+        let base = lanes.thread - lanes.thread % wmma::WARP;
+        self.become_thread(&lanes, &warp[lane], base + lane);
+        let v = self.eval(n.s(0));
+        self.restore_lanes(saved);
+        v
+    }
+
+    /// The launch's lanes and the thread indices of the running thread's
+    /// warp, for warp instruction `n`.
+    fn warp_of(&self, n: &UOp) -> Result<(wmma::Lanes, Vec<[usize; 3]>), InterpError> {
         let lanes = self
             .lanes
             .clone()
-            .ok_or_else(|| unsupported(n, "WMMA outside a GPU launch"))?;
-        let warp = lanes
-            .warp()
-            .ok_or_else(|| unsupported(n, "WMMA in a block that is not whole warps"))?;
-        let saved: Vec<(u64, Option<i128>)> = lanes
+            .ok_or_else(|| unsupported(n, "a warp instruction outside a GPU launch"))?;
+        let warp = lanes.warp().ok_or_else(|| {
+            unsupported(n, "a warp instruction in a block that is not whole warps")
+        })?;
+        Ok((lanes, warp))
+    }
+
+    /// The thread-index values and running thread a warp instruction
+    /// changes while it evaluates other lanes.
+    fn lanes_state(&self, lanes: &wmma::Lanes) -> (Vec<(u64, Option<i128>)>, usize) {
+        let env = lanes
             .lidx
             .iter()
             .map(|&(id, _)| (id, self.env.get(&id).copied()))
             .collect();
-        let mut fragments = vec![[0f64; 12]; wmma::WARP];
-        for (at, f) in warp.iter().zip(fragments.iter_mut()) {
-            for &(id, dim) in &lanes.lidx {
-                self.env.insert(id, at[dim] as i128);
-            }
-            for (i, v) in f.iter_mut().enumerate() {
-                *v = self.eval(n.s(i))?.f();
-            }
+        (env, lanes.thread)
+    }
+
+    /// Evaluates as thread `thread` (block position `at`) from now on.
+    fn become_thread(&mut self, lanes: &wmma::Lanes, at: &[usize; 3], thread: usize) {
+        for &(id, dim) in &lanes.lidx {
+            self.env.insert(id, at[dim] as i128);
         }
-        for (id, v) in saved {
+        if let Some(l) = &mut self.lanes {
+            l.thread = thread;
+        }
+    }
+
+    /// Puts back what [`Machine::lanes_state`] saved.
+    fn restore_lanes(&mut self, (env, thread): (Vec<(u64, Option<i128>)>, usize)) {
+        for (id, v) in env {
             match v {
                 Some(v) => self.env.insert(id, v),
                 None => self.env.remove(&id),
             };
         }
+        if let Some(l) = &mut self.lanes {
+            l.thread = thread;
+        }
+    }
+
+    /// Element `element` of the running thread's `D` fragment of `WMMA`
+    /// node `n`: every lane's operands evaluated at its own thread index
+    /// (the loops and the block the same), multiplied as the warp's
+    /// instruction does ([`wmma::product`]).
+    fn wmma(&mut self, n: &Arc<UOp>, element: usize) -> Result<f64, InterpError> {
+        let (lanes, warp) = self.warp_of(n)?;
+        let saved = self.lanes_state(&lanes);
+        let base = lanes.thread - lanes.thread % wmma::WARP;
+        let mut fragments = vec![[0f64; 12]; wmma::WARP];
+        let mut result = Ok(());
+        for (l, (at, f)) in warp.iter().zip(fragments.iter_mut()).enumerate() {
+            self.become_thread(&lanes, at, base + l);
+            result = f.iter_mut().enumerate().try_for_each(|(i, v)| {
+                *v = self.eval(n.s(i))?.f();
+                Ok(())
+            });
+            if result.is_err() {
+                break;
+            }
+        }
+        self.restore_lanes(saved);
+        result?;
         Ok(wmma::product(
             &fragments,
             lanes.thread % wmma::WARP,

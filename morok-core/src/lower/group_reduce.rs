@@ -25,6 +25,13 @@
 //! The group ranges stay free in the kernel; `gpu_dims` maps them to
 //! thread indices with the `LOCAL` ranges.
 //!
+//! Where a group is at most a warp (one group range of a power of two up
+//! to 32 threads, innermost in a block of whole warps), its threads
+//! exchange their shares in registers instead: `part` combined with
+//! `SHUFFLE_XOR(part, o)` for `o = size/2, …, 1` (a butterfly; every
+//! thread of the group ends with the total), no shared memory and no
+//! barrier.
+//!
 //! Correct because the barrier orders every thread's share before any
 //! read, and the reduction of the shares in group order is the reduction
 //! of the axis reassociated, which the rewrite only does where the order
@@ -42,7 +49,7 @@ use super::LowerError;
 use crate::dtype::{AddrSpace, DType};
 use crate::kernel::{next_axis_id, outer_ranges_of_reduce, reorderable};
 use crate::rewrite::{graph_rewrite, PatternMatcher};
-use crate::uop::{Arg, AxisType, Op, UOp};
+use crate::uop::{Arg, AxisType, Op, ReduceOp, UOp};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -53,6 +60,49 @@ struct Ctx {
     block: Vec<(Arc<UOp>, i64)>,
     next_axis: usize,
     next_local: i64,
+    /// The threads of a group when they reduce by exchanging registers
+    /// within a warp (see [`warp_group`]), instead of shared memory.
+    warp_group: Option<i64>,
+}
+
+/// Threads of a warp (the lanes `SHUFFLE_XOR` exchanges between).
+const WARP_LANES: i64 = 32;
+
+/// The group's thread count when its grouped reduces can go through warp
+/// shuffles: one group range, of a power of two up to [`WARP_LANES`]
+/// threads, innermost in a block of whole warps (so a group is aligned,
+/// consecutive lanes of one warp, and every lane of every warp runs the
+/// exchange).
+fn warp_group(groups: &[Arc<UOp>], locals: &[Arc<UOp>]) -> Option<i64> {
+    let [group] = groups else {
+        return None;
+    };
+    let size = group.range_size()?;
+    let block = locals
+        .iter()
+        .try_fold(size, |t, r| r.range_size().map(|s| t * s))?;
+    (size > 1 && size <= WARP_LANES && size & (size - 1) == 0 && block % WARP_LANES == 0)
+        .then_some(size)
+}
+
+/// `x` combined with its value in the lanes whose number differs in one
+/// bit below `size`, bit by bit from the highest (a butterfly): every
+/// lane of each aligned group of `size` lanes ends with the `op`
+/// reduction of the group's values.
+fn butterfly(x: &Arc<UOp>, op: ReduceOp, size: i64) -> Arc<UOp> {
+    let mut v = x.clone();
+    let mut offset = size / 2;
+    while offset >= 1 {
+        let other = UOp::new(
+            Op::ShuffleXor,
+            v.dtype(),
+            smallvec::smallvec![v.clone(), UOp::index(offset)],
+            Arg::None,
+        );
+        v = v.bin(op.alu(), &other);
+        offset /= 2;
+    }
+    v
 }
 
 impl Ctx {
@@ -98,6 +148,9 @@ fn share_reduce(n: &Arc<UOp>, ctx: &mut Ctx) -> Option<Arc<UOp>> {
     } else {
         n.s(0).reduce(op, &rest)
     };
+    if let Some(size) = ctx.warp_group {
+        return Some(butterfly(&part, op, size));
+    }
     let local = UOp::new(
         Op::DefineLocal,
         n.dtype().ptr(AddrSpace::Local),
@@ -210,6 +263,7 @@ pub(super) fn share_group_reduces(
         block,
         next_axis: next_axis_id(ast),
         next_local: 0,
+        warp_group: warp_group(&groups, locals),
     };
     let mut pm = PatternMatcher::new("group_reduce::share");
     pm.rule(&[Op::Reduce], share_reduce);
@@ -285,11 +339,22 @@ mod tests {
         h: usize,
         w: usize,
     ) -> (Vec<f64>, Vec<f64>, Arc<UOp>) {
+        run_both_within(ast, opts, h, w, &LIMITS)
+    }
+
+    /// [`run_both`] with the launch limits `limits`.
+    fn run_both_within(
+        ast: &Arc<UOp>,
+        opts: &[Opt],
+        h: usize,
+        w: usize,
+        limits: &LaunchLimits,
+    ) -> (Vec<f64>, Vec<f64>, Arc<UOp>) {
         let input: Vec<ConstValue> = (0..h * w)
             .map(|i| ConstValue::Float(((i * 7919) % 23) as f64 / 8.0))
             .collect();
         let optimized = apply_opts(ast, opts, &gpu()).expect("opts apply");
-        let (kernel, launch) = map_gpu_dims(&optimized, &LIMITS).expect("mapped");
+        let (kernel, launch) = map_gpu_dims(&optimized, limits).expect("mapped");
         let mut launched = vec![vec![ConstValue::Float(-1.0); h], input.clone()];
         run_launch_exact(&kernel, &mut launched, &launch).expect("launch runs");
         let mut serial = vec![vec![ConstValue::Float(-1.0); h], input];
@@ -312,6 +377,45 @@ mod tests {
             assert_eq!(count(&kernel, Op::Barrier), 1);
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() < 1e-9, "{op:?}: {got:?} vs {want:?}");
+            }
+        }
+    }
+
+    /// Groups of at most a warp in blocks of whole warps reduce by
+    /// exchanging registers: a butterfly of `SHUFFLE_XOR`s, no shared
+    /// memory, no barrier; the same sums (sums of eighths are exact in
+    /// any order) and, for a softmax, sums within rounding.
+    #[test]
+    fn groups_within_a_warp_exchange_registers_instead() {
+        let warps = LaunchLimits {
+            grid: [4, 3, 65535],
+            block: [8, 4, 4],
+        };
+        let cases = [
+            (
+                false,
+                16u32,
+                vec![
+                    Opt::new(OptOps::GroupTop, 0, 16),
+                    Opt::new(OptOps::Local, 0, 2),
+                ],
+            ),
+            (false, 32, vec![Opt::new(OptOps::Group, 0, 32)]),
+            (true, 32, vec![Opt::new(OptOps::GroupTop, 0, 32)]),
+        ];
+        for (softmax, group, opts) in cases {
+            let ast = row_reduce(4, 64, DType::F32, softmax);
+            let (got, want, kernel) = run_both_within(&ast, &opts, 4, 64, &warps);
+            let reduces = if softmax { 2 } else { 1 };
+            let steps = reduces * group.trailing_zeros() as usize;
+            assert_eq!(count(&kernel, Op::ShuffleXor), steps, "{opts:?}");
+            assert_eq!(count(&kernel, Op::Barrier), 0);
+            assert_eq!(count(&kernel, Op::DefineLocal), 0);
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() <= 1e-5 * w.abs(),
+                    "{opts:?}: {got:?} vs {want:?}"
+                );
             }
         }
     }

@@ -80,7 +80,7 @@ fn tree_prints_shared_nodes_once() {
 
 #[test]
 fn op_set_is_complete_and_names_round_trip() {
-    assert_eq!(Op::COUNT, 90);
+    assert_eq!(Op::COUNT, 91);
     assert_eq!(Op::ALL.first(), Some(&Op::Neg));
     assert_eq!(Op::ALL.last(), Some(&Op::Detach));
     for op in Op::ALL {

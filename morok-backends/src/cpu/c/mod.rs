@@ -10,8 +10,8 @@ mod memory;
 pub(crate) mod prelude;
 mod registers;
 pub mod render;
-mod tensor_core;
 pub(crate) mod types;
+mod warp;
 
 pub use compiler::{Compiler, ObjectCache};
 pub use render::CRenderer;

@@ -137,7 +137,7 @@ pub(super) struct Ctx<'a> {
     /// The vector loads kept in a register (see [`super::registers`]).
     in_register: HashSet<u64>,
     /// The tensor-core instructions issued so far: their result array by
-    /// their fragment operands (see [`super::tensor_core`]).
+    /// their fragment operands (see [`super::warp`]).
     pub(super) wmma_issued: HashMap<Vec<u64>, String>,
 }
 
@@ -286,6 +286,7 @@ impl Ctx<'_> {
             Op::Store => self.store(n),
             Op::Bitcast if !n.dtype().is_vector() => self.bitcast(n),
             Op::Wmma => self.wmma(n),
+            Op::ShuffleXor => self.shuffle_xor(n),
             _ => {
                 let e = self.value(n)?;
                 self.define(n, e)

@@ -1,6 +1,11 @@
-//! `WMMA` (CUDA dialect): a warp's tensor-core product as one inline-PTX
-//! `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`.
+//! The warp instructions of the CUDA dialect.
 //!
+//! `SHUFFLE_XOR(x, o)` is `__shfl_xor_sync` over the whole warp (lowering
+//! uses it only in blocks of whole warps, where every lane runs it);
+//! integers narrower than 32 bits travel as `int32_t`.
+//!
+//! `WMMA`: a warp's tensor-core product as one inline-PTX
+//! `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`.
 //! A thread's four `WMMA` nodes that share their twelve fragment operands
 //! (the four elements of its `D` fragment, see the optimizer's `TC`) are
 //! one instruction: the first one rendered declares `float mmaK[4]` and
@@ -19,6 +24,26 @@ use morok_core::ScalarType;
 use std::sync::Arc;
 
 impl Ctx<'_> {
+    /// Renders `SHUFFLE_XOR` node `n` (see the module docs).
+    pub(super) fn shuffle_xor(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
+        if self.dialect != Dialect::Cuda {
+            return Err(err(n, "warp shuffles exist only on GPU targets"));
+        }
+        let [x, offset] = [self.name(n.s(0))?, self.name(n.s(1))?];
+        let ty = self.vtype(n)?;
+        // Halves live in `float` registers: only narrow integers widen.
+        let narrow = matches!(
+            n.dtype().scalar_type(),
+            ScalarType::Bool | ScalarType::I8 | ScalarType::I16 | ScalarType::U8 | ScalarType::U16
+        );
+        let e = if narrow {
+            format!("({ty})__shfl_xor_sync(0xffffffffu, (int32_t){x}, {offset})")
+        } else {
+            format!("__shfl_xor_sync(0xffffffffu, {x}, {offset})")
+        };
+        self.define(n, e)
+    }
+
     /// Renders `WMMA` node `n` (see the module docs).
     pub(super) fn wmma(&mut self, n: &Arc<UOp>) -> Result<(), RenderError> {
         if self.dialect != Dialect::Cuda {
