@@ -219,6 +219,21 @@ impl Device {
         self.backend.name()
     }
 
+    /// Waits until every kernel and copy queued on this device has
+    /// finished (GPUs queue them and return at once; on the CPU devices it
+    /// returns at once). Reading a tensor's values waits by itself: this
+    /// is for timing, or for handing the device's memory to other code.
+    #[track_caller]
+    pub fn synchronize(&self) -> Result<(), Error> {
+        match self.backend.synchronize() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Error::runtime(
+                "synchronize",
+                format!("device `{}`: {e}", self.name()),
+            )),
+        }
+    }
+
     /// The backend behind the handle.
     pub fn backend(&self) -> &dyn Backend {
         self.backend.as_ref()

@@ -127,3 +127,27 @@ fn unified_memory_runs_the_same_kernels() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `f16` and `bf16` matmuls of tensor-core shapes (`mma.sync`, sm_80 on)
+/// match the reference, and waiting for the device after queued launches
+/// succeeds.
+#[test]
+fn half_matmuls_on_tensor_cores_match_the_reference() {
+    let Some(dev) = gpu("half_matmuls_on_tensor_cores_match_the_reference") else {
+        return;
+    };
+    let mut rng = common::Rng::new(11);
+    let mut data =
+        |n: usize| -> Vec<f32> { (0..n).map(|_| rng.uniform(0.0, 1.0) as f32).collect() };
+    for dtype in [DType::F16, DType::BF16] {
+        let a = on(&dev, data(128 * 64), &[128, 64]).cast(dtype).unwrap();
+        let b = on(&dev, data(64 * 96), &[64, 96]).cast(dtype).unwrap();
+        let t = a.matmul(&b).unwrap();
+        let queued = t.realize().unwrap();
+        dev.synchronize().expect("the stream finishes");
+        let got = common::compiled(&queued).unwrap();
+        let want = common::reference(&t).unwrap();
+        common::compare(dtype.scalar_type(), &got, &want)
+            .unwrap_or_else(|e| panic!("{dtype}: {e}"));
+    }
+}

@@ -66,6 +66,18 @@ fn tensors_remember_their_device_and_move_between_devices() {
     assert_eq!((&back + 1.0).to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0]);
 }
 
+/// The CPU devices finish each launch before it returns: waiting for
+/// them succeeds at once.
+#[test]
+fn waiting_for_a_cpu_device_returns_at_once() {
+    let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let doubled = (&t + &t).realize().unwrap();
+    for dev in [Device::get("CPU").unwrap(), interp()] {
+        dev.synchronize().expect("nothing queued");
+    }
+    assert_eq!(doubled.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+}
+
 #[test]
 fn mixing_devices_in_one_graph_is_an_error() {
     let dev = interp();

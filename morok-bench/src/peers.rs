@@ -14,6 +14,8 @@
 //!   Python from the shared scripts' folder (it uses their timing rule);
 //!   likewise `peers/bench_onnx.py` (ONNX Runtime) for W10 and
 //!   `peers/bench_block.py` for W11.
+//! - On a GPU (`MOROK_DEVICE=CUDA`, [`on_gpu`]), only PyTorch on the GPU:
+//!   `peers/bench_torch_cuda.py` for W1–W7.
 //!
 //! A peer that is not installed is skipped with a line saying why.
 
@@ -111,9 +113,10 @@ const PY_PEERS: [PyPeer; 4] = [
 const RUST_PEERS: [&str; 2] = ["candle", "ndarray"];
 
 /// The peer names in table order.
-pub const ORDER: [&str; 7] = [
+pub const ORDER: [&str; 8] = [
     "numpy",
     "torch",
+    "torch-cuda",
     "jax",
     "tinygrad",
     "candle",
@@ -133,6 +136,20 @@ pub fn run_all(cfg: &PeerConfig, workloads: &[Workload]) -> PeerRun {
         .copied()
         .filter(|id| SHARED_WORKLOADS.contains(id))
         .collect();
+    if on_gpu() {
+        // Morok on a GPU is compared with PyTorch on the GPU only (the
+        // CPU peers would measure another machine).
+        if !shared.is_empty() {
+            run_project_script(
+                cfg,
+                "bench_torch_cuda.py",
+                "PyTorch CUDA",
+                &shared,
+                &mut run,
+            );
+        }
+        return run;
+    }
     if !shared.is_empty() {
         run_python(cfg, &shared, &mut run);
         run_rust(cfg, &shared, &mut run);
@@ -144,6 +161,12 @@ pub fn run_all(cfg: &PeerConfig, workloads: &[Workload]) -> PeerRun {
         }
     }
     run
+}
+
+/// Whether Morok runs on a GPU in this bench (`MOROK_DEVICE=CUDA` or
+/// `CUDA:N`, a build with the feature `cuda`).
+pub fn on_gpu() -> bool {
+    std::env::var("MOROK_DEVICE").is_ok_and(|d| d.trim().to_ascii_uppercase().starts_with("CUDA"))
 }
 
 /// The project's own peer scripts (`morok-bench/peers/`), for the

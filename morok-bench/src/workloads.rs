@@ -363,7 +363,18 @@ impl Workload {
     /// session's tensors and realize it (a training step: realize its loss
     /// together with the parameter update). The first call compiles; later
     /// ones hit the caches.
+    /// On a GPU (`MOROK_DEVICE=CUDA`) the call waits for the device, so
+    /// that its time is its kernels' time, not their queueing.
     pub fn call(&self, s: &mut Session) -> Result<Tensor, String> {
+        let out = self.call_queued(s)?;
+        if let Some(device) = queueing_device() {
+            device.synchronize().map_err(|e| e.to_string())?;
+        }
+        Ok(out)
+    }
+
+    /// [`Workload::call`] without the wait.
+    fn call_queued(&self, s: &mut Session) -> Result<Tensor, String> {
         if let Some(model) = &s.onnx {
             // The model's one output, realized through its plan cache, as
             // an `onnx!` struct's `forward` runs it.
@@ -637,6 +648,19 @@ pub fn family(id: &str) -> &str {
 /// `W11`).
 pub fn selects(f: &str, id: &str) -> bool {
     f == id || f == family(id)
+}
+
+/// The default device when it queues its launches (a GPU), once per
+/// process; `None` on the CPU devices, whose calls return finished.
+fn queueing_device() -> Option<&'static morok::Device> {
+    static DEVICE: std::sync::OnceLock<Option<morok::Device>> = std::sync::OnceLock::new();
+    DEVICE
+        .get_or_init(|| {
+            morok::Device::default_device()
+                .ok()
+                .filter(|d| d.name().starts_with("CUDA"))
+        })
+        .as_ref()
 }
 
 #[cfg(test)]

@@ -296,4 +296,11 @@ pub trait Device: Send + Sync {
         let _ = limit;
         self.compile(program)
     }
+
+    /// Waits until everything queued on the device has finished: a no-op
+    /// (the default) where launches return when their kernel is done (the
+    /// CPU); a GPU waits for its stream.
+    fn synchronize(&self) -> DeviceResult<()> {
+        Ok(())
+    }
 }

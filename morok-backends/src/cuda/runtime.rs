@@ -129,6 +129,13 @@ impl Device for CudaDevice {
         cuda_target(self.l2_bytes, compute_capability(&self.arch))
     }
 
+    /// Waits for the device's stream (every queued launch and copy).
+    fn synchronize(&self) -> DeviceResult<()> {
+        self.stream
+            .synchronize()
+            .map_err(driver("waiting for the stream"))
+    }
+
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
         Ok(Box::new(CudaBuffer::allocate(
             &self.stream,
