@@ -1425,6 +1425,8 @@ fn reference_evaluates_every_case() {
 fn compiled_matches_reference() {
     common::interp_device::register();
     common::interp_device::register_gpu_sim();
+    #[cfg(feature = "cuda")]
+    common::interp_device::register_cuda_check();
     let step = |var: &str| {
         std::env::var(var)
             .ok()
@@ -1614,6 +1616,33 @@ fn compiled_matches_reference_with_gpu_launch_semantics() {
     let summary = common::child_summary(cmd, "differential:");
     assert!(summary.ends_with(" 0 failed"), "{summary}");
     report(&format!("on GPUSIM: {summary}"));
+}
+
+/// Every kernel of the suite optimized for the CUDA device (`sm_80`:
+/// tensor cores, shared-memory and warp reductions, 16-byte vectors),
+/// rendered as CUDA C, compiled by NVRTC and assembled by `ptxas` for
+/// sm_80 and sm_90, and run by the interpreter as the GPU launches it
+/// (`CUDACHECK`), in a child process. Needs the feature `cuda` and NVRTC
+/// (`docs/CUDA.md`); without NVRTC it prints why and passes, unless
+/// `MOROK_REQUIRE_NVRTC=1`.
+#[cfg(feature = "cuda")]
+#[test]
+fn every_kernel_builds_for_cuda_and_matches_as_launched() {
+    if std::env::var("MOROK_DEVICE").is_ok_and(|d| d.eq_ignore_ascii_case("CUDACHECK")) {
+        return; // this process is the child
+    }
+    if let Err(e) = morok::backends::cuda::libs::nvrtc_present() {
+        let required = std::env::var("MOROK_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+        assert!(!required, "MOROK_REQUIRE_NVRTC=1 but {e}");
+        eprintln!("skipped every_kernel_builds_for_cuda_and_matches_as_launched: {e}");
+        return;
+    }
+    let mut cmd = common::child_test("compiled_matches_reference");
+    cmd.env("MOROK_DEVICE", "CUDACHECK")
+        .env_remove("MOROK_NOOPT");
+    let summary = common::child_summary(cmd, "differential:");
+    assert!(summary.ends_with(" 0 failed"), "{summary}");
+    report(&format!("on CUDACHECK: {summary}"));
 }
 
 /// A sample of the suite (every 16th case: small shapes, about half the

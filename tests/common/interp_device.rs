@@ -210,46 +210,36 @@ fn encode(t: ScalarType, values: &[ConstValue]) -> Vec<u8> {
         .collect()
 }
 
-/// The interpreter device (`INTERP`, or as a GPU `GPUSIM`).
+/// Checks a program before the interpreter runs it (`CUDACHECK`: NVRTC
+/// and `ptxas` build its CUDA C).
+type ProgramCheck = fn(&Program) -> DeviceResult<()>;
+
+/// The interpreter device (`INTERP`, as a GPU `GPUSIM`, or with the CUDA
+/// renderer `CUDACHECK`).
 struct InterpDevice {
-    renderer: Listing,
+    name: &'static str,
+    renderer: Box<dyn Renderer>,
+    /// The launch limits of a GPU (`None`: kernels run as loops).
+    launch: Option<LaunchLimits>,
+    target: Target,
+    check: Option<ProgramCheck>,
 }
 
 impl Backend for InterpDevice {
     fn name(&self) -> &str {
-        if self.renderer.launch.is_some() {
-            "GPUSIM"
-        } else {
-            "INTERP"
-        }
+        self.name
     }
 
     fn identity(&self) -> String {
-        self.name().to_ascii_lowercase()
+        self.name.to_ascii_lowercase()
     }
 
     fn renderer(&self) -> &dyn Renderer {
-        &self.renderer
+        self.renderer.as_ref()
     }
 
-    /// A one-threaded CPU with the listing's vectors (none) and an L2 of
-    /// unknown size.
-    /// On `GPUSIM` a GPU of [`GPU_SIM_THREADS`] threads per block with
-    /// the tensor cores of [`MMA_M16N8K16`].
     fn target(&self) -> Target {
-        let cpu = Target::cpu(self.renderer.caps().vector_bytes, 0, 1);
-        match self.renderer.launch {
-            Some(_) => Target {
-                gpu: Some(GpuTarget {
-                    threads_per_block: GPU_SIM_THREADS,
-                    shared_bytes: 48 * 1024,
-                    warp_size: 32,
-                    tensor_cores: MMA_M16N8K16,
-                }),
-                ..cpu
-            },
-            None => cpu,
-        }
+        self.target
     }
 
     fn allocate(&self, dtype: DType, count: usize) -> DeviceResult<Box<dyn DeviceBuffer>> {
@@ -261,7 +251,10 @@ impl Backend for InterpDevice {
     }
 
     fn compile(&self, program: &Program) -> DeviceResult<Arc<dyn CompiledKernel>> {
-        let (ast, launch) = match &self.renderer.launch {
+        if let Some(check) = self.check {
+            check(program)?;
+        }
+        let (ast, launch) = match &self.launch {
             Some(limits) => {
                 let (ast, launch) =
                     map_gpu_dims(&program.ast, limits).map_err(|e| DeviceError::BadArgs {
@@ -282,15 +275,47 @@ impl Backend for InterpDevice {
     }
 }
 
+/// `INTERP`: a one-threaded CPU with the listing's vectors (none) and an
+/// L2 of unknown size.
+fn interp() -> InterpDevice {
+    let renderer = Listing { launch: None };
+    InterpDevice {
+        name: "INTERP",
+        target: Target::cpu(renderer.caps().vector_bytes, 0, 1),
+        renderer: Box::new(renderer),
+        launch: None,
+        check: None,
+    }
+}
+
+/// `GPUSIM`: a GPU of [`GPU_SIM_THREADS`] threads per block with the
+/// tensor cores of [`MMA_M16N8K16`], launching within [`GPU_SIM_LIMITS`].
+fn gpu_sim() -> InterpDevice {
+    InterpDevice {
+        name: "GPUSIM",
+        target: Target {
+            gpu: Some(GpuTarget {
+                threads_per_block: GPU_SIM_THREADS,
+                shared_bytes: 48 * 1024,
+                warp_size: 32,
+                tensor_cores: MMA_M16N8K16,
+            }),
+            ..Target::cpu(0, 0, 1)
+        },
+        renderer: Box::new(Listing {
+            launch: Some(GPU_SIM_LIMITS),
+        }),
+        launch: Some(GPU_SIM_LIMITS),
+        check: None,
+    }
+}
+
 /// Registers the interpreter device as `INTERP` (once per process).
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        Device::register("INTERP", || {
-            let renderer = Listing { launch: None };
-            Ok(Arc::new(InterpDevice { renderer }) as Arc<dyn Backend>)
-        })
-        .expect("registering INTERP");
+        Device::register("INTERP", || Ok(Arc::new(interp()) as Arc<dyn Backend>))
+            .expect("registering INTERP");
     });
 }
 
@@ -298,12 +323,42 @@ pub fn register() {
 pub fn register_gpu_sim() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        Device::register("GPUSIM", || {
-            let renderer = Listing {
-                launch: Some(GPU_SIM_LIMITS),
-            };
-            Ok(Arc::new(InterpDevice { renderer }) as Arc<dyn Backend>)
+        Device::register("GPUSIM", || Ok(Arc::new(gpu_sim()) as Arc<dyn Backend>))
+            .expect("registering GPUSIM");
+    });
+}
+
+/// Registers `CUDACHECK` (once per process): the CUDA device's optimizer
+/// target (`sm_80`, tensor cores), lowering and CUDA C, every kernel
+/// compiled by NVRTC and assembled by `ptxas` for sm_80 and sm_90 before
+/// the interpreter runs its AST with launch semantics in CUDA's launch
+/// limits. So the differential suite on it proves that every kernel it
+/// produces builds for the GPU, and computes what the reference does as
+/// a GPU launches it.
+#[cfg(feature = "cuda")]
+pub fn register_cuda_check() {
+    use morok::backends::cuda::{self, nvrtc, CudaRenderer, CUDA_LAUNCH_LIMITS};
+    fn build(p: &Program) -> DeviceResult<()> {
+        let ptxas = nvrtc::find_ptxas();
+        for arch in ["sm_80", "sm_90"] {
+            let ptx = nvrtc::compile_ptx(&p.source, &p.name, arch)?;
+            if let Some(ptxas) = &ptxas {
+                nvrtc::assemble(ptxas, &ptx, &p.name, arch)?;
+            }
+        }
+        Ok(())
+    }
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        Device::register("CUDACHECK", || {
+            Ok(Arc::new(InterpDevice {
+                name: "CUDACHECK",
+                renderer: Box::new(CudaRenderer),
+                launch: Some(CUDA_LAUNCH_LIMITS),
+                target: cuda::cuda_target(0, 80),
+                check: Some(build),
+            }) as Arc<dyn Backend>)
         })
-        .expect("registering GPUSIM");
+        .expect("registering CUDACHECK");
     });
 }

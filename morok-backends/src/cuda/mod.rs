@@ -16,7 +16,7 @@ pub mod render;
 pub mod runtime;
 pub mod target;
 
-pub use render::CudaRenderer;
+pub use render::{CudaRenderer, CUDA_LAUNCH_LIMITS};
 pub use runtime::CudaDevice;
 pub use target::{compute_capability, cuda_target};
 
