@@ -105,7 +105,7 @@ mod tests {
         assert_eq!(group_of("Cast"), Some(Group::Cast));
         assert_eq!(group_of("End"), Some(Group::Control));
         assert_eq!(group_of("add"), None);
-        assert_eq!(OPS.len(), 90);
+        assert_eq!(OPS.len(), 91);
     }
 
     #[test]
