@@ -28,16 +28,21 @@ fn on(dev: &Device, data: Vec<f32>, shape: &[usize]) -> Tensor {
         .expect("uploads")
 }
 
+/// A `shape` tensor of values drawn uniformly from `[lo, hi)`, on `dev`.
+fn random_on(dev: &Device, rng: &mut common::Rng, shape: &[usize], (lo, hi): (f64, f64)) -> Tensor {
+    let n = shape.iter().product();
+    let data: Vec<f32> = (0..n).map(|_| rng.uniform(lo, hi) as f32).collect();
+    on(dev, data, shape)
+}
+
 #[test]
 fn elementwise_reduce_and_matmul_match_the_reference() {
     let Some(dev) = gpu("elementwise_reduce_and_matmul_match_the_reference") else {
         return;
     };
     let mut rng = common::Rng::new(7);
-    let mut data =
-        |n: usize| -> Vec<f32> { (0..n).map(|_| rng.uniform(-1.0, 1.0) as f32).collect() };
-    let a = on(&dev, data(64 * 96), &[64, 96]);
-    let b = on(&dev, data(96 * 48), &[96, 48]);
+    let a = random_on(&dev, &mut rng, &[64, 96], (-1.0, 1.0));
+    let b = random_on(&dev, &mut rng, &[96, 48], (-1.0, 1.0));
     let cases = [
         ("add and exp", (&a + &a).exp().expect("builds")),
         ("row sums", a.sum(Some(&[1]), false).expect("builds")),
@@ -137,11 +142,10 @@ fn half_matmuls_on_tensor_cores_match_the_reference() {
         return;
     };
     let mut rng = common::Rng::new(11);
-    let mut data =
-        |n: usize| -> Vec<f32> { (0..n).map(|_| rng.uniform(0.0, 1.0) as f32).collect() };
     for dtype in [DType::F16, DType::BF16] {
-        let a = on(&dev, data(128 * 64), &[128, 64]).cast(dtype).unwrap();
-        let b = on(&dev, data(64 * 96), &[64, 96]).cast(dtype).unwrap();
+        let a = random_on(&dev, &mut rng, &[128, 64], (0.0, 1.0));
+        let b = random_on(&dev, &mut rng, &[64, 96], (0.0, 1.0));
+        let (a, b) = (a.cast(dtype).unwrap(), b.cast(dtype).unwrap());
         let t = a.matmul(&b).unwrap();
         let queued = t.realize().unwrap();
         dev.synchronize().expect("the stream finishes");
